@@ -1,0 +1,166 @@
+//! `keywords`: heuristic grading by expected and forbidden words, plus error detection.
+
+use std::sync::LazyLock;
+
+use futures::future::BoxFuture;
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::{EvalContext, Evaluator, Grade};
+use crate::model::KeywordsSpec;
+
+/// Text that suggests the answer is an error dump rather than an answer.
+static ERROR_PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [
+        ("Traceback", r"Traceback \(most recent call last\)"),
+        ("panicked at", r"panicked at"),
+        ("Exception:", r"\b[A-Za-z.]*Exception:"),
+        ("stack frame", r"(?m)^\s+at \S+ \(?[^\s()]+:\d+(:\d+)?\)?$"),
+        ("error:", r"(?mi)^\s*(error|fatal)(\[\w+\])?:"),
+    ]
+    .into_iter()
+    .filter_map(|(label, re)| Regex::new(re).ok().map(|r| (label, r)))
+    .collect()
+});
+
+impl Evaluator for KeywordsSpec {
+    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
+        Box::pin(async move { grade(self, ctx.candidate_answer) })
+    }
+}
+
+/// score = hit ratio × (1 − miss ratio); error detection adds a miss and a detail only.
+pub fn grade(spec: &KeywordsSpec, text: &str) -> Grade {
+    let (mut hits, mut misses) = (Vec::new(), Vec::new());
+    let mut found = 0;
+    for p in &spec.expected {
+        if p.matcher.is_match(text) {
+            found += 1;
+            hits.push(format!("contains {}", p.label));
+        } else {
+            misses.push(format!("missing {}", p.label));
+        }
+    }
+    let mut forbidden = 0;
+    for p in &spec.forbidden {
+        if p.matcher.is_match(text) {
+            forbidden += 1;
+            misses.push(format!("contains forbidden {}", p.label));
+        }
+    }
+    let hit_ratio = if spec.expected.is_empty() {
+        1.0
+    } else {
+        found as f64 / spec.expected.len() as f64
+    };
+    let miss_ratio = if spec.forbidden.is_empty() {
+        0.0
+    } else {
+        forbidden as f64 / spec.forbidden.len() as f64
+    };
+    let mut details = Map::new();
+    details.insert("hit_ratio".into(), Value::from(hit_ratio));
+    details.insert("miss_ratio".into(), Value::from(miss_ratio));
+    if spec.detect_errors {
+        let matched: Vec<&str> = ERROR_PATTERNS
+            .iter()
+            .filter(|(_, re)| re.is_match(text))
+            .map(|(l, _)| *l)
+            .collect();
+        details.insert("error_detected".into(), Value::from(!matched.is_empty()));
+        if !matched.is_empty() {
+            misses.push(format!(
+                "answer looks like an error ({})",
+                matched.join(", ")
+            ));
+        }
+    }
+    Grade {
+        score: hit_ratio * (1.0 - miss_ratio),
+        hits,
+        misses,
+        reasoning: Some(format!(
+            "{found}/{} expected found, {forbidden}/{} forbidden present",
+            spec.expected.len(),
+            spec.forbidden.len()
+        )),
+        details: Some(details),
+        ..Grade::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::KeywordPattern;
+
+    fn pattern(word: &str) -> KeywordPattern {
+        KeywordPattern {
+            label: word.into(),
+            matcher: regex::RegexBuilder::new(&regex::escape(word))
+                .case_insensitive(true)
+                .build()
+                .expect("re"),
+        }
+    }
+
+    fn spec(expected: &[&str], forbidden: &[&str]) -> KeywordsSpec {
+        KeywordsSpec {
+            expected: expected.iter().map(|w| pattern(w)).collect(),
+            forbidden: forbidden.iter().map(|w| pattern(w)).collect(),
+            detect_errors: true,
+        }
+    }
+
+    #[test]
+    fn score_is_hit_ratio_times_one_minus_miss_ratio() {
+        let cases = [
+            (
+                "Paris is the CAPITAL of France",
+                &["paris", "capital"][..],
+                &["london", "berlin"][..],
+                1.0,
+            ),
+            ("Paris", &["paris", "capital"], &["london", "berlin"], 0.5),
+            (
+                "Paris or London",
+                &["paris", "capital"],
+                &["london", "berlin"],
+                0.25,
+            ),
+            ("nothing", &[], &["london"], 1.0),
+        ];
+        for (text, expected, forbidden, want) in cases {
+            let g = grade(&spec(expected, forbidden), text);
+            assert!((g.score - want).abs() < 1e-12, "{text}: {}", g.score);
+        }
+    }
+
+    #[test]
+    fn error_detection_flags_without_zeroing() {
+        let texts = [
+            "Traceback (most recent call last):\n  File \"x.py\"",
+            "thread 'main' panicked at src/main.rs:2:5",
+            "java.lang.IllegalStateException: bad",
+            "error: could not compile",
+            "    at foo (/app/index.js:10:3)",
+        ];
+        for text in texts {
+            let g = grade(&spec(&["x"], &[]), &format!("x\n{text}"));
+            assert_eq!(g.score, 1.0, "{text}");
+            assert_eq!(
+                g.details.as_ref().expect("details")["error_detected"],
+                true,
+                "{text}"
+            );
+            assert!(
+                g.misses
+                    .iter()
+                    .any(|m| m.starts_with("answer looks like an error")),
+                "{text}"
+            );
+        }
+        let clean = grade(&spec(&["x"], &[]), "x: no errors were found");
+        assert_eq!(clean.details.expect("details")["error_detected"], false);
+    }
+}

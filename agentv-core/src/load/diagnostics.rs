@@ -1,0 +1,329 @@
+//! Problems found while loading files, each with the file, line and column, and a hint.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::node::{Node, NodeValue, Pos};
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The thing it is about (file, case, evaluator) cannot be used.
+    Error,
+    /// Used anyway; the user probably meant something else.
+    Warning,
+}
+
+/// One problem in one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub file: PathBuf,
+    pub pos: Pos,
+    pub message: String,
+    /// What would fix it.
+    pub help: Option<String>,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{}", self.file.display())?;
+        if self.pos.line > 0 {
+            write!(f, ":{}:{}", self.pos.line, self.pos.column)?;
+        }
+        write!(f, ": {level}: {}", self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects the problems of one file.
+#[derive(Debug, Clone)]
+pub struct Diagnostics {
+    file: PathBuf,
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn new(file: &Path) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            items: Vec::new(),
+        }
+    }
+
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    pub fn error(&mut self, pos: Pos, message: impl Into<String>, help: Option<String>) {
+        self.push(Severity::Error, pos, message.into(), help);
+    }
+
+    pub fn warn(&mut self, pos: Pos, message: impl Into<String>, help: Option<String>) {
+        self.push(Severity::Warning, pos, message.into(), help);
+    }
+
+    fn push(&mut self, severity: Severity, pos: Pos, message: String, help: Option<String>) {
+        self.items.push(Diagnostic {
+            severity,
+            file: self.file.clone(),
+            pos,
+            message,
+            help,
+        });
+    }
+
+    /// Number of errors so far (a checkpoint: compare before and after validating a case).
+    pub fn error_count(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
+    }
+
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.items
+    }
+
+    /// Records a YAML syntax error from the parser, at the position it reports.
+    pub fn yaml_syntax(&mut self, error: &serde_saphyr::Error) {
+        let pos = error
+            .location()
+            .map(|l| Pos::new(l.line(), l.column()))
+            .unwrap_or_default();
+        let text = error.to_string();
+        let message = match text.rfind(" at line ") {
+            Some(i) => text[..i].to_owned(),
+            None => text,
+        };
+        self.error(
+            pos,
+            format!("invalid YAML: {message}"),
+            Some("check indentation, quoting and brackets near this position".to_owned()),
+        );
+    }
+}
+
+/// Reads the keys of one mapping node, remembering which were used so the rest can be reported
+/// as unknown (D3: typos are warnings, with their position).
+pub struct Fields<'a> {
+    entries: &'a [(Node, Node)],
+    used: Vec<bool>,
+    pub pos: Pos,
+}
+
+impl<'a> Fields<'a> {
+    /// Starts reading `node`; `None` (after reporting an error) when it is not a mapping.
+    pub fn of(node: &'a Node, what: &str, diags: &mut Diagnostics) -> Option<Self> {
+        match &node.value {
+            NodeValue::Map(entries) => Some(Self {
+                entries,
+                used: vec![false; entries.len()],
+                pos: node.pos,
+            }),
+            _ => {
+                diags.error(
+                    node.pos,
+                    format!("{what} must be a mapping, found {}", node.type_name()),
+                    Some("write it as `key: value` lines".to_owned()),
+                );
+                None
+            }
+        }
+    }
+
+    /// The value of the first of `names` present (names are aliases, canonical first).
+    pub fn take(&mut self, names: &[&str]) -> Option<&'a Node> {
+        for name in names {
+            if let Some(i) = self
+                .entries
+                .iter()
+                .position(|(k, _)| k.as_str() == Some(name))
+            {
+                for (j, (k, _)) in self.entries.iter().enumerate() {
+                    if names.contains(&k.as_str().unwrap_or_default()) {
+                        self.used[j] = true;
+                    }
+                }
+                return Some(&self.entries[i].1);
+            }
+        }
+        None
+    }
+
+    /// A string field; reports an error if present with another type.
+    pub fn string(&mut self, names: &[&str], diags: &mut Diagnostics) -> Option<String> {
+        let node = self.take(names)?;
+        match &node.value {
+            NodeValue::Str(s) => Some(s.clone()),
+            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => {
+                Some(node.to_json().to_string())
+            }
+            NodeValue::Null => None,
+            _ => {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`{}` must be a string, found {}",
+                        names[0],
+                        node.type_name()
+                    ),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A required non-empty string; reports an error naming the field when missing.
+    pub fn required_string(
+        &mut self,
+        names: &[&str],
+        what: &str,
+        diags: &mut Diagnostics,
+    ) -> Option<String> {
+        match self.string(names, diags) {
+            Some(s) if !s.trim().is_empty() => Some(s),
+            Some(_) => {
+                let pos = self.take(names).map_or(self.pos, |n| n.pos);
+                diags.error(pos, format!("{what} has an empty `{}`", names[0]), None);
+                None
+            }
+            None => {
+                if self.take(names).is_none_or(Node::is_null) {
+                    diags.error(
+                        self.pos,
+                        format!("{what} is missing the required key `{}`", names[0]),
+                        Some(format!("add `{}: ...` to it", names[0])),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// A non-negative number field.
+    pub fn non_negative(&mut self, names: &[&str], diags: &mut Diagnostics) -> Option<f64> {
+        let node = self.take(names)?;
+        match node.as_f64() {
+            Some(v) if v.is_finite() && v >= 0.0 => Some(v),
+            _ => {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`{}` must be a number ≥ 0, found {}",
+                        names[0],
+                        describe(node)
+                    ),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A boolean field.
+    pub fn boolean(&mut self, names: &[&str], diags: &mut Diagnostics) -> Option<bool> {
+        let node = self.take(names)?;
+        match node.as_bool() {
+            Some(b) => Some(b),
+            None => {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`{}` must be true or false, found {}",
+                        names[0],
+                        describe(node)
+                    ),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// The entries not read yet, in file order.
+    pub fn rest(&self) -> impl Iterator<Item = &'a (Node, Node)> + '_ {
+        self.entries
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|(e, _)| e)
+    }
+
+    /// Warns about every key not read, listing the known ones.
+    pub fn warn_unknown(&self, what: &str, known: &[&str], diags: &mut Diagnostics) {
+        for (key, _) in self.rest() {
+            diags.warn(
+                key.pos,
+                format!("unknown key `{}` in {what}; it is ignored", key.key_text()),
+                Some(format!("known keys: {}", known.join(", "))),
+            );
+        }
+    }
+}
+
+/// A node's value for messages: short scalars verbatim, otherwise its type.
+pub fn describe(node: &Node) -> String {
+    match &node.value {
+        NodeValue::Str(s) if s.len() <= 40 => format!("\"{s}\""),
+        NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => node.to_json().to_string(),
+        _ => node.type_name().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::node::parse_yaml;
+
+    #[test]
+    fn display_has_file_line_column_and_help() {
+        let mut d = Diagnostics::new(Path::new("evals/a.yaml"));
+        d.error(Pos::new(3, 5), "bad thing", Some("do this".into()));
+        let text = d.into_vec()[0].to_string();
+        assert_eq!(text, "evals/a.yaml:3:5: error: bad thing\n  help: do this");
+    }
+
+    #[test]
+    fn fields_track_aliases_and_unknown_keys() {
+        let node = parse_yaml("id: x\noutcome: y\ntypo: 1\n").expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("f.yaml"));
+        let mut f = Fields::of(&node, "eval case", &mut diags).expect("map");
+        assert_eq!(f.string(&["id"], &mut diags).as_deref(), Some("x"));
+        assert_eq!(
+            f.string(&["expected_outcome", "outcome"], &mut diags)
+                .as_deref(),
+            Some("y")
+        );
+        f.warn_unknown("eval case", &["id", "expected_outcome"], &mut diags);
+        let all = diags.into_vec();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].severity, Severity::Warning);
+        assert_eq!(all[0].pos, Pos::new(3, 1));
+        assert!(all[0].message.contains("`typo`"), "{}", all[0].message);
+    }
+
+    #[test]
+    fn missing_required_key_is_an_error_at_the_mapping() {
+        let node = parse_yaml("expected_outcome: y\n").expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("f.yaml"));
+        let mut f = Fields::of(&node, "eval case", &mut diags).expect("map");
+        assert!(
+            f.required_string(&["id"], "eval case", &mut diags)
+                .is_none()
+        );
+        let all = diags.into_vec();
+        assert_eq!(
+            all[0].to_string(),
+            "f.yaml:1:1: error: eval case is missing the required key `id`\n  help: add `id: ...` to it"
+        );
+    }
+}

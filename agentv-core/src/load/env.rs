@@ -1,0 +1,198 @@
+//! Environment variables: the process environment plus `.env` files, and `${{ VAR }}` values.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, RwLock};
+
+use regex::Regex;
+
+use super::diagnostics::{Diagnostic, Diagnostics};
+use super::node::Pos;
+use super::paths::Workspace;
+
+static ENV_REF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$").expect("static regex"));
+
+/// The variable named by a `${{ VAR }}` value (the whole trimmed value must be the reference).
+pub fn env_reference(value: &str) -> Option<&str> {
+    ENV_REF
+        .captures(value.trim())
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
+}
+
+/// Variables visible to the run: the process environment wins over `.env` files, and the `.env`
+/// nearest to the eval file wins over outer ones (D5).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// Variables from `.env` files that the process environment does not set.
+    dotenv: HashMap<String, String>,
+}
+
+impl Env {
+    /// Reads `.env` files from each eval directory and its ancestors up to the repository root,
+    /// then the repository root and the working directory.
+    pub fn load(eval_dirs: &[PathBuf], ws: &Workspace) -> (Self, Vec<Diagnostic>) {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in eval_dirs {
+            for d in ws.ancestors_to_root(dir) {
+                files.push(d.join(".env"));
+            }
+        }
+        files.push(ws.repo_root.join(".env"));
+        files.push(ws.cwd.join(".env"));
+        let mut env = Self::default();
+        let mut diagnostics = Vec::new();
+        let mut seen = Vec::new();
+        for file in files {
+            if seen.contains(&file) || !file.is_file() {
+                continue;
+            }
+            seen.push(file.clone());
+            env.read_file(&file, &mut diagnostics);
+        }
+        (env, diagnostics)
+    }
+
+    fn read_file(&mut self, file: &Path, diagnostics: &mut Vec<Diagnostic>) {
+        let iter = match dotenvy::from_path_iter(file) {
+            Ok(iter) => iter,
+            Err(e) => {
+                let mut d = Diagnostics::new(file);
+                d.warn(Pos::default(), format!("cannot read .env file: {e}"), None);
+                diagnostics.extend(d.into_vec());
+                return;
+            }
+        };
+        for item in iter {
+            match item {
+                Ok((key, value)) => {
+                    if std::env::var_os(&key).is_none() {
+                        self.dotenv.entry(key).or_insert(value);
+                    }
+                }
+                Err(e) => {
+                    let mut d = Diagnostics::new(file);
+                    d.warn(
+                        Pos::default(),
+                        format!("skipped a malformed .env line: {e}"),
+                        None,
+                    );
+                    diagnostics.extend(d.into_vec());
+                }
+            }
+        }
+    }
+
+    /// An environment built from explicit pairs (tests).
+    pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
+        Self {
+            dotenv: pairs.into_iter().collect(),
+        }
+    }
+
+    /// The value of `name`; empty values count as unset.
+    pub fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| self.dotenv.get(name).filter(|v| !v.is_empty()).cloned())
+    }
+
+    /// Variables child processes must receive on top of the inherited environment.
+    pub fn child_vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.dotenv.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// Values resolved from `${{ VAR }}`: they must never be printed, so every text that leaves
+/// the run (results, logs, dumps, errors) goes through [`Secrets::redact`].
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    values: Arc<RwLock<Vec<String>>>,
+}
+
+impl Secrets {
+    /// Values shorter than this are not treated as secrets: redacting them would garble text.
+    const MIN_LEN: usize = 4;
+
+    pub fn add(&self, value: &str) {
+        if value.len() < Self::MIN_LEN {
+            return;
+        }
+        if let Ok(mut values) = self.values.write()
+            && !values.iter().any(|v| v == value)
+        {
+            values.push(value.to_owned());
+            // Longest first, so a secret that contains another is replaced whole.
+            values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    /// `text` with every known secret replaced by `***`.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let Ok(values) = self.values.read() else {
+            return Cow::Borrowed(text);
+        };
+        let mut out = Cow::Borrowed(text);
+        for secret in values.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), "***"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_reference_needs_the_whole_value() {
+        let cases = [
+            ("${{ OPENAI_KEY }}", Some("OPENAI_KEY")),
+            ("  ${{KEY_2}} ", Some("KEY_2")),
+            ("${{ lower_ok }}", Some("lower_ok")),
+            ("prefix-${{ KEY }}", None),
+            ("${ KEY }", None),
+            ("plain", None),
+        ];
+        for (value, want) in cases {
+            assert_eq!(env_reference(value), want, "{value}");
+        }
+    }
+
+    #[test]
+    fn nearest_dotenv_wins_and_process_env_wins_over_files() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        std::fs::create_dir_all(root.join("evals")).expect("dir");
+        std::fs::write(
+            root.join(".env"),
+            "AGENTV_T_A=outer\nAGENTV_T_B=outer\nPATH=nope\n",
+        )
+        .expect("env");
+        std::fs::write(root.join("evals/.env"), "AGENTV_T_A=inner\n").expect("env");
+        let ws = Workspace::from_cwd(root.to_path_buf());
+        let (env, diags) = Env::load(&[root.join("evals")], &ws);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(env.get("AGENTV_T_A").as_deref(), Some("inner"));
+        assert_eq!(env.get("AGENTV_T_B").as_deref(), Some("outer"));
+        assert_ne!(
+            env.get("PATH").as_deref(),
+            Some("nope"),
+            "the process environment wins"
+        );
+    }
+
+    #[test]
+    fn redact_replaces_every_secret() {
+        let s = Secrets::default();
+        s.add("sk-secret-123");
+        s.add("abc");
+        assert_eq!(s.redact("key sk-secret-123 and abc"), "key *** and abc");
+    }
+}

@@ -1,0 +1,606 @@
+//! Loads eval files: YAML suites and JSONL datasets (with an optional sidecar YAML).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::diagnostics::{Diagnostic, Diagnostics, Fields, describe};
+use super::evaluators::parse_evaluators;
+use super::node::{Node, NodeValue, Pos, parse_yaml};
+use super::paths::{GuidelineMatcher, Workspace};
+use crate::model::{
+    Content, EvalCase, EvaluatorKind, EvaluatorSpec, FileRef, LlmJudgeSpec, Message, Role, Segment,
+    SourceRef,
+};
+
+const SUITE_KEYS: &[&str] = &[
+    "$schema",
+    "description",
+    "dataset",
+    "execution",
+    "target",
+    "evaluator",
+    "evalcases",
+];
+const CASE_KEYS: &[&str] = &[
+    "id",
+    "expected_outcome",
+    "input_messages",
+    "expected_messages",
+    "conversation_id",
+    "evaluators",
+    "execution",
+    "evaluator",
+    "note",
+];
+
+/// The cases of one eval file and every problem found in it.
+#[derive(Debug)]
+pub struct LoadedSuite {
+    pub file: PathBuf,
+    pub dataset: Arc<str>,
+    /// Target named by the file (`execution.target`, or legacy `target`).
+    pub target: Option<Arc<str>>,
+    pub cases: Vec<EvalCase>,
+    /// Cases left out because of errors.
+    pub skipped: usize,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedSuite {
+    /// True when the file has an error (a bad case or a broken file).
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == super::Severity::Error)
+    }
+}
+
+/// Loads one eval file. Never fails: problems become diagnostics, and good cases are kept.
+pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
+    let file: Arc<Path> = Arc::from(super::paths::normalize(&ws.cwd.join(path)));
+    let dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| ws.cwd.clone());
+    let dataset: Arc<str> = Arc::from(
+        file.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "dataset".to_owned()),
+    );
+    let mut diags = Diagnostics::new(path);
+    let mut extra = Vec::new();
+    let guidelines = GuidelineMatcher::for_dir(ws, &dir, &mut extra);
+    let mut loader = Loader {
+        ws,
+        dir,
+        file,
+        dataset,
+        target: None,
+        guidelines,
+        suite_evaluators: SuiteEvaluators::Default,
+        cases: Vec::new(),
+        skipped: 0,
+    };
+    let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
+    match std::fs::read_to_string(path) {
+        Err(e) => diags.error(Pos::default(), format!("cannot read eval file: {e}"), None),
+        Ok(text) if is_jsonl => loader.load_jsonl(&text, &mut diags, &mut extra),
+        Ok(text) => loader.load_yaml(&text, &mut diags),
+    }
+    let mut diagnostics = extra;
+    diagnostics.extend(diags.into_vec());
+    LoadedSuite {
+        file: path.to_path_buf(),
+        dataset: loader.dataset,
+        target: loader.target,
+        cases: loader.cases,
+        skipped: loader.skipped,
+        diagnostics,
+    }
+}
+
+/// The suite-level evaluator list cases inherit (D2).
+enum SuiteEvaluators {
+    /// None configured: cases without their own list get the default `llm_judge`.
+    Default,
+    Valid(Arc<[EvaluatorSpec]>),
+    /// Configured but invalid (already reported): inheriting cases are skipped.
+    Invalid,
+}
+
+struct Loader<'a> {
+    ws: &'a Workspace,
+    dir: PathBuf,
+    file: Arc<Path>,
+    dataset: Arc<str>,
+    target: Option<Arc<str>>,
+    guidelines: GuidelineMatcher,
+    suite_evaluators: SuiteEvaluators,
+    cases: Vec<EvalCase>,
+    skipped: usize,
+}
+
+impl Loader<'_> {
+    fn load_yaml(&mut self, text: &str, diags: &mut Diagnostics) {
+        let root = match parse_yaml(text) {
+            Ok(root) => root,
+            Err(e) => {
+                diags.yaml_syntax(&e);
+                return;
+            }
+        };
+        let Some(mut f) = Fields::of(&root, "an eval file", diags) else {
+            return;
+        };
+        self.read_suite_keys(&mut f, diags);
+        let cases = f.take(&["evalcases"]);
+        f.warn_unknown("the eval file", SUITE_KEYS, diags);
+        match cases {
+            None => diags.error(
+                root.pos,
+                "eval file is missing the `evalcases` list",
+                Some("add `evalcases:` with one `- id: ...` entry per case".to_owned()),
+            ),
+            Some(node) => match node.as_seq() {
+                Some(items) => {
+                    for item in items {
+                        self.add_case(item, diags);
+                    }
+                }
+                None => diags.error(
+                    node.pos,
+                    format!("`evalcases` must be a list, found {}", node.type_name()),
+                    None,
+                ),
+            },
+        }
+    }
+
+    fn load_jsonl(&mut self, text: &str, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>) {
+        let sidecar = self.file.with_extension("yaml");
+        if let Ok(side_text) = std::fs::read_to_string(&sidecar) {
+            let mut side = Diagnostics::new(&sidecar);
+            match parse_yaml(&side_text) {
+                Err(e) => side.yaml_syntax(&e),
+                Ok(root) => {
+                    if let Some(mut f) = Fields::of(&root, "a dataset sidecar", &mut side) {
+                        self.read_suite_keys(&mut f, &mut side);
+                        f.warn_unknown("the dataset sidecar", &SUITE_KEYS[..6], &mut side);
+                    }
+                }
+            }
+            extra.extend(side.into_vec());
+        }
+        for (index, line) in text.lines().enumerate() {
+            let line_no = index as u64 + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Value>(line) {
+                Ok(value) => self.add_case(&Node::from_json(&value, Pos::new(line_no, 1)), diags),
+                Err(e) => {
+                    diags.error(
+                        Pos::new(line_no, e.column() as u64),
+                        format!("invalid JSON: {e}"),
+                        Some("each line must be one complete JSON object".to_owned()),
+                    );
+                    self.skipped += 1;
+                }
+            }
+        }
+    }
+
+    fn read_suite_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
+        let _ = f.take(&["$schema"]);
+        let _ = f.take(&["description"]);
+        if let Some(name) = f.string(&["dataset"], diags) {
+            self.dataset = Arc::from(name);
+        }
+        let mut evaluators = None;
+        if let Some(exec) = f.take(&["execution"])
+            && let Some(mut ef) = Fields::of(exec, "`execution`", diags)
+        {
+            self.target = ef.string(&["target"], diags).map(Arc::from);
+            evaluators = ef.take(&["evaluators"]);
+            ef.warn_unknown("`execution`", &["target", "evaluators"], diags);
+        }
+        if self.target.is_none() {
+            self.target = f.string(&["target"], diags).map(Arc::from);
+        }
+        if let Some(node) = evaluators {
+            self.suite_evaluators = match parse_evaluators(node, self.ws, &self.dir, diags) {
+                Some(specs) => SuiteEvaluators::Valid(Arc::from(specs)),
+                None => SuiteEvaluators::Invalid,
+            };
+        }
+        if let Some(kind) = f.string(&["evaluator"], diags)
+            && kind != "llm_judge"
+        {
+            let pos = f.take(&["evaluator"]).map_or(f.pos, |n| n.pos);
+            diags.warn(
+                pos,
+                format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
+                Some("list evaluators under `execution.evaluators`".to_owned()),
+            );
+        }
+    }
+
+    fn add_case(&mut self, node: &Node, diags: &mut Diagnostics) {
+        let before = diags.error_count();
+        let case = self.parse_case(node, diags);
+        match case {
+            Some(case) if diags.error_count() == before => self.cases.push(case),
+            _ => self.skipped += 1,
+        }
+    }
+
+    fn parse_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
+        let mut f = Fields::of(node, "an eval case", diags)?;
+        let id = f.required_string(&["id"], "eval case", diags);
+        let expected_outcome =
+            f.required_string(&["expected_outcome", "outcome"], "eval case", diags);
+        let conversation_id = f.string(&["conversation_id"], diags);
+        let _ = f.take(&["note"]);
+
+        let (inputs, raw_inputs) = self.input_messages(&mut f, diags);
+        let expected = self.expected_messages(&mut f, diags);
+
+        let mut own_evaluators = f.take(&["evaluators"]);
+        if let Some(exec) = f.take(&["execution"])
+            && let Some(mut ef) = Fields::of(exec, "`execution`", diags)
+        {
+            own_evaluators = ef.take(&["evaluators"]).or(own_evaluators);
+            if let Some(t) = ef.take(&["target"]) {
+                diags.warn(
+                    t.pos,
+                    "a per-case `execution.target` is ignored",
+                    Some("set the target on the eval file or with --target".to_owned()),
+                );
+            }
+            ef.warn_unknown("`execution`", &["evaluators"], diags);
+        }
+        if let Some(kind) = f.string(&["evaluator"], diags)
+            && kind != "llm_judge"
+        {
+            diags.warn(
+                f.pos,
+                format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
+                None,
+            );
+        }
+        f.warn_unknown("an eval case", CASE_KEYS, diags);
+
+        let evaluators = match own_evaluators {
+            Some(list) => Arc::from(parse_evaluators(list, self.ws, &self.dir, diags)?),
+            None => match &self.suite_evaluators {
+                SuiteEvaluators::Valid(specs) => specs.clone(),
+                SuiteEvaluators::Default => Arc::from(vec![default_judge()]),
+                SuiteEvaluators::Invalid => {
+                    diags.error(
+                        f.pos,
+                        "case inherits the eval file's invalid `evaluators`",
+                        Some("fix the errors reported for `execution.evaluators`".to_owned()),
+                    );
+                    return None;
+                }
+            },
+        };
+        let (input_messages, guidelines, input_files) = inputs?;
+        let expected_messages = expected?;
+        let question = input_messages
+            .iter()
+            .flat_map(Message::text_parts)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let reference_answer = expected_messages
+            .last()
+            .map(reference_text)
+            .unwrap_or_default();
+        Some(EvalCase {
+            id: id?,
+            dataset: self.dataset.clone(),
+            conversation_id,
+            expected_outcome: expected_outcome?,
+            input_messages,
+            raw_input_messages: raw_inputs,
+            expected_messages,
+            guidelines,
+            input_files,
+            evaluators,
+            question,
+            reference_answer,
+            suite_target: self.target.clone(),
+            source: SourceRef {
+                file: self.file.clone(),
+                line: node.pos.line,
+            },
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn input_messages(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> (
+        Option<(Vec<Message>, Vec<FileRef>, Vec<PathBuf>)>,
+        Vec<Value>,
+    ) {
+        let node = match (f.take(&["input_messages"]), f.take(&["input"])) {
+            (Some(node), _) => node,
+            (None, Some(input)) if input.as_str().is_some() => {
+                let msg = Message {
+                    role: Role::User,
+                    content: Content::Text(input.as_str().unwrap_or_default().to_owned()),
+                    name: None,
+                    tool_calls: None,
+                };
+                let raw = serde_json::json!({"role": "user", "content": input.to_json()});
+                return (Some((vec![msg], Vec::new(), Vec::new())), vec![raw]);
+            }
+            (None, Some(input)) => input,
+            (None, None) => {
+                diags.error(
+                    f.pos,
+                    "eval case is missing the required key `input_messages`",
+                    Some("add `input_messages: [{role: user, content: ...}]`".to_owned()),
+                );
+                return (None, Vec::new());
+            }
+        };
+        let Some(items) = node.as_seq() else {
+            diags.error(
+                node.pos,
+                format!(
+                    "`input_messages` must be a list, found {}",
+                    node.type_name()
+                ),
+                None,
+            );
+            return (None, Vec::new());
+        };
+        let raw: Vec<Value> = items.iter().map(Node::to_json).collect();
+        let mut messages = Vec::new();
+        let mut guidelines: Vec<FileRef> = Vec::new();
+        let mut files: Vec<PathBuf> = Vec::new();
+        let before = diags.error_count();
+        for item in items {
+            if let Some(mut msg) = self.message(item, diags) {
+                if let Content::Segments(segs) = &mut msg.content {
+                    segs.retain(|seg| match seg {
+                        Segment::File(file)
+                            if self
+                                .guidelines
+                                .is_guideline(&self.ws.repo_relative(&file.path)) =>
+                        {
+                            if !guidelines.iter().any(|g| g.path == file.path) {
+                                guidelines.push(file.clone());
+                            }
+                            false
+                        }
+                        Segment::File(file) => {
+                            if !files.contains(&file.path) {
+                                files.push(file.path.clone());
+                            }
+                            true
+                        }
+                        _ => true,
+                    });
+                }
+                messages.push(msg);
+            }
+        }
+        if messages.is_empty() && diags.error_count() == before {
+            diags.error(
+                node.pos,
+                "`input_messages` is empty",
+                Some("add at least one `{role: user, content: ...}`".to_owned()),
+            );
+        }
+        let ok = diags.error_count() == before;
+        (ok.then_some((messages, guidelines, files)), raw)
+    }
+
+    fn expected_messages(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> Option<Vec<Message>> {
+        if let Some(node) = f.take(&["expected_messages"]) {
+            let Some(items) = node.as_seq() else {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`expected_messages` must be a list, found {}",
+                        node.type_name()
+                    ),
+                    None,
+                );
+                return None;
+            };
+            let before = diags.error_count();
+            let messages: Vec<Message> = items
+                .iter()
+                .filter_map(|m| self.message(m, diags))
+                .collect();
+            return (diags.error_count() == before).then_some(messages);
+        }
+        if let Some(node) = f.take(&["expected_output"]) {
+            let content = match &node.value {
+                NodeValue::Str(s) => Content::Text(s.clone()),
+                _ => Content::Json(node.to_json()),
+            };
+            return Some(vec![Message {
+                role: Role::Assistant,
+                content,
+                name: None,
+                tool_calls: None,
+            }]);
+        }
+        Some(Vec::new())
+    }
+
+    fn message(&self, node: &Node, diags: &mut Diagnostics) -> Option<Message> {
+        let mut f = Fields::of(node, "a message", diags)?;
+        let role_node = f.take(&["role"]);
+        let role = match role_node
+            .and_then(Node::as_str)
+            .map(|r| (r, Role::parse(r)))
+        {
+            Some((_, Some(role))) => role,
+            Some((text, None)) => {
+                diags.error(
+                    role_node.map_or(node.pos, |n| n.pos),
+                    format!("unknown message role `{text}`"),
+                    Some("use system, user, assistant or tool".to_owned()),
+                );
+                return None;
+            }
+            None => {
+                diags.error(
+                    node.pos,
+                    "message is missing `role`",
+                    Some("add `role: user` (or system, assistant, tool)".to_owned()),
+                );
+                return None;
+            }
+        };
+        let name = f.string(&["name"], diags);
+        let tool_calls = f.take(&["tool_calls"]).map(Node::to_json);
+        let content_node = f.take(&["content"]);
+        f.warn_unknown(
+            "a message",
+            &["role", "content", "name", "tool_calls"],
+            diags,
+        );
+        let has_calls = tool_calls
+            .as_ref()
+            .and_then(Value::as_array)
+            .is_some_and(|c| !c.is_empty());
+        let content = match content_node.map(|n| (n, &n.value)) {
+            None | Some((_, NodeValue::Null)) if role == Role::Assistant && has_calls => {
+                Content::Empty
+            }
+            None | Some((_, NodeValue::Null)) => {
+                diags.error(
+                    node.pos,
+                    "message has no `content`",
+                    Some("add `content: ...` (text, a mapping, or a list of segments)".to_owned()),
+                );
+                return None;
+            }
+            Some((_, NodeValue::Str(s))) => Content::Text(s.clone()),
+            Some((n, NodeValue::Map(_))) => Content::Json(n.to_json()),
+            Some((_, NodeValue::Seq(items))) => Content::Segments(
+                items
+                    .iter()
+                    .filter_map(|s| self.segment(s, diags))
+                    .collect(),
+            ),
+            Some((n, _)) => Content::Text(n.to_json().to_string()),
+        };
+        Some(Message {
+            role,
+            content,
+            name,
+            tool_calls,
+        })
+    }
+
+    fn segment(&self, node: &Node, diags: &mut Diagnostics) -> Option<Segment> {
+        if let Some(text) = node.as_str() {
+            return Some(Segment::Text(text.to_owned()));
+        }
+        let kind = node.get("type").and_then(Node::as_str);
+        let value = node.get("value");
+        match (kind, value) {
+            (Some("text"), Some(v)) => Some(Segment::Text(
+                v.as_str()
+                    .map_or_else(|| v.to_json().to_string(), str::to_owned),
+            )),
+            (Some("file"), Some(v)) => {
+                let Some(rel) = v.as_str() else {
+                    diags.error(
+                        v.pos,
+                        format!("file segment `value` must be a path, found {}", describe(v)),
+                        None,
+                    );
+                    return None;
+                };
+                self.file_segment(rel, v.pos, diags)
+            }
+            (Some("text" | "file"), None) => {
+                diags.error(
+                    node.pos,
+                    "segment is missing `value`",
+                    Some("write `{type: file, value: path/to/file}`".to_owned()),
+                );
+                None
+            }
+            _ => Some(Segment::Other(node.to_json())),
+        }
+    }
+
+    fn file_segment(&self, rel: &str, pos: Pos, diags: &mut Diagnostics) -> Option<Segment> {
+        match self.ws.resolve_file(rel, &self.dir) {
+            Ok(path) => match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
+                    Some(Segment::File(FileRef {
+                        value: rel.to_owned(),
+                        path,
+                        text: Arc::from(text),
+                    }))
+                }
+                Err(e) => {
+                    diags.warn(
+                        pos,
+                        format!(
+                            "cannot read file `{rel}` ({}): {e}; the segment is dropped",
+                            path.display()
+                        ),
+                        None,
+                    );
+                    None
+                }
+            },
+            Err(tried) => {
+                let list = tried
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                diags.warn(
+                    pos,
+                    format!("file `{rel}` not found; the segment is dropped"),
+                    Some(format!("tried: {list}")),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn default_judge() -> EvaluatorSpec {
+    EvaluatorSpec {
+        name: "llm_judge".to_owned(),
+        weight: 1.0,
+        kind: EvaluatorKind::LlmJudge(LlmJudgeSpec::default()),
+    }
+}
+
+/// The reference answer: the last expected message's text, else its content or tool calls as
+/// pretty JSON.
+fn reference_text(msg: &Message) -> String {
+    match &msg.content {
+        Content::Text(t) => t.clone(),
+        Content::Empty => msg
+            .tool_calls
+            .as_ref()
+            .map(crate::model::pretty_json)
+            .unwrap_or_default(),
+        _ => crate::model::pretty_json(msg.to_json().get("content").unwrap_or(&Value::Null)),
+    }
+}

@@ -1,0 +1,19 @@
+//! Load: files → typed, validated model. Every problem is reported with file:line:col.
+
+mod diagnostics;
+mod eval_file;
+mod evaluators;
+pub mod node;
+mod paths;
+
+pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe};
+pub use eval_file::{LoadedSuite, load_eval_file};
+pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, normalize};
+mod env;
+mod targets;
+
+pub use env::{Env, Secrets, env_reference};
+pub use targets::{
+    ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, find_targets_file, load_targets_file,
+    to_snake_case,
+};

@@ -1,0 +1,290 @@
+//! Runs a child process with stdin, captured output, a timeout, and process-group cleanup.
+//!
+//! Agent CLIs and judges run under `sh -c` and start children of their own. Killing only the
+//! direct child leaves those running, so every process here leads its own process group and the
+//! whole group is killed on timeout, on cancellation (drop), and after a normal exit (so that a
+//! background child left behind cannot linger or hold the output pipes open).
+
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// Captured output is cut at this size; the rest is read and discarded.
+pub const MAX_CAPTURE: usize = 10 * 1024 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessSpec<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    /// Added to the inherited environment.
+    pub env: &'a [(String, String)],
+    /// Removed from the inherited environment.
+    pub env_remove: &'a [&'a str],
+    pub stdin: Option<&'a [u8]>,
+    pub timeout: Duration,
+}
+
+/// A process that exited by itself.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Finished {
+    /// The last `max` characters of stderr (or stdout when stderr is empty), for error messages.
+    pub fn output_tail(&self, max: usize) -> String {
+        let stream = if self.stderr.iter().all(u8::is_ascii_whitespace) {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        tail(&String::from_utf8_lossy(stream), max)
+    }
+
+    pub fn code_text(&self) -> String {
+        match self.status.code() {
+            Some(code) => code.to_string(),
+            None => "none (killed by a signal)".to_owned(),
+        }
+    }
+}
+
+/// The last `max` characters of `text`, trimmed.
+pub fn tail(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().skip(count - max).collect();
+    format!("…{cut}")
+}
+
+/// Why a process did not finish by itself.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("timed out after {}s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    #[error("I/O error while running `{program}`: {source}")]
+    Io {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Kills the process group when dropped before [`GroupChild::finish`] (e.g. the run was
+/// cancelled while the process was still running).
+struct GroupChild {
+    child: Box<dyn ChildWrapper>,
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        // ESRCH (nothing left to kill) is the normal case after a clean exit.
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Runs `spec` to completion or timeout.
+pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
+    let (program, args) = spec.argv.split_first().ok_or_else(|| ProcessError::Spawn {
+        program: String::new(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
+    })?;
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
+    for (k, v) in spec.env {
+        command.env(k, v);
+    }
+    let mut wrap = CommandWrap::from(command);
+    wrap.wrap(ProcessGroup::leader());
+    let child = wrap.spawn().map_err(|source| ProcessError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let mut group = GroupChild { child };
+    let io_error = |source| ProcessError::Io {
+        program: program.clone(),
+        source,
+    };
+
+    let stdin_task = match (group.child.stdin().take(), spec.stdin) {
+        (Some(mut pipe), Some(bytes)) => {
+            let bytes = bytes.to_vec();
+            Some(tokio::spawn(async move {
+                // A judge may exit without reading stdin; a broken pipe is not our error.
+                let _ = pipe.write_all(&bytes).await;
+                let _ = pipe.shutdown().await;
+            }))
+        }
+        _ => None,
+    };
+    let stdout_task = group
+        .child
+        .stdout()
+        .take()
+        .map(|p| tokio::spawn(read_capped(p)));
+    let stderr_task = group
+        .child
+        .stderr()
+        .take()
+        .map(|p| tokio::spawn(read_capped(p)));
+
+    let status = match tokio::time::timeout(spec.timeout, group.child.wait()).await {
+        Ok(status) => status.map_err(io_error)?,
+        Err(_) => {
+            let _ = group.child.start_kill();
+            let _ = group.child.wait().await;
+            return Err(ProcessError::TimedOut(spec.timeout));
+        }
+    };
+    // Kill whatever the process left behind in its group, so the pipes close.
+    let _ = group.child.start_kill();
+    if let Some(task) = stdin_task {
+        let _ = task.await;
+    }
+    let stdout = join_output(stdout_task).await;
+    let stderr = join_output(stderr_task).await;
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Vec<u8> {
+    match task {
+        Some(task) => task.await.unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+async fn read_capped<R: AsyncRead + Unpin>(mut reader: R) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = MAX_CAPTURE.saturating_sub(out.len());
+                out.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn spec<'a>(argv: &'a [String], stdin: Option<&'a [u8]>, secs: f64) -> ProcessSpec<'a> {
+        ProcessSpec {
+            argv,
+            cwd: Path::new("."),
+            env: &[],
+            env_remove: &[],
+            stdin,
+            timeout: Duration::from_secs_f64(secs),
+        }
+    }
+
+    #[tokio::test]
+    async fn passes_stdin_and_captures_both_streams() {
+        let argv = sh("cat; echo err >&2; exit 3");
+        let out = run(spec(&argv, Some(b"hello"), 10.0)).await.expect("runs");
+        assert_eq!(out.stdout, b"hello");
+        assert_eq!(out.output_tail(100), "err");
+        assert_eq!(out.status.code(), Some(3));
+    }
+
+    #[tokio::test]
+    async fn large_output_does_not_deadlock() {
+        let argv = sh("head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2");
+        let out = run(spec(&argv, None, 30.0)).await.expect("runs");
+        assert_eq!(out.stdout.len(), 3_000_000);
+        assert_eq!(out.stderr.len(), 3_000_000);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("child.pid");
+        let script = format!("sleep 30 & echo $! > {}; wait", marker.display());
+        let argv = sh(&script);
+        let err = run(spec(&argv, None, 0.5)).await.expect_err("times out");
+        assert!(matches!(err, ProcessError::TimedOut(_)), "{err}");
+        let pid = std::fs::read_to_string(&marker).expect("pid written");
+        assert!(
+            !process_alive(pid.trim()),
+            "background child {pid} survived"
+        );
+    }
+
+    #[tokio::test]
+    async fn background_child_left_after_exit_is_killed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("child.pid");
+        let script = format!("sleep 30 & echo $! > {}; echo done", marker.display());
+        let argv = sh(&script);
+        let out = run(spec(&argv, None, 10.0)).await.expect("runs");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "done");
+        let pid = std::fs::read_to_string(&marker).expect("pid written");
+        assert!(
+            !process_alive(pid.trim()),
+            "background child {pid} survived"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_a_spawn_error() {
+        let argv = vec!["/nonexistent/agentv-judge".to_owned()];
+        let err = run(spec(&argv, None, 1.0)).await.expect_err("fails");
+        assert!(
+            err.to_string()
+                .starts_with("cannot start `/nonexistent/agentv-judge`"),
+            "{err}"
+        );
+    }
+
+    /// True while `pid` exists and is not a zombie.
+    fn process_alive(pid: &str) -> bool {
+        for _ in 0..50 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return false,
+                Ok(stat) if stat.contains(") Z") => return false,
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,486 @@
+//! `cli`: runs a shell command template per case and reads the answer from `{OUTPUT_FILE}`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::answer::parse_answer;
+use super::template::{render, shell_quote};
+use super::{
+    Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
+};
+use crate::process::{self, ProcessError, ProcessSpec};
+
+/// Default command timeout when neither the target nor the run sets one.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `cli` target settings, validated.
+#[derive(Debug, Clone)]
+pub struct CliConfig {
+    pub command_template: String,
+    /// How each input file is written in `{FILES}`: `{path}` and `{basename}` placeholders.
+    pub files_format: String,
+    /// Working directory; `None` = the eval file's directory.
+    pub cwd: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+    pub healthcheck: Option<Healthcheck>,
+    pub keep_temp_files: bool,
+}
+
+/// A probe run once before the first request.
+#[derive(Debug, Clone)]
+pub enum Healthcheck {
+    /// GET must answer 2xx.
+    Http { url: String, timeout: Duration },
+    /// The rendered command must exit 0.
+    Command {
+        template: String,
+        cwd: Option<PathBuf>,
+        timeout: Duration,
+    },
+}
+
+/// A target that shells out to any command.
+#[derive(Debug)]
+pub struct CliProvider {
+    name: String,
+    config: CliConfig,
+    /// Variables from `.env` files, passed to the command.
+    env: Arc<[(String, String)]>,
+    health: OnceCell<Result<(), String>>,
+}
+
+impl CliProvider {
+    pub fn new(name: impl Into<String>, config: CliConfig, env: Arc<[(String, String)]>) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            env,
+            health: OnceCell::new(),
+        }
+    }
+
+    fn cwd(&self, request: &ProviderRequest) -> PathBuf {
+        self.config
+            .cwd
+            .clone()
+            .or_else(|| request.eval_dir.clone())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    async fn ensure_healthy(&self) -> Result<(), ProviderError> {
+        let outcome = self
+            .health
+            .get_or_init(|| async {
+                match &self.config.healthcheck {
+                    None => Ok(()),
+                    Some(check) => self.probe(check).await,
+                }
+            })
+            .await;
+        outcome.clone().map_err(|e| {
+            ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name))
+        })
+    }
+
+    async fn probe(&self, check: &Healthcheck) -> Result<(), String> {
+        match check {
+            Healthcheck::Http { url, timeout } => {
+                let response = crate::http::client()
+                    .get(url)
+                    .timeout(*timeout)
+                    .send()
+                    .await
+                    .map_err(|e| format!("GET {url}: {e}"))?;
+                if response.status().is_success() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "GET {url} answered HTTP {}",
+                        response.status().as_u16()
+                    ))
+                }
+            }
+            Healthcheck::Command {
+                template,
+                cwd,
+                timeout,
+            } => {
+                let values = HashMap::from([
+                    ("EVAL_ID", "healthcheck".to_owned()),
+                    ("ATTEMPT", "1".to_owned()),
+                ]);
+                let command = render(template, &values, &HashMap::new());
+                let cwd = cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+                let argv = [String::from("sh"), String::from("-c"), command];
+                let spec = ProcessSpec {
+                    argv: &argv,
+                    cwd: &cwd,
+                    env: &self.env,
+                    env_remove: &[],
+                    stdin: None,
+                    timeout: *timeout,
+                };
+                match process::run(spec).await {
+                    Ok(done) if done.status.success() => Ok(()),
+                    Ok(done) => Err(format!(
+                        "command exited with code {}: {}",
+                        done.code_text(),
+                        done.output_tail(500)
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        }
+    }
+
+    fn files_arg(&self, files: &[PathBuf]) -> String {
+        let mut seen: Vec<&PathBuf> = Vec::new();
+        for f in files {
+            if !seen.contains(&f) {
+                seen.push(f);
+            }
+        }
+        seen.iter()
+            .map(|path| {
+                let basename = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.config
+                    .files_format
+                    .replace("{path}", &shell_quote(&path.display().to_string()))
+                    .replace("{basename}", &shell_quote(&basename))
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Renders and runs the template once; returns the output file's text and the wall time.
+    async fn run_command(
+        &self,
+        eval_id: &str,
+        attempt: u32,
+        prompt: &str,
+        guidelines: &str,
+        files: &[PathBuf],
+        cwd: &Path,
+        extension: &str,
+    ) -> Result<(String, f64), ProviderError> {
+        let output_file = temp_output_path(eval_id, extension);
+        let values = HashMap::from([
+            ("PROMPT", prompt.to_owned()),
+            ("GUIDELINES", guidelines.to_owned()),
+            ("EVAL_ID", eval_id.to_owned()),
+            ("ATTEMPT", attempt.to_string()),
+            ("OUTPUT_FILE", output_file.display().to_string()),
+        ]);
+        let raw = HashMap::from([("FILES", self.files_arg(files))]);
+        let command = render(&self.config.command_template, &values, &raw);
+        let argv = [String::from("sh"), String::from("-c"), command];
+        let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let spec = ProcessSpec {
+            argv: &argv,
+            cwd,
+            env: &self.env,
+            env_remove: &[],
+            stdin: None,
+            timeout,
+        };
+        let started = Instant::now();
+        let result = process::run(spec).await;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let cleanup = || {
+            if !self.config.keep_temp_files {
+                let _ = std::fs::remove_file(&output_file);
+            }
+        };
+        let done = match result {
+            Ok(done) => done,
+            Err(ProcessError::TimedOut(d)) => {
+                cleanup();
+                return Err(ProviderError::Timeout(d));
+            }
+            Err(e) => {
+                cleanup();
+                return Err(ProviderError::failed(e.to_string()));
+            }
+        };
+        if !done.status.success() {
+            cleanup();
+            return Err(ProviderError::failed(format!(
+                "command failed with exit code {}: {}",
+                done.code_text(),
+                done.output_tail(2000)
+            )));
+        }
+        let text = std::fs::read_to_string(&output_file);
+        cleanup();
+        match text {
+            Ok(text) => Ok((text, elapsed_ms)),
+            Err(e) => Err(ProviderError::failed(format!(
+                "Failed to read output file {}: {e} (the command must write its answer to {{OUTPUT_FILE}})",
+                output_file.display()
+            ))),
+        }
+    }
+}
+
+fn temp_output_path(eval_id: &str, extension: &str) -> PathBuf {
+    let safe: String = eval_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let nonce: u32 = rand::random();
+    std::env::temp_dir().join(format!("agentv-{safe}-{millis}-{nonce:08x}.{extension}"))
+}
+
+impl Provider for CliProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Cli
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            self.ensure_healthy().await?;
+            let (text, elapsed_ms) = self
+                .run_command(
+                    &request.eval_id,
+                    request.attempt,
+                    &request.question,
+                    &request.guidelines,
+                    &request.input_files,
+                    &self.cwd(request),
+                    "json",
+                )
+                .await?;
+            let mut response = parse_answer(&text);
+            response.duration_ms = response.duration_ms.or(Some(elapsed_ms));
+            Ok(response)
+        })
+    }
+
+    fn supports_batch(&self) -> bool {
+        true
+    }
+
+    fn invoke_batch<'a>(
+        &'a self,
+        requests: &'a [ProviderRequest],
+    ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
+        Box::pin(async move {
+            self.ensure_healthy().await?;
+            let Some(first) = requests.first() else {
+                return Ok(Vec::new());
+            };
+            let files: Vec<PathBuf> = requests
+                .iter()
+                .flat_map(|r| r.input_files.iter().cloned())
+                .collect();
+            let (text, elapsed_ms) = self
+                .run_command(
+                    "batch",
+                    first.attempt,
+                    "",
+                    "",
+                    &files,
+                    &self.cwd(first),
+                    "jsonl",
+                )
+                .await?;
+            let mut by_id = parse_batch_output(&text)?;
+            let share = elapsed_ms / requests.len() as f64;
+            Ok(requests
+                .iter()
+                .map(|r| match by_id.remove(&r.eval_id) {
+                    Some(mut response) => {
+                        response.duration_ms = response.duration_ms.or(Some(share));
+                        Ok(response)
+                    }
+                    None => Err(ProviderError::failed(format!(
+                        "Batch output missing id '{}'",
+                        r.eval_id
+                    ))),
+                })
+                .collect())
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        json!({
+            "command_template": self.config.command_template,
+            "files_format": self.config.files_format,
+            "cwd": self.config.cwd,
+            "timeout_seconds": self.config.timeout.map(|t| t.as_secs_f64()),
+        })
+    }
+}
+
+/// Parses batch JSONL output: one `{id, text?, output_messages?, ...}` per line. A bad line or
+/// a duplicate id fails the whole batch (the runner then falls back to per-case calls).
+fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, ProviderError> {
+    let mut by_id = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            ProviderError::failed(format!("batch output line {}: invalid JSON: {e}", i + 1))
+        })?;
+        let id = value
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                ProviderError::failed(format!("batch output line {}: missing string `id`", i + 1))
+            })?
+            .to_owned();
+        if by_id.contains_key(&id) {
+            return Err(ProviderError::failed(format!(
+                "batch output has id '{id}' twice"
+            )));
+        }
+        by_id.insert(id, parse_answer(line));
+    }
+    Ok(by_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(template: &str, healthcheck: Option<Healthcheck>) -> CliProvider {
+        CliProvider::new(
+            "agent",
+            CliConfig {
+                command_template: template.to_owned(),
+                files_format: "{path}".to_owned(),
+                cwd: None,
+                timeout: Some(Duration::from_secs(10)),
+                healthcheck,
+                keep_temp_files: false,
+            },
+            Arc::from(vec![(
+                "AGENTV_CLI_TEST_VAR".to_owned(),
+                "from-dotenv".to_owned(),
+            )]),
+        )
+    }
+
+    fn request(id: &str, question: &str) -> ProviderRequest {
+        ProviderRequest {
+            eval_id: id.to_owned(),
+            attempt: 1,
+            question: question.to_owned(),
+            ..ProviderRequest::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn answer_comes_from_the_output_file() {
+        let p = provider(
+            "printf '%s / %s / %s' {PROMPT} {EVAL_ID} \"$AGENTV_CLI_TEST_VAR\" > {OUTPUT_FILE}",
+            None,
+        );
+        let r = p
+            .invoke(&request("c-1", "it's a test"))
+            .await
+            .expect("runs");
+        assert_eq!(
+            r.output_messages[0].text().as_deref(),
+            Some("it's a test / c-1 / from-dotenv")
+        );
+        assert!(r.duration_ms.is_some());
+    }
+
+    #[tokio::test]
+    async fn non_zero_exit_reports_code_and_stderr() {
+        let p = provider("echo 'model exploded' >&2; exit 7", None);
+        let err = p.invoke(&request("c", "q")).await.expect_err("fails");
+        assert_eq!(
+            err.to_string(),
+            "command failed with exit code 7: model exploded"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_output_file_is_an_error() {
+        let p = provider("true", None);
+        let err = p.invoke(&request("c", "q")).await.expect_err("fails");
+        assert!(
+            err.to_string().starts_with("Failed to read output file"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn failing_healthcheck_fails_every_request_and_runs_once() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let counter = dir.path().join("count");
+        let check = Healthcheck::Command {
+            template: format!("echo x >> {}; exit 1", counter.display()),
+            cwd: None,
+            timeout: Duration::from_secs(5),
+        };
+        let p = provider("echo ok > {OUTPUT_FILE}", Some(check));
+        for _ in 0..2 {
+            let err = p.invoke(&request("c", "q")).await.expect_err("unhealthy");
+            assert!(
+                err.to_string()
+                    .starts_with("CLI healthcheck failed for 'agent': command exited with code 1"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(&counter)
+                .expect("ran")
+                .lines()
+                .count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn batch_maps_answers_by_id_and_reports_missing_ones() {
+        let script = r#"printf '{"id":"a","text":"A"}\n{"id":"b","text":"B"}\n' > {OUTPUT_FILE}"#;
+        let p = provider(script, None);
+        let reqs = [request("b", ""), request("a", ""), request("c", "")];
+        let out = p.invoke_batch(&reqs).await.expect("batch runs");
+        let texts: Vec<String> = out
+            .iter()
+            .map(|r| match r {
+                Ok(resp) => resp.output_messages[0].text().unwrap_or_default(),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        assert_eq!(texts, ["B", "A", "Batch output missing id 'c'"]);
+    }
+
+    #[tokio::test]
+    async fn batch_with_duplicate_ids_fails_whole() {
+        let script = r#"printf '{"id":"a","text":"A"}\n{"id":"a","text":"B"}\n' > {OUTPUT_FILE}"#;
+        let err = provider(script, None)
+            .invoke_batch(&[request("a", "")])
+            .await
+            .expect_err("fails");
+        assert_eq!(err.to_string(), "batch output has id 'a' twice");
+    }
+}

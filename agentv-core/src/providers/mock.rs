@@ -1,0 +1,108 @@
+//! `mock`: answers with a configured response, optionally after a delay. No external calls.
+
+use std::time::Duration;
+
+use rand::RngExt;
+use serde_json::{Value, json};
+
+use super::{
+    Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer,
+};
+
+/// The answer when none is configured.
+pub const DEFAULT_RESPONSE: &str =
+    r#"{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}"#;
+
+/// A provider that answers every request with the same text.
+#[derive(Debug, Clone)]
+pub struct MockProvider {
+    name: String,
+    /// Read like a `cli` output file: plain text, or `{text?, output_messages?, ...}`.
+    response: String,
+    delay: Delay,
+}
+
+/// How long the mock waits before answering.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Delay {
+    None,
+    Fixed(Duration),
+    /// Uniform in [min, max].
+    Between(Duration, Duration),
+}
+
+impl MockProvider {
+    pub fn new(name: impl Into<String>, response: Option<String>, delay: Delay) -> Self {
+        Self {
+            name: name.into(),
+            response: response.unwrap_or_else(|| DEFAULT_RESPONSE.to_owned()),
+            delay,
+        }
+    }
+
+    fn pause(&self) -> Option<Duration> {
+        match self.delay {
+            Delay::None => None,
+            Delay::Fixed(d) => Some(d),
+            Delay::Between(min, max) if max > min => Some(rand::rng().random_range(min..=max)),
+            Delay::Between(min, _) => Some(min),
+        }
+    }
+}
+
+impl Provider for MockProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Mock
+    }
+
+    fn invoke<'a>(&'a self, _request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            if let Some(pause) = self.pause() {
+                tokio::time::sleep(pause).await;
+            }
+            Ok(parse_answer(&self.response))
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        json!({ "response": self.response })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn answers_with_the_configured_text_after_the_delay() {
+        let mock = MockProvider::new(
+            "m",
+            Some("hi".into()),
+            Delay::Fixed(Duration::from_millis(30)),
+        );
+        let start = std::time::Instant::now();
+        let r = mock
+            .invoke(&ProviderRequest::default())
+            .await
+            .expect("answers");
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        assert_eq!(r.output_messages[0].text().as_deref(), Some("hi"));
+    }
+
+    #[test]
+    fn random_delay_stays_in_range() {
+        let mock = MockProvider::new(
+            "m",
+            None,
+            Delay::Between(Duration::from_millis(5), Duration::from_millis(9)),
+        );
+        for _ in 0..50 {
+            let d = mock.pause().expect("delay");
+            assert!((5..=9).contains(&d.as_millis()), "{d:?}");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! One case: prompt → provider (with timeout retries) → trace and metrics → evaluators → record.
+
+use serde_json::{Value, json};
+
+use super::{Job, RunOptions};
+use crate::evaluators::{self, EvalContext};
+use crate::model::{EvaluationRecord, EvaluatorResult, TraceSummary, Verdict};
+use crate::prompt::{self, PromptInputs};
+use crate::providers::{PromptMode, ProviderError, ProviderRequest, ProviderResponse};
+
+/// The provider request for attempt `attempt` of `job`.
+pub fn request_for(job: &Job, attempt: u32) -> ProviderRequest {
+    let inputs = prompt::build(&job.case, job.target.provider.prompt_mode());
+    make_request(job, &inputs, attempt)
+}
+
+fn make_request(job: &Job, inputs: &PromptInputs, attempt: u32) -> ProviderRequest {
+    let case = &job.case;
+    ProviderRequest {
+        eval_id: case.id.clone(),
+        attempt,
+        question: inputs.question.clone(),
+        guidelines: inputs.guidelines.clone(),
+        guideline_files: case.guidelines.iter().map(|g| g.path.clone()).collect(),
+        input_files: case.input_files.clone(),
+        chat_prompt: inputs.chat_prompt.clone(),
+        system_prompt: None,
+        eval_dir: Some(case.eval_dir().to_path_buf()),
+    }
+}
+
+/// Calls the provider; a timeout is retried up to `max_retries` times. Returns the result
+/// and the attempt that produced it.
+async fn call_with_retries(
+    job: &Job,
+    inputs: &PromptInputs,
+    options: &RunOptions,
+) -> (Result<ProviderResponse, ProviderError>, u32) {
+    let mut attempt = 1;
+    loop {
+        let request = make_request(job, inputs, attempt);
+        let result =
+            match tokio::time::timeout(options.timeout, job.target.provider.invoke(&request)).await
+            {
+                Ok(result) => result,
+                Err(_) => Err(ProviderError::Timeout(options.timeout)),
+            };
+        match result {
+            Err(ProviderError::Timeout(_)) if attempt <= options.max_retries => attempt += 1,
+            other => return (other, attempt),
+        }
+    }
+}
+
+/// Runs one case to its record. Never fails: a provider error becomes an error record.
+pub async fn run_case(
+    job: &Job,
+    prefetched: Option<Result<ProviderResponse, ProviderError>>,
+    options: &RunOptions,
+) -> EvaluationRecord {
+    let case = &job.case;
+    let inputs = prompt::build(case, job.target.provider.prompt_mode());
+    let (result, attempt) = match prefetched {
+        Some(result) => (result, 1),
+        None => call_with_retries(job, &inputs, options).await,
+    };
+    let provider_request = provider_request(job, &inputs);
+    let secrets = &options.grade.secrets;
+    let mut record = EvaluationRecord {
+        timestamp: String::new(),
+        eval_id: case.id.clone(),
+        dataset: case.dataset.to_string(),
+        conversation_id: case.conversation_id.clone(),
+        target: job.target.name.clone(),
+        attempt,
+        score: 0.0,
+        verdict: Verdict::Fail,
+        hits: Vec::new(),
+        misses: Vec::new(),
+        reasoning: None,
+        candidate_answer: String::new(),
+        lm_provider_request: None,
+        agent_provider_request: None,
+        evaluator_results: Vec::new(),
+        trace_summary: None,
+        execution_metrics: None,
+        error: None,
+    };
+    if job.target.provider.kind().is_agent() {
+        record.agent_provider_request = Some(provider_request);
+    } else {
+        record.lm_provider_request = Some(provider_request);
+    }
+    let response = match result {
+        Ok(response) => response,
+        Err(e) => {
+            let message = secrets.redact(&e.to_string()).into_owned();
+            record.candidate_answer = format!("Error occurred: {message}");
+            record.misses = vec![format!("Error: {message}")];
+            record.error = Some(message);
+            record.timestamp = now();
+            return record;
+        }
+    };
+    let mut warnings = response.warnings.clone();
+    let trace = crate::trace::resolve(&response, &mut warnings);
+    let summary = TraceSummary::from_events(&trace);
+    let metrics = crate::trace::metrics(&response, &summary, &options.exploration_tools);
+    let candidate =
+        agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
+    for w in &warnings {
+        tracing::warn!(eval_id = %case.id, "{w}");
+    }
+    let ctx = EvalContext {
+        case,
+        attempt,
+        candidate_answer: &candidate,
+        output_messages: &response.output_messages,
+        trace: &trace,
+        trace_summary: &summary,
+        metrics: &metrics,
+        target: &job.target,
+        settings: &options.grade,
+    };
+    let mut results = Vec::with_capacity(case.evaluators.len());
+    for spec in case.evaluators.iter() {
+        results.push(evaluators::evaluate(spec, &ctx).await);
+    }
+    record.score = evaluators::aggregate(&results);
+    record.verdict = Verdict::from_score(record.score);
+    record.hits = results
+        .iter()
+        .flat_map(|r| r.hits.iter().cloned())
+        .collect();
+    record.misses = results
+        .iter()
+        .flat_map(|r| r.misses.iter().cloned())
+        .collect();
+    record.reasoning = combined_reasoning(&results);
+    record.candidate_answer = candidate;
+    record.evaluator_results = results;
+    record.trace_summary = Some(summary);
+    record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
+    record.timestamp = now();
+    record
+}
+
+fn combined_reasoning(results: &[EvaluatorResult]) -> Option<String> {
+    let parts: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.reasoning.as_ref().map(|t| format!("{}: {t}", r.name)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" | "))
+}
+
+/// What was sent, as recorded in results: agents get `{question, guideline_paths}`; others
+/// `{chat_prompt}` for multi-turn inputs, else `{question, guidelines}`.
+fn provider_request(job: &Job, inputs: &PromptInputs) -> Value {
+    let guideline_paths: Vec<String> = job
+        .case
+        .guidelines
+        .iter()
+        .map(|g| g.path.display().to_string())
+        .collect();
+    if job.target.provider.prompt_mode() == PromptMode::Agent
+        && job.target.provider.kind().is_agent()
+    {
+        return json!({ "question": inputs.question, "guideline_paths": guideline_paths });
+    }
+    match &inputs.chat_prompt {
+        Some(chat) => json!({ "chat_prompt": chat }),
+        None => json!({ "question": inputs.question, "guidelines": inputs.guidelines }),
+    }
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}

@@ -1,0 +1,143 @@
+//! One line of the results JSONL file (D13). Absent values are omitted, never `null`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{ExecutionMetrics, TraceSummary};
+
+/// How a score reads: `pass` ≥ 0.8, `borderline` ≥ 0.6, else `fail`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Borderline,
+    Fail,
+}
+
+impl Verdict {
+    pub fn from_score(score: f64) -> Self {
+        if score >= 0.8 {
+            Self::Pass
+        } else if score >= 0.6 {
+            Self::Borderline
+        } else {
+            Self::Fail
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Borderline => "borderline",
+            Self::Fail => "fail",
+        }
+    }
+}
+
+/// What one evaluator said about one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorResult {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub score: f64,
+    pub weight: f64,
+    pub verdict: Verdict,
+    pub hits: Vec<String>,
+    pub misses: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Map<String, Value>>,
+    /// Set when the evaluator could not grade (as opposed to grading 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What the evaluator sent to a model or process, for debugging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluator_provider_request: Option<Value>,
+}
+
+impl EvaluatorResult {
+    /// A result for an evaluator that could not grade: score 0, verdict fail, `error` set and
+    /// repeated as a miss so it shows in plain hit/miss listings.
+    pub fn failed(name: &str, kind: &str, weight: f64, error: impl Into<String>) -> Self {
+        let error = error.into();
+        Self {
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+            score: 0.0,
+            weight,
+            verdict: Verdict::Fail,
+            hits: Vec::new(),
+            misses: vec![format!("Evaluator '{name}' failed: {error}")],
+            reasoning: None,
+            details: None,
+            error: Some(error),
+            evaluator_provider_request: None,
+        }
+    }
+}
+
+/// One graded case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationRecord {
+    /// RFC 3339 time at which grading finished.
+    pub timestamp: String,
+    pub eval_id: String,
+    pub dataset: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    pub target: String,
+    /// 1 for the first try; higher when the case was retried after a timeout.
+    pub attempt: u32,
+    pub score: f64,
+    pub verdict: Verdict,
+    pub hits: Vec<String>,
+    pub misses: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    pub candidate_answer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lm_provider_request: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_provider_request: Option<Value>,
+    pub evaluator_results: Vec<EvaluatorResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_summary: Option<TraceSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_metrics: Option<ExecutionMetrics>,
+    /// Set when the target could not answer; the case then scores 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_thresholds() {
+        for (score, want) in [
+            (1.0, "pass"),
+            (0.8, "pass"),
+            (0.79, "borderline"),
+            (0.6, "borderline"),
+            (0.59, "fail"),
+            (0.0, "fail"),
+        ] {
+            assert_eq!(Verdict::from_score(score).as_str(), want, "{score}");
+        }
+    }
+
+    #[test]
+    fn failed_result_carries_error_and_miss() {
+        let r = EvaluatorResult::failed("kw", "code_judge", 2.0, "boom");
+        let v = serde_json::to_value(&r).expect("serializes");
+        assert_eq!(v["score"], 0.0);
+        assert_eq!(v["verdict"], "fail");
+        assert_eq!(v["error"], "boom");
+        assert_eq!(v["weight"], 2.0);
+        assert_eq!(v["misses"][0], "Evaluator 'kw' failed: boom");
+        assert!(v.get("details").is_none());
+    }
+}
