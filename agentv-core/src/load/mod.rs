@@ -17,3 +17,6 @@ pub use targets::{
     ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, find_targets_file, load_targets_file,
     to_snake_case,
 };
+mod discover;
+
+pub use discover::{DiscoverError, EVAL_EXTENSIONS, expand_paths};

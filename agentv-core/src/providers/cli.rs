@@ -72,13 +72,14 @@ impl CliProvider {
             .unwrap_or_else(|| PathBuf::from("."))
     }
 
-    async fn ensure_healthy(&self) -> Result<(), ProviderError> {
+    /// Runs the healthcheck once; its command runs where the main command would.
+    async fn ensure_healthy(&self, request: &ProviderRequest) -> Result<(), ProviderError> {
         let outcome = self
             .health
             .get_or_init(|| async {
                 match &self.config.healthcheck {
                     None => Ok(()),
-                    Some(check) => self.probe(check).await,
+                    Some(check) => self.probe(check, &self.cwd(request)).await,
                 }
             })
             .await;
@@ -87,7 +88,7 @@ impl CliProvider {
         })
     }
 
-    async fn probe(&self, check: &Healthcheck) -> Result<(), String> {
+    async fn probe(&self, check: &Healthcheck, default_cwd: &Path) -> Result<(), String> {
         match check {
             Healthcheck::Http { url, timeout } => {
                 let response = crate::http::client()
@@ -115,7 +116,7 @@ impl CliProvider {
                     ("ATTEMPT", "1".to_owned()),
                 ]);
                 let command = render(template, &values, &HashMap::new());
-                let cwd = cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+                let cwd = cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
                 let argv = [String::from("sh"), String::from("-c"), command];
                 let spec = ProcessSpec {
                     argv: &argv,
@@ -161,16 +162,16 @@ impl CliProvider {
     }
 
     /// Renders and runs the template once; returns the output file's text and the wall time.
-    async fn run_command(
-        &self,
-        eval_id: &str,
-        attempt: u32,
-        prompt: &str,
-        guidelines: &str,
-        files: &[PathBuf],
-        cwd: &Path,
-        extension: &str,
-    ) -> Result<(String, f64), ProviderError> {
+    async fn run_command(&self, run: Invocation<'_>) -> Result<(String, f64), ProviderError> {
+        let Invocation {
+            eval_id,
+            attempt,
+            prompt,
+            guidelines,
+            files,
+            cwd,
+            extension,
+        } = run;
         let output_file = temp_output_path(eval_id, extension);
         let values = HashMap::from([
             ("PROMPT", prompt.to_owned()),
@@ -230,6 +231,18 @@ impl CliProvider {
     }
 }
 
+/// The values one command run is rendered with.
+struct Invocation<'a> {
+    eval_id: &'a str,
+    attempt: u32,
+    prompt: &'a str,
+    guidelines: &'a str,
+    files: &'a [PathBuf],
+    cwd: &'a Path,
+    /// Of the output file: `json` per case, `jsonl` for a batch.
+    extension: &'a str,
+}
+
 fn temp_output_path(eval_id: &str, extension: &str) -> PathBuf {
     let safe: String = eval_id
         .chars()
@@ -261,17 +274,18 @@ impl Provider for CliProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            self.ensure_healthy().await?;
+            self.ensure_healthy(request).await?;
+            let cwd = self.cwd(request);
             let (text, elapsed_ms) = self
-                .run_command(
-                    &request.eval_id,
-                    request.attempt,
-                    &request.question,
-                    &request.guidelines,
-                    &request.input_files,
-                    &self.cwd(request),
-                    "json",
-                )
+                .run_command(Invocation {
+                    eval_id: &request.eval_id,
+                    attempt: request.attempt,
+                    prompt: &request.question,
+                    guidelines: &request.guidelines,
+                    files: &request.input_files,
+                    cwd: &cwd,
+                    extension: "json",
+                })
                 .await?;
             let mut response = parse_answer(&text);
             response.duration_ms = response.duration_ms.or(Some(elapsed_ms));
@@ -288,24 +302,25 @@ impl Provider for CliProvider {
         requests: &'a [ProviderRequest],
     ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
         Box::pin(async move {
-            self.ensure_healthy().await?;
             let Some(first) = requests.first() else {
                 return Ok(Vec::new());
             };
+            self.ensure_healthy(first).await?;
             let files: Vec<PathBuf> = requests
                 .iter()
                 .flat_map(|r| r.input_files.iter().cloned())
                 .collect();
+            let cwd = self.cwd(first);
             let (text, elapsed_ms) = self
-                .run_command(
-                    "batch",
-                    first.attempt,
-                    "",
-                    "",
-                    &files,
-                    &self.cwd(first),
-                    "jsonl",
-                )
+                .run_command(Invocation {
+                    eval_id: "batch",
+                    attempt: first.attempt,
+                    prompt: "",
+                    guidelines: "",
+                    files: &files,
+                    cwd: &cwd,
+                    extension: "jsonl",
+                })
                 .await?;
             let mut by_id = parse_batch_output(&text)?;
             let share = elapsed_ms / requests.len() as f64;

@@ -1,5 +1,6 @@
 //! `mock`: answers with a configured response, optionally after a delay. No external calls.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use rand::RngExt;
@@ -19,6 +20,8 @@ pub struct MockProvider {
     name: String,
     /// Read like a `cli` output file: plain text, or `{text?, output_messages?, ...}`.
     response: String,
+    /// Answers for specific eval ids, read the same way.
+    responses: HashMap<String, String>,
     delay: Delay,
 }
 
@@ -36,8 +39,15 @@ impl MockProvider {
         Self {
             name: name.into(),
             response: response.unwrap_or_else(|| DEFAULT_RESPONSE.to_owned()),
+            responses: HashMap::new(),
             delay,
         }
+    }
+
+    /// Answers `eval_id` with its own text instead of the common response.
+    pub fn with_responses(mut self, responses: HashMap<String, String>) -> Self {
+        self.responses = responses;
+        self
     }
 
     fn pause(&self) -> Option<Duration> {
@@ -59,17 +69,18 @@ impl Provider for MockProvider {
         ProviderKind::Mock
     }
 
-    fn invoke<'a>(&'a self, _request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             if let Some(pause) = self.pause() {
                 tokio::time::sleep(pause).await;
             }
-            Ok(parse_answer(&self.response))
+            let text = self.responses.get(&request.eval_id).unwrap_or(&self.response);
+            Ok(parse_answer(text))
         })
     }
 
     fn public_settings(&self) -> Value {
-        json!({ "response": self.response })
+        json!({ "response": self.response, "responses": self.responses })
     }
 }
 
@@ -91,6 +102,17 @@ mod tests {
             .expect("answers");
         assert!(start.elapsed() >= Duration::from_millis(30));
         assert_eq!(r.output_messages[0].text().as_deref(), Some("hi"));
+    }
+
+    #[tokio::test]
+    async fn per_case_responses_override_the_default() {
+        let mock = MockProvider::new("m", Some("default".into()), Delay::None)
+            .with_responses(HashMap::from([("c2".to_owned(), "special".to_owned())]));
+        for (id, want) in [("c1", "default"), ("c2", "special")] {
+            let request = ProviderRequest { eval_id: id.into(), ..ProviderRequest::default() };
+            let r = mock.invoke(&request).await.expect("answers");
+            assert_eq!(r.output_messages[0].text().as_deref(), Some(want));
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 mod answer;
 mod cli;
-mod mock;
+pub mod mock;
 mod registry;
 mod template;
 

@@ -47,7 +47,7 @@ pub enum ResolveError {
     #[error("{}", missing_message(.0))]
     MissingCredentials(Vec<MissingVar>),
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
-    Invalid { name: String, problems: Vec<String> },
+    Invalid { name: String, problems: Vec<Diagnostic> },
     #[error(
         "target `{name}` uses provider `{provider}`, which this build of agentv cannot run yet"
     )]
@@ -65,12 +65,8 @@ fn list_or_none(names: &[String]) -> String {
     }
 }
 
-fn join_lines(lines: &[String]) -> String {
-    lines
-        .iter()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+fn join_lines(problems: &[Diagnostic]) -> String {
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
 fn missing_message(missing: &[MissingVar]) -> String {
@@ -264,7 +260,7 @@ impl TargetRegistry {
             fields: Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| {
                 ResolveError::Invalid {
                     name: def.name.clone(),
-                    problems: vec!["a target must be a mapping".to_owned()],
+                    problems: Vec::new(),
                 }
             })?,
             env: &self.env,
@@ -300,7 +296,7 @@ impl TargetRegistry {
         if !errors.is_empty() {
             return Err(ResolveError::Invalid {
                 name: def.name.clone(),
-                problems: errors.iter().map(ToString::to_string).collect(),
+                problems: errors,
             });
         }
         if !missing.is_empty() {
@@ -308,7 +304,7 @@ impl TargetRegistry {
         }
         provider.ok_or_else(|| ResolveError::Invalid {
             name: def.name.clone(),
-            problems: vec!["invalid settings".to_owned()],
+            problems: Vec::new(),
         })
     }
 }
@@ -459,6 +455,21 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
         Some(_) => s.string(&["response"], true),
         None => None,
     };
+    let mut responses = HashMap::new();
+    if let Some(node) = s.node(&["responses"]).cloned() {
+        match node.as_map() {
+            Some(entries) => {
+                for (k, v) in entries {
+                    let text = match &v.value {
+                        NodeValue::Str(t) => t.clone(),
+                        _ => v.to_json().to_string(),
+                    };
+                    responses.insert(k.key_text(), text);
+                }
+            }
+            None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),
+        }
+    }
     let fixed = s.millis(&["delay_ms"]);
     let min = s.millis(&["delay_min_ms"]);
     let max = s.millis(&["delay_max_ms"]);
@@ -467,8 +478,8 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
         (_, _, Some(d)) => Delay::Fixed(d),
         _ => Delay::None,
     };
-    s.finish(&["response", "delay_ms", "delay_min_ms", "delay_max_ms"]);
-    Some(MockProvider::new(def.name.clone(), response, delay))
+    s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
+    Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
 }
 
 fn cli(def: &TargetDef, s: &mut Settings<'_>, env: Arc<[(String, String)]>) -> Option<CliProvider> {
@@ -553,7 +564,7 @@ fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
         Some(t) if t > 0.0 => Duration::from_secs_f64(t),
         _ => Duration::from_secs(30),
     };
-    let result = match kind.as_deref() {
+    match kind.as_deref() {
         Some("http") => {
             let url = f
                 .string(&["url"], &mut s.diags)
@@ -615,8 +626,7 @@ fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
             );
             None
         }
-    };
-    result
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,179 @@
+//! Expands the paths and globs given on the command line into eval files.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::GlobBuilder;
+use walkdir::WalkDir;
+
+use super::paths::{Workspace, normalize};
+
+/// Extensions of eval files.
+pub const EVAL_EXTENSIONS: &[&str] = &["yaml", "yml", "jsonl"];
+
+/// Why the arguments name no usable file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoverError {
+    #[error("no such file: {0}")]
+    Missing(String),
+    #[error("pattern `{0}` matched no eval files (.yaml, .yml, .jsonl)")]
+    NoMatch(String),
+    #[error("invalid glob `{pattern}`: {message}")]
+    BadGlob { pattern: String, message: String },
+    #[error("{0} is not an eval file: use .yaml, .yml or .jsonl")]
+    NotEval(String),
+}
+
+fn is_glob(arg: &str) -> bool {
+    arg.contains(['*', '?', '[', '{'])
+}
+
+/// Files that are configuration, not suites: skipped when a glob or directory matches them.
+fn is_config_file(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.starts_with("targets.") || name.starts_with(".agentv") || path.components().any(|c| c.as_os_str() == ".agentv")
+}
+
+/// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
+fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(path).with_extension("jsonl").is_file()
+}
+
+fn has_eval_extension(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| EVAL_EXTENSIONS.contains(&e))
+}
+
+/// Files (kept as given), directories (searched recursively) and globs (`*` stays within one
+/// directory, `**` crosses them), in argument order without duplicates. A YAML file next to a
+/// matched `.jsonl` of the same name is its sidecar, not a suite.
+pub fn expand_paths(args: &[String], ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverError> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for arg in args {
+        let found = if is_glob(arg) {
+            expand_glob(arg, ws)?
+        } else {
+            let path = PathBuf::from(arg);
+            let full = ws.cwd.join(&path);
+            if full.is_dir() {
+                walk(&path, ws)
+                    .into_iter()
+                    .filter(|p| has_eval_extension(p) && !is_config_file(p) && !is_sidecar(p, ws))
+                    .collect()
+            } else if full.is_file() {
+                if !has_eval_extension(&path) {
+                    return Err(DiscoverError::NotEval(arg.clone()));
+                }
+                vec![path]
+            } else {
+                return Err(DiscoverError::Missing(arg.clone()));
+            }
+        };
+        for path in found {
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverError> {
+    let glob = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| DiscoverError::BadGlob {
+            pattern: pattern.to_owned(),
+            message: e.kind().to_string(),
+        })?
+        .compile_matcher();
+    // Walk from the longest directory prefix without glob characters.
+    let base: PathBuf = Path::new(pattern)
+        .components()
+        .take_while(|c| !is_glob(&c.as_os_str().to_string_lossy()))
+        .collect();
+    let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+    let mut found: Vec<PathBuf> = walk(&base, ws)
+        .into_iter()
+        .filter(|p| has_eval_extension(p) && !is_config_file(p) && !is_sidecar(p, ws))
+        .filter(|p| {
+            let shown = p.strip_prefix(".").unwrap_or(p);
+            glob.is_match(shown) || glob.is_match(p)
+        })
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        return Err(DiscoverError::NoMatch(pattern.to_owned()));
+    }
+    Ok(found)
+}
+
+/// Files under `dir` (relative paths as the user would write them), sorted, skipping hidden
+/// directories and build output.
+fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
+    let root = ws.cwd.join(dir);
+    let mut files: Vec<PathBuf> = WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0 || {
+                let name = e.file_name().to_string_lossy();
+                !(e.file_type().is_dir() && (name.starts_with('.') || name == "target" || name == "node_modules"))
+            }
+        })
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.path().strip_prefix(&root).ok().map(|rel| normalize(&dir.join(rel))))
+        .collect();
+    files.retain(|p| !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with(".."));
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Workspace) {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        for f in ["evals/a.yaml", "evals/sub/b.yml", "evals/data.jsonl", "evals/data.yaml", "evals/targets.yaml", "evals/notes.md"] {
+            let path = root.join(f);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            std::fs::write(path, "x").expect("file");
+        }
+        let ws = Workspace::from_cwd(root.to_path_buf());
+        (tmp, ws)
+    }
+
+    fn strings(paths: Vec<PathBuf>) -> Vec<String> {
+        paths.iter().map(|p| p.display().to_string()).collect()
+    }
+
+    #[test]
+    fn star_stays_in_its_directory_and_double_star_crosses() {
+        let (_t, ws) = setup();
+        let one = expand_paths(&["evals/*.yaml".into()], &ws).expect("matches");
+        assert_eq!(strings(one), ["evals/a.yaml"]);
+        let all = expand_paths(&["evals/**/*.y*ml".into()], &ws).expect("matches");
+        assert_eq!(strings(all), ["evals/a.yaml", "evals/sub/b.yml"]);
+    }
+
+    #[test]
+    fn directories_skip_config_and_sidecars() {
+        let (_t, ws) = setup();
+        let found = expand_paths(&["evals".into()], &ws).expect("matches");
+        assert_eq!(strings(found), ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let (_t, ws) = setup();
+        let cases = [
+            ("nope.yaml", "no such file: nope.yaml"),
+            ("evals/*.toml", "pattern `evals/*.toml` matched no eval files (.yaml, .yml, .jsonl)"),
+            ("evals/notes.md", "evals/notes.md is not an eval file: use .yaml, .yml or .jsonl"),
+        ];
+        for (arg, want) in cases {
+            let err = expand_paths(&[arg.into()], &ws).expect_err(arg);
+            assert_eq!(err.to_string(), want);
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! `agentv eval`: load → resolve → run → report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agentv_core::evaluators::GradeSettings;
+use agentv_core::load::{LoadedSuite, Workspace, expand_paths, load_eval_file};
+use agentv_core::report::{JsonlWriter, default_results_path};
+use agentv_core::resolve::{Plan, ResolveOptions, resolve};
+use agentv_core::run::{self as runner, Interrupt, RunOptions};
+use agentv_core::trace::DEFAULT_EXPLORATION_TOOLS;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::cli::EvalArgs;
+use crate::exit::ExitStatus;
+use crate::printer;
+
+/// How long in-flight cases may finish after Ctrl-C.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
+
+pub fn run(args: EvalArgs) -> ExitStatus {
+    if let Some(t) = args.threshold
+        && !(0.0..=1.0).contains(&t)
+    {
+        printer::error(&format!("--threshold must be between 0 and 1, got {t}"));
+        return ExitStatus::Config;
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        printer::error(&format!("--timeout must be a number of seconds > 0, got {}", args.timeout));
+        return ExitStatus::Config;
+    }
+    let ws = match Workspace::discover() {
+        Ok(ws) => ws,
+        Err(e) => {
+            printer::error(&format!("cannot read the working directory: {e}"));
+            return ExitStatus::Config;
+        }
+    };
+    let Some(suites) = load_suites(&args, &ws) else {
+        return ExitStatus::Config;
+    };
+    let skipped: usize = suites.iter().map(|s| s.skipped).sum();
+    let options = ResolveOptions {
+        target: args.target.clone(),
+        targets_path: args.targets.clone(),
+        dry_run: args.dry_run,
+    };
+    let plan = match resolve(suites, &ws, &options) {
+        Ok(plan) => plan,
+        Err(errors) => {
+            for e in errors {
+                printer::error(&e);
+            }
+            return ExitStatus::Config;
+        }
+    };
+    printer::diagnostics(&plan.warnings);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            printer::error(&format!("cannot start the async runtime: {e}"));
+            return ExitStatus::Config;
+        }
+    };
+    runtime.block_on(execute(plan, &args, &ws, skipped))
+}
+
+/// Expands, loads and filters the eval files; `None` (after printing why) when nothing can run.
+fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
+    let files = match expand_paths(&args.paths, ws) {
+        Ok(files) => files,
+        Err(e) => {
+            printer::error(&e.to_string());
+            return None;
+        }
+    };
+    let mut suites: Vec<LoadedSuite> = files.iter().map(|f| load_eval_file(f, ws)).collect();
+    for suite in &suites {
+        printer::diagnostics(&suite.diagnostics);
+    }
+    if !args.eval_id.is_empty() {
+        let filter = match id_filter(&args.eval_id) {
+            Ok(f) => f,
+            Err(e) => {
+                printer::error(&e);
+                return None;
+            }
+        };
+        for suite in &mut suites {
+            suite.cases.retain(|c| filter.is_match(&c.id));
+        }
+        if suites.iter().all(|s| s.cases.is_empty()) {
+            printer::error(&format!("no eval case matches --eval-id {}", args.eval_id.join(", ")));
+            return None;
+        }
+    }
+    let runnable: usize = suites.iter().map(|s| s.cases.len()).sum();
+    if runnable == 0 {
+        let skipped: usize = suites.iter().map(|s| s.skipped).sum();
+        printer::error(&format!("nothing to run: no valid eval cases ({skipped} skipped because of errors)"));
+        return None;
+    }
+    suites.retain(|s| !s.cases.is_empty());
+    Some(suites)
+}
+
+fn id_filter(patterns: &[String]) -> Result<GlobSet, String> {
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        builder.add(Glob::new(p).map_err(|e| format!("invalid --eval-id pattern `{p}`: {}", e.kind()))?);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) -> ExitStatus {
+    let out: PathBuf = args.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd));
+    let mut writer = match JsonlWriter::create(&out, plan.secrets.clone()) {
+        Ok(w) => w,
+        Err(e) => {
+            printer::error(&format!("cannot open results file {}: {e}", out.display()));
+            return ExitStatus::Config;
+        }
+    };
+    let workers = workers(&plan, args);
+    printer::note(&format!("Output path: {}", out.display()));
+    for t in &plan.targets {
+        let judge = if t.judge_name == t.name { String::new() } else { format!(", judge {}", t.judge_name) };
+        printer::note(&format!("Using target: {} [provider={}{judge}]", t.name, t.provider.kind().as_str()));
+    }
+    let total = plan.jobs.len();
+    printer::note(&format!("Running {total} case(s) with {workers} worker(s)"));
+    let options = RunOptions {
+        workers,
+        timeout: Duration::from_secs_f64(args.timeout),
+        max_retries: args.max_retries,
+        grace: INTERRUPT_GRACE,
+        exploration_tools: DEFAULT_EXPLORATION_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+        grade: GradeSettings {
+            timeout: Duration::from_secs_f64(args.timeout),
+            child_env: plan.child_env.clone(),
+            secrets: plan.secrets.clone(),
+        },
+    };
+    let interrupt = Interrupt::default();
+    let listener = tokio::spawn(listen_for_ctrl_c(interrupt.clone()));
+    let mut progress = printer::Progress::new(plan.secrets.clone(), total);
+    let report = runner::run(plan.jobs, &options, &mut writer, &mut progress, &interrupt).await;
+    listener.abort();
+
+    println!("\n{}", report.summary.render(Some(writer.path())));
+    if skipped > 0 {
+        printer::note(&format!("{skipped} case(s) were skipped because of errors in the eval files"));
+    }
+    if report.interrupted {
+        printer::note(&format!("Interrupted: {} case(s) did not run", report.not_run));
+        return ExitStatus::Interrupted;
+    }
+    if let Some(threshold) = args.threshold {
+        let below = report.summary.below(threshold) + skipped;
+        if below > 0 {
+            printer::note(&format!("{below} case(s) scored below the threshold {threshold} or errored"));
+            return ExitStatus::Failure;
+        }
+    }
+    ExitStatus::Success
+}
+
+/// `--workers`, else the first target's `workers`, else 1; capped by providers that cannot run
+/// cases in parallel.
+fn workers(plan: &Plan, args: &EvalArgs) -> usize {
+    let wanted = args
+        .workers
+        .map(|w| w as usize)
+        .or_else(|| plan.targets.iter().find_map(|t| t.workers))
+        .unwrap_or(1);
+    plan.targets
+        .iter()
+        .filter_map(|t| t.provider.max_workers())
+        .min()
+        .map_or(wanted, |cap| wanted.min(cap))
+}
+
+async fn listen_for_ctrl_c(interrupt: Interrupt) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    interrupt.stop.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        interrupt.abort.cancel();
+    }
+}
