@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "agentv", version, about = "Evaluate AI agents and LLM applications from YAML suites", propagate_version = true)]
+#[command(
+    name = "agentv",
+    version,
+    about = "Evaluate AI agents and LLM applications from YAML suites",
+    propagate_version = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

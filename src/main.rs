@@ -20,8 +20,13 @@ fn main() -> std::process::ExitCode {
 
 /// Logs go to stderr so stdout stays clean for the summary.
 fn init_logging(verbose: bool) {
-    let default = if verbose { "agentv=debug,agentv_core=debug,agentv_proxy=debug" } else { "warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTV_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let default = if verbose {
+        "agentv=debug,agentv_core=debug,agentv_proxy=debug"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTV_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -13,7 +13,10 @@ pub fn diagnostics(items: &[Diagnostic]) -> usize {
     for d in items {
         let _ = writeln!(err, "{d}");
     }
-    items.iter().filter(|d| d.severity == Severity::Error).count()
+    items
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count()
 }
 
 /// Prints a message to stderr.
@@ -42,13 +45,27 @@ impl Progress {
 }
 
 impl RunObserver for Progress {
-    fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize) {
+    fn case_finished(
+        &mut self,
+        record: &EvaluationRecord,
+        elapsed: Duration,
+        done: usize,
+        total: usize,
+    ) {
         let w = self.width;
         let secs = elapsed.as_secs_f64();
         let line = match &record.error {
-            Some(e) => format!("[{done:>w$}/{total}] ✘ {}  ERROR  {}  ({secs:.1}s)", record.eval_id, first_line(e)),
+            Some(e) => format!(
+                "[{done:>w$}/{total}] ✘ {}  ERROR  {}  ({secs:.1}s)",
+                record.eval_id,
+                first_line(e)
+            ),
             None => {
-                let mark = if record.evaluator_results.iter().any(|r| r.error.is_some()) { "!" } else { "✔" };
+                let mark = if record.evaluator_results.iter().any(|r| r.error.is_some()) {
+                    "!"
+                } else {
+                    "✔"
+                };
                 format!(
                     "[{done:>w$}/{total}] {mark} {}  {:.3} {}  ({secs:.1}s)",
                     record.eval_id,
@@ -62,7 +79,11 @@ impl RunObserver for Progress {
     }
 
     fn warning(&mut self, message: &str) {
-        let _ = writeln!(std::io::stderr().lock(), "warning: {}", self.secrets.redact(message));
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "warning: {}",
+            self.secrets.redact(message)
+        );
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {

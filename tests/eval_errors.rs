@@ -10,7 +10,10 @@ const GOOD_CASE: &str = "  - id: good\n    expected_outcome: says hi\n    input_
 fn malformed_yaml_reports_file_line_column_and_exits_2() {
     let p = Project::new()
         .file("targets.yaml", &mock_targets("hi"))
-        .file("evals/bad.yaml", "evalcases:\n  - id: a\n    expected_outcome: [unclosed\n");
+        .file(
+            "evals/bad.yaml",
+            "evalcases:\n  - id: a\n    expected_outcome: [unclosed\n",
+        );
     p.run(&["eval", "evals/bad.yaml"])
         .code(2)
         .stderr_has("evals/bad.yaml:3:23: error: invalid YAML: unclosed bracket")
@@ -19,8 +22,12 @@ fn malformed_yaml_reports_file_line_column_and_exits_2() {
 
 #[test]
 fn case_missing_id_is_skipped_and_the_rest_run() {
-    let yaml = format!("evalcases:\n  - expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\n{GOOD_CASE}");
-    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file("e.yaml", &yaml);
+    let yaml = format!(
+        "evalcases:\n  - expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\n{GOOD_CASE}"
+    );
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("e.yaml", &yaml);
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
     run.code(0)
         .stderr_has("e.yaml:2:5: error: eval case is missing the required key `id`\n  help: add `id: ...` to it")
@@ -34,15 +41,21 @@ fn case_missing_id_is_skipped_and_the_rest_run() {
 #[test]
 fn unknown_keys_warn_with_position() {
     let yaml = "evalcases:\n  - id: a\n    expected_outcom: typo\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n";
-    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file("e.yaml", yaml);
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("e.yaml", yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
-        .stderr_has("e.yaml:3:5: warning: unknown key `expected_outcom` in an eval case; it is ignored");
+        .stderr_has(
+            "e.yaml:3:5: warning: unknown key `expected_outcom` in an eval case; it is ignored",
+        );
 }
 
 #[test]
 fn unknown_target_lists_available_names_and_exits_2() {
-    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
     p.run(&["eval", "e.yaml", "--target", "nope"])
         .code(2)
         .stderr_has("error: unknown target `nope`; available targets: default, judge");
@@ -51,7 +64,9 @@ fn unknown_target_lists_available_names_and_exits_2() {
 #[test]
 fn missing_env_vars_are_listed_together_before_any_call() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    judge_target: judge\n    command_template: ${{ AGENTV_E2E_CMD }}\n  - name: judge\n    provider: mock\n    response: ${{ AGENTV_E2E_JUDGE }}\n";
-    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
     p.run(&["eval", "e.yaml"]).code(2).stderr_has(
         "error: missing environment variables:\n  AGENTV_E2E_CMD (target `default`, setting `command_template`)\n  AGENTV_E2E_JUDGE (target `judge`, setting `response`)",
     );
@@ -59,8 +74,11 @@ fn missing_env_vars_are_listed_together_before_any_call() {
 
 #[test]
 fn dotenv_next_to_the_eval_file_supplies_variables() {
-    let targets = "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_E2E_ANSWER }}\n";
-    let yaml = format!("execution:\n  evaluators: [{{name: kw, type: keywords, expected: [from-dotenv]}}]\nevalcases:\n{GOOD_CASE}");
+    let targets =
+        "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_E2E_ANSWER }}\n";
+    let yaml = format!(
+        "execution:\n  evaluators: [{{name: kw, type: keywords, expected: [from-dotenv]}}]\nevalcases:\n{GOOD_CASE}"
+    );
     let p = Project::new()
         .file("targets.yaml", targets)
         .file("evals/.env", "AGENTV_E2E_ANSWER=answer-from-dotenv\n")
@@ -69,35 +87,57 @@ fn dotenv_next_to_the_eval_file_supplies_variables() {
     let record = p.result("r.jsonl", "good");
     assert_eq!(record["score"], 1.0);
     let line = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
-    assert!(!line.contains("answer-from-dotenv"), "resolved secrets never appear in results: {line}");
+    assert!(
+        !line.contains("answer-from-dotenv"),
+        "resolved secrets never appear in results: {line}"
+    );
 }
 
 #[test]
 fn unsupported_placeholder_is_rejected_at_load() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: agent {PROMPT} --model {MODEL} > {OUTPUT_FILE}\n";
-    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
-    p.run(&["eval", "e.yaml"])
-        .code(2)
-        .stderr_has("targets.yaml:4:23: error: unsupported placeholder {MODEL} in `command_template`");
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    p.run(&["eval", "e.yaml"]).code(2).stderr_has(
+        "targets.yaml:4:23: error: unsupported placeholder {MODEL} in `command_template`",
+    );
 }
 
 fn judge_suite(script: &str, extra: &str) -> Project {
     let yaml = format!(
         "execution:\n  evaluators:\n    - name: j\n      type: code_judge\n      script: [sh, judge.sh]\n{extra}evalcases:\n{GOOD_CASE}  - id: other\n    expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\n"
     );
-    Project::new().file("targets.yaml", &mock_targets("hi")).file("judge.sh", script).file("e.yaml", &yaml)
+    Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("judge.sh", script)
+        .file("e.yaml", &yaml)
 }
 
 #[test]
 fn judge_that_crashes_scores_zero_with_error() {
-    let p = judge_suite("cat > /dev/null; echo 'boom: cannot grade' >&2; exit 3\n", "");
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0).stdout_has("Total eval cases: 2");
+    let p = judge_suite(
+        "cat > /dev/null; echo 'boom: cannot grade' >&2; exit 3\n",
+        "",
+    );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stdout_has("Total eval cases: 2");
     let r = p.result("r.jsonl", "good");
     let ev = &r["evaluator_results"][0];
     assert_eq!(ev["score"], 0.0);
-    assert_eq!(ev["error"], "code judge exited with code 3: boom: cannot grade");
-    assert_eq!(ev["misses"][0], "Evaluator 'j' failed: code judge exited with code 3: boom: cannot grade");
-    assert!(r.get("error").is_none(), "the target answered; only the grader failed");
+    assert_eq!(
+        ev["error"],
+        "code judge exited with code 3: boom: cannot grade"
+    );
+    assert_eq!(
+        ev["misses"][0],
+        "Evaluator 'j' failed: code judge exited with code 3: boom: cannot grade"
+    );
+    assert!(
+        r.get("error").is_none(),
+        "the target answered; only the grader failed"
+    );
 }
 
 #[test]
@@ -105,7 +145,10 @@ fn judge_that_prints_garbage_scores_zero_with_error() {
     let p = judge_suite("cat > /dev/null; echo 'score: high'\n", "");
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
-    assert_eq!(ev["error"], "code judge printed no valid JSON object on stdout (got: \"score: high\")");
+    assert_eq!(
+        ev["error"],
+        "code judge printed no valid JSON object on stdout (got: \"score: high\")"
+    );
 }
 
 #[test]
@@ -113,33 +156,51 @@ fn judge_that_hangs_is_killed_with_its_children() {
     let script = "cat > /dev/null; sleep 300 & echo $! >> pids; sleep 300\n";
     let p = judge_suite(script, "      timeout_seconds: 1\n");
     let started = std::time::Instant::now();
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]).code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"])
+        .code(0);
     assert!(started.elapsed().as_secs() < 60);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["error"], "code judge timed out after 1s");
     let pids = std::fs::read_to_string(p.path().join("pids")).expect("children recorded");
     for pid in pids.lines() {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        assert!(stat.is_empty() || stat.contains(") Z"), "child {pid} still running: {stat}");
+        assert!(
+            stat.is_empty() || stat.contains(") Z"),
+            "child {pid} still running: {stat}"
+        );
     }
 }
 
 #[test]
 fn judge_details_must_be_an_object() {
-    let p = judge_suite("cat > /dev/null; echo '{\"score\": 1, \"details\": \"text\"}'\n", "");
+    let p = judge_suite(
+        "cat > /dev/null; echo '{\"score\": 1, \"details\": \"text\"}'\n",
+        "",
+    );
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["score"], 0.0);
-    assert!(ev["error"].as_str().expect("error").starts_with("code judge `details` must be a JSON object, got a string"));
+    assert!(
+        ev["error"]
+            .as_str()
+            .expect("error")
+            .starts_with("code judge `details` must be a JSON object, got a string")
+    );
 }
 
 #[test]
 fn judge_receives_the_payload_and_config() {
     let script = "cat > payload.json; echo '{\"score\": 0.75, \"hits\": [\"ok\"], \"details\": {\"n\": 1}}'\n";
-    let p = judge_suite(script, "      threshold: 3\n      nestedKey: {keepCase: true}\n");
-    p.run(&["eval", "e.yaml", "--eval-id", "good", "--out", "r.jsonl"]).code(0);
-    let payload: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path().join("payload.json")).expect("payload")).expect("json");
+    let p = judge_suite(
+        script,
+        "      threshold: 3\n      nestedKey: {keepCase: true}\n",
+    );
+    p.run(&["eval", "e.yaml", "--eval-id", "good", "--out", "r.jsonl"])
+        .code(0);
+    let payload: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path().join("payload.json")).expect("payload"),
+    )
+    .expect("json");
     for key in [
         "eval_id",
         "question",
@@ -159,22 +220,35 @@ fn judge_receives_the_payload_and_config() {
         assert!(payload.get(key).is_some(), "payload lacks {key}: {payload}");
     }
     assert_eq!(payload["candidate_answer"], "hi");
-    assert_eq!(payload["config"], serde_json::json!({"threshold": 3, "nestedKey": {"keepCase": true}}));
+    assert_eq!(
+        payload["config"],
+        serde_json::json!({"threshold": 3, "nestedKey": {"keepCase": true}})
+    );
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
-    assert_eq!((ev["score"].as_f64(), &ev["details"]["n"]), (Some(0.75), &serde_json::json!(1)));
+    assert_eq!(
+        (ev["score"].as_f64(), &ev["details"]["n"]),
+        (Some(0.75), &serde_json::json!(1))
+    );
     assert_eq!(p.results("r.jsonl").len(), 1, "--eval-id filters cases");
 }
 
 #[test]
 fn provider_failure_is_an_error_record_and_others_continue() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: if [ {EVAL_ID} = bad ]; then echo 'agent crashed' >&2; exit 4; fi; echo fine > {OUTPUT_FILE}\n";
-    let yaml = format!("evalcases:\n{GOOD_CASE}  - id: bad\n    expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\nexecution:\n  evaluators: [{{name: kw, type: keywords, expected: [fine]}}]\n");
-    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
+    let yaml = format!(
+        "evalcases:\n{GOOD_CASE}  - id: bad\n    expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\nexecution:\n  evaluators: [{{name: kw, type: keywords, expected: [fine]}}]\n"
+    );
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
         .stdout_has("ERRORS (1)\n  ✘ bad: command failed with exit code 4: agent crashed");
     let bad = p.result("r.jsonl", "bad");
-    assert_eq!(bad["error"], "command failed with exit code 4: agent crashed");
+    assert_eq!(
+        bad["error"],
+        "command failed with exit code 4: agent crashed"
+    );
     assert_eq!(bad["score"], 0.0);
     assert_eq!(p.result("r.jsonl", "good")["score"], 1.0);
 }
@@ -182,13 +256,35 @@ fn provider_failure_is_an_error_record_and_others_continue() {
 #[test]
 fn provider_timeout_is_retried_and_the_attempt_recorded() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: if [ {ATTEMPT} = 1 ]; then sleep 5; fi; echo done > {OUTPUT_FILE}\n";
-    let yaml = format!("execution:\n  evaluators: [{{name: kw, type: keywords, expected: [done]}}]\nevalcases:\n{GOOD_CASE}");
-    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--timeout", "0.5"]).code(0);
+    let yaml = format!(
+        "execution:\n  evaluators: [{{name: kw, type: keywords, expected: [done]}}]\nevalcases:\n{GOOD_CASE}"
+    );
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &yaml);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--timeout", "0.5"])
+        .code(0);
     let r = p.result("r.jsonl", "good");
-    assert_eq!((r["attempt"].as_u64(), r["score"].as_f64()), (Some(2), Some(1.0)), "{r}");
-    p.run(&["eval", "e.yaml", "--out", "r2.jsonl", "--timeout", "0.5", "--max-retries", "0"]).code(0);
-    assert_eq!(p.result("r2.jsonl", "good")["error"], "timed out after 0.5s");
+    assert_eq!(
+        (r["attempt"].as_u64(), r["score"].as_f64()),
+        (Some(2), Some(1.0)),
+        "{r}"
+    );
+    p.run(&[
+        "eval",
+        "e.yaml",
+        "--out",
+        "r2.jsonl",
+        "--timeout",
+        "0.5",
+        "--max-retries",
+        "0",
+    ])
+    .code(0);
+    assert_eq!(
+        p.result("r2.jsonl", "good")["error"],
+        "timed out after 0.5s"
+    );
 }
 
 #[test]
@@ -202,7 +298,10 @@ fn jsonl_dataset_with_sidecar_runs() {
         .stderr_has("data/set.jsonl:3:")
         .stderr_has("error: invalid JSON:");
     let r = p.result("r.jsonl", "add");
-    assert_eq!((r["dataset"].as_str(), r["score"].as_f64()), (Some("arithmetic"), Some(1.0)));
+    assert_eq!(
+        (r["dataset"].as_str(), r["score"].as_f64()),
+        (Some("arithmetic"), Some(1.0))
+    );
 }
 
 #[test]
@@ -212,14 +311,22 @@ fn dry_run_needs_no_targets_file() {
         .code(0)
         .stderr_has("Using target: default-dry-run [provider=mock]");
     let r = p.result("r.jsonl", "good");
-    assert_eq!(r["candidate_answer"], "{\"answer\":\"Mock dry-run response\"}");
-    assert_eq!(r["evaluator_results"][0]["error"], "no valid JSON in judge reply: the object has no numeric `score`");
+    assert_eq!(
+        r["candidate_answer"],
+        "{\"answer\":\"Mock dry-run response\"}"
+    );
+    assert_eq!(
+        r["evaluator_results"][0]["error"],
+        "no valid JSON in judge reply: the object has no numeric `score`"
+    );
 }
 
 #[test]
 fn missing_file_segment_warns_with_tried_paths() {
     let yaml = "evalcases:\n  - id: a\n    expected_outcome: x\n    input_messages:\n      - role: user\n        content: [{type: text, value: see}, {type: file, value: nope.md}]\n";
-    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file("evals/e.yaml", yaml);
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("evals/e.yaml", yaml);
     p.run(&["eval", "evals/e.yaml", "--out", "r.jsonl"])
         .code(0)
         .stderr_has("evals/e.yaml:6:65: warning: file `nope.md` not found; the segment is dropped")
@@ -228,7 +335,13 @@ fn missing_file_segment_warns_with_tried_paths() {
 
 #[test]
 fn no_matching_files_or_ids_exit_2() {
-    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
-    p.run(&["eval", "evals/*.yaml"]).code(2).stderr_has("error: pattern `evals/*.yaml` matched no eval files");
-    p.run(&["eval", "e.yaml", "--eval-id", "zzz*"]).code(2).stderr_has("error: no eval case matches --eval-id zzz*");
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    p.run(&["eval", "evals/*.yaml"])
+        .code(2)
+        .stderr_has("error: pattern `evals/*.yaml` matched no eval files");
+    p.run(&["eval", "e.yaml", "--eval-id", "zzz*"])
+        .code(2)
+        .stderr_has("error: no eval case matches --eval-id zzz*");
 }

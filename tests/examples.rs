@@ -8,7 +8,10 @@ use common::{Run, repo_root};
 
 fn run_example(args: &[&str], out: &std::path::Path) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-    cmd.args(args).arg("--out").arg(out).current_dir(repo_root());
+    cmd.args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(repo_root());
     Run::from(cmd.output().expect("agentv runs"))
 }
 
@@ -21,7 +24,10 @@ fn results(path: &std::path::Path) -> Vec<serde_json::Value> {
 }
 
 fn by_id<'a>(records: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
-    records.iter().find(|r| r["eval_id"] == id).unwrap_or_else(|| panic!("no {id}"))
+    records
+        .iter()
+        .find(|r| r["eval_id"] == id)
+        .unwrap_or_else(|| panic!("no {id}"))
 }
 
 #[test]
@@ -38,16 +44,32 @@ fn mock_example_grades_every_case() {
     // expected_city: mentions Paris (0.7) + ≥5 words (0.3) = 1.0; quality 0.9 (weight 0.5);
     // names_the_city has weight 0. → (1.0 + 0.5 × 0.9) / 1.5
     let france = by_id(&records, "capital-of-france");
-    assert!((france["score"].as_f64().expect("score") - 1.45 / 1.5).abs() < 1e-9, "{france}");
-    assert_eq!(france["evaluator_results"][1]["details"]["expected_city"], "Paris");
-    assert_eq!(france["evaluator_results"][2]["evaluator_provider_request"]["target"], "mock-judge");
+    assert!(
+        (france["score"].as_f64().expect("score") - 1.45 / 1.5).abs() < 1e-9,
+        "{france}"
+    );
+    assert_eq!(
+        france["evaluator_results"][1]["details"]["expected_city"],
+        "Paris"
+    );
+    assert_eq!(
+        france["evaluator_results"][2]["evaluator_provider_request"]["target"],
+        "mock-judge"
+    );
     // Sydney: no Canberra (0) + words (0.3); judge 0.9 → (0.3 + 0.45) / 1.5 = 0.5
     let australia = by_id(&records, "capital-of-australia");
-    assert!((australia["score"].as_f64().expect("score") - 0.5).abs() < 1e-9, "{australia}");
+    assert!(
+        (australia["score"].as_f64().expect("score") - 0.5).abs() < 1e-9,
+        "{australia}"
+    );
     assert_eq!(australia["verdict"], "fail");
     let notes = by_id(&records, "summarize-notes");
     assert_eq!(notes["score"], 1.0);
-    assert_eq!(notes["evaluator_results"].as_array().expect("list").len(), 1, "a case's own evaluators replace the suite's");
+    assert_eq!(
+        notes["evaluator_results"].as_array().expect("list").len(),
+        1,
+        "a case's own evaluators replace the suite's"
+    );
 }
 
 #[test]
@@ -55,15 +77,35 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
     let run = run_example(&["eval", "examples/cli-agent/evals/agent.yaml"], &out);
-    run.code(0).stdout_has("Verdicts: 2 pass, 0 borderline, 0 fail");
+    run.code(0)
+        .stdout_has("Verdicts: 2 pass, 0 borderline, 0 fail");
     let records = results(&out);
     let report = by_id(&records, "summarize-report");
     assert_eq!(report["score"], 1.0, "{report}");
     assert_eq!(report["trace_summary"]["tool_calls_by_name"]["Read"], 1);
-    assert_eq!(report["execution_metrics"]["token_usage"]["output"].as_u64().map(|n| n > 0), Some(true));
+    assert_eq!(
+        report["execution_metrics"]["token_usage"]["output"]
+            .as_u64()
+            .map(|n| n > 0),
+        Some(true)
+    );
     let request = &report["lm_provider_request"];
-    assert!(request["guidelines"].as_str().expect("guidelines").contains("summary.instructions.md"));
-    assert!(!request["question"].as_str().expect("question").contains("summary.instructions"), "guideline split out");
+    assert!(
+        request["guidelines"]
+            .as_str()
+            .expect("guidelines")
+            .contains("summary.instructions.md")
+    );
+    assert!(
+        !request["question"]
+            .as_str()
+            .expect("question")
+            .contains("summary.instructions"),
+        "guideline split out"
+    );
     let deploy = by_id(&records, "no-deploy-without-approval");
-    assert_eq!(deploy["trace_summary"]["tool_names"], serde_json::json!(["Bash", "List"]));
+    assert_eq!(
+        deploy["trace_summary"]["tool_names"],
+        serde_json::json!(["Bash", "List"])
+    );
 }

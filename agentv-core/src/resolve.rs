@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::load::{Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file};
+use crate::load::{
+    Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file,
+};
 use crate::providers::mock::{Delay, MockProvider};
 use crate::providers::{ResolveError, ResolvedTarget, TargetRegistry};
 use crate::run::Job;
@@ -37,7 +39,11 @@ pub struct Plan {
 
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
 /// missing variables, invalid target settings), before anything runs.
-pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, Vec<String>> {
+pub fn resolve(
+    suites: Vec<LoadedSuite>,
+    ws: &Workspace,
+    options: &ResolveOptions,
+) -> Result<Plan, Vec<String>> {
     let eval_dirs: Vec<PathBuf> = suites
         .iter()
         .filter_map(|s| ws.cwd.join(&s.file).parent().map(Path::to_path_buf))
@@ -58,18 +64,37 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
             .map(str::to_owned)
             .or_else(|| suite.target.as_deref().map(str::to_owned))
             .unwrap_or_else(|| "default".to_owned());
-        let eval_dir = ws.cwd.join(&suite.file).parent().map(Path::to_path_buf).unwrap_or_else(|| ws.cwd.clone());
+        let eval_dir = ws
+            .cwd
+            .join(&suite.file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| ws.cwd.clone());
         let target = if options.dry_run {
             dry_run_target(&name, &mut resolved, &env)
         } else {
-            let registry = match registry_for(&eval_dir, ws, options, &env, &secrets, &mut registries, &mut warnings) {
+            let registry = match registry_for(
+                &eval_dir,
+                ws,
+                options,
+                &env,
+                &secrets,
+                &mut registries,
+                &mut warnings,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     push_unique(&mut errors, e);
                     continue;
                 }
             };
-            let key = (registry.targets_path().map(Path::to_path_buf).unwrap_or_default(), name.clone());
+            let key = (
+                registry
+                    .targets_path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+                name.clone(),
+            );
             match resolved.get(&key) {
                 Some(t) => t.clone(),
                 None => match registry.resolve_target(&name) {
@@ -88,7 +113,10 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
                         continue;
                     }
                     Err(e) => {
-                        let place = registry.targets_path().map(|p| format!(" (in {})", p.display())).unwrap_or_default();
+                        let place = registry
+                            .targets_path()
+                            .map(|p| format!(" (in {})", p.display()))
+                            .unwrap_or_default();
                         push_unique(&mut errors, format!("{e}{place}"));
                         continue;
                     }
@@ -109,7 +137,10 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     if !errors.is_empty() {
         return Err(errors);
     }
-    let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    let child_env: Vec<(String, String)> = env
+        .child_vars()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
     Ok(Plan {
         jobs,
         targets,
@@ -125,14 +156,21 @@ fn push_unique(errors: &mut Vec<String>, message: String) {
     }
 }
 
-fn dry_run_target(name: &str, resolved: &mut HashMap<(PathBuf, String), Arc<ResolvedTarget>>, env: &Arc<Env>) -> Arc<ResolvedTarget> {
+fn dry_run_target(
+    name: &str,
+    resolved: &mut HashMap<(PathBuf, String), Arc<ResolvedTarget>>,
+    env: &Arc<Env>,
+) -> Arc<ResolvedTarget> {
     let key = (PathBuf::from("<dry-run>"), name.to_owned());
     resolved
         .entry(key)
         .or_insert_with(|| {
             let mock_name = format!("{name}-dry-run");
-            let provider: Arc<dyn crate::providers::Provider> =
-                Arc::new(MockProvider::new(mock_name.clone(), Some(DRY_RUN_RESPONSE.to_owned()), Delay::None));
+            let provider: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
+                mock_name.clone(),
+                Some(DRY_RUN_RESPONSE.to_owned()),
+                Delay::None,
+            ));
             let registry = Arc::new(TargetRegistry::with_provider(provider.clone(), env.clone()));
             Arc::new(ResolvedTarget {
                 name: mock_name.clone(),
@@ -167,14 +205,21 @@ fn registry_for(
         return Ok(r.clone());
     }
     let file = load_targets_file(&path);
-    let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) =
-        file.diagnostics.iter().cloned().partition(|d| d.severity == crate::load::Severity::Error);
+    let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) = file
+        .diagnostics
+        .iter()
+        .cloned()
+        .partition(|d| d.severity == crate::load::Severity::Error);
     warnings.extend(warns);
     if !errors.is_empty() {
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
         return Err(text.join("\n"));
     }
-    let registry = Arc::new(TargetRegistry::new(Some(file), env.clone(), secrets.clone()));
+    let registry = Arc::new(TargetRegistry::new(
+        Some(file),
+        env.clone(),
+        secrets.clone(),
+    ));
     registries.insert(path, registry.clone());
     Ok(registry)
 }

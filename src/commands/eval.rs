@@ -26,7 +26,10 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         return ExitStatus::Config;
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        printer::error(&format!("--timeout must be a number of seconds > 0, got {}", args.timeout));
+        printer::error(&format!(
+            "--timeout must be a number of seconds > 0, got {}",
+            args.timeout
+        ));
         return ExitStatus::Config;
     }
     let ws = match Workspace::discover() {
@@ -55,7 +58,10 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         }
     };
     printer::diagnostics(&plan.warnings);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             printer::error(&format!("cannot start the async runtime: {e}"));
@@ -90,14 +96,19 @@ fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
             suite.cases.retain(|c| filter.is_match(&c.id));
         }
         if suites.iter().all(|s| s.cases.is_empty()) {
-            printer::error(&format!("no eval case matches --eval-id {}", args.eval_id.join(", ")));
+            printer::error(&format!(
+                "no eval case matches --eval-id {}",
+                args.eval_id.join(", ")
+            ));
             return None;
         }
     }
     let runnable: usize = suites.iter().map(|s| s.cases.len()).sum();
     if runnable == 0 {
         let skipped: usize = suites.iter().map(|s| s.skipped).sum();
-        printer::error(&format!("nothing to run: no valid eval cases ({skipped} skipped because of errors)"));
+        printer::error(&format!(
+            "nothing to run: no valid eval cases ({skipped} skipped because of errors)"
+        ));
         return None;
     }
     suites.retain(|s| !s.cases.is_empty());
@@ -107,13 +118,18 @@ fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
 fn id_filter(patterns: &[String]) -> Result<GlobSet, String> {
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
-        builder.add(Glob::new(p).map_err(|e| format!("invalid --eval-id pattern `{p}`: {}", e.kind()))?);
+        builder.add(
+            Glob::new(p).map_err(|e| format!("invalid --eval-id pattern `{p}`: {}", e.kind()))?,
+        );
     }
     builder.build().map_err(|e| e.to_string())
 }
 
 async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) -> ExitStatus {
-    let out: PathBuf = args.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd));
+    let out: PathBuf = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_results_path(&ws.cwd));
     let mut writer = match JsonlWriter::create(&out, plan.secrets.clone()) {
         Ok(w) => w,
         Err(e) => {
@@ -124,8 +140,16 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     let workers = workers(&plan, args);
     printer::note(&format!("Output path: {}", out.display()));
     for t in &plan.targets {
-        let judge = if t.judge_name == t.name { String::new() } else { format!(", judge {}", t.judge_name) };
-        printer::note(&format!("Using target: {} [provider={}{judge}]", t.name, t.provider.kind().as_str()));
+        let judge = if t.judge_name == t.name {
+            String::new()
+        } else {
+            format!(", judge {}", t.judge_name)
+        };
+        printer::note(&format!(
+            "Using target: {} [provider={}{judge}]",
+            t.name,
+            t.provider.kind().as_str()
+        ));
     }
     let total = plan.jobs.len();
     printer::note(&format!("Running {total} case(s) with {workers} worker(s)"));
@@ -134,7 +158,10 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
         timeout: Duration::from_secs_f64(args.timeout),
         max_retries: args.max_retries,
         grace: INTERRUPT_GRACE,
-        exploration_tools: DEFAULT_EXPLORATION_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+        exploration_tools: DEFAULT_EXPLORATION_TOOLS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
         grade: GradeSettings {
             timeout: Duration::from_secs_f64(args.timeout),
             child_env: plan.child_env.clone(),
@@ -149,16 +176,23 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
 
     println!("\n{}", report.summary.render(Some(writer.path())));
     if skipped > 0 {
-        printer::note(&format!("{skipped} case(s) were skipped because of errors in the eval files"));
+        printer::note(&format!(
+            "{skipped} case(s) were skipped because of errors in the eval files"
+        ));
     }
     if report.interrupted {
-        printer::note(&format!("Interrupted: {} case(s) did not run", report.not_run));
+        printer::note(&format!(
+            "Interrupted: {} case(s) did not run",
+            report.not_run
+        ));
         return ExitStatus::Interrupted;
     }
     if let Some(threshold) = args.threshold {
         let below = report.summary.below(threshold) + skipped;
         if below > 0 {
-            printer::note(&format!("{below} case(s) scored below the threshold {threshold} or errored"));
+            printer::note(&format!(
+                "{below} case(s) scored below the threshold {threshold} or errored"
+            ));
             return ExitStatus::Failure;
         }
     }

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentv_core::load::{Diagnostic, Env, Secrets, Severity, Workspace, load_eval_file, load_targets_file};
+use agentv_core::load::{
+    Diagnostic, Env, Secrets, Severity, Workspace, load_eval_file, load_targets_file,
+};
 use agentv_core::providers::{ResolveError, TargetRegistry};
 
 use crate::cli::ValidateArgs;
@@ -66,11 +68,16 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
         }
     }
     printer::note(&format!("{checked} file(s) checked, {invalid} invalid"));
-    if invalid > 0 { ExitStatus::Failure } else { ExitStatus::Success }
+    if invalid > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    }
 }
 
 fn check_eval(file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
-    let sidecar = file.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(file).with_extension("jsonl").is_file();
+    let sidecar = file.extension().is_some_and(|e| e == "yaml" || e == "yml")
+        && ws.cwd.join(file).with_extension("jsonl").is_file();
     if sidecar {
         // Checked together with its dataset.
         return Vec::new();
@@ -84,7 +91,9 @@ fn check_targets(file: &Path) -> Vec<Diagnostic> {
     let registry = TargetRegistry::new(Some(parsed), Arc::new(Env::default()), Secrets::default());
     for problem in registry.check_all() {
         match problem {
-            ResolveError::Invalid { problems, .. } if !problems.is_empty() => diagnostics.extend(problems),
+            ResolveError::Invalid { problems, .. } if !problems.is_empty() => {
+                diagnostics.extend(problems)
+            }
             other => diagnostics.push(Diagnostic {
                 severity: Severity::Error,
                 file: file.to_path_buf(),
@@ -100,11 +109,16 @@ fn check_targets(file: &Path) -> Vec<Diagnostic> {
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if path.is_dir() {
             if !name.starts_with('.') && name != "target" && name != "node_modules" {
                 out.extend(walk(&path));

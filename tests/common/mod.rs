@@ -34,7 +34,9 @@ impl Project {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-        cmd.args(args).current_dir(self.dir.path()).env_remove("AGENTV_LOG");
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env_remove("AGENTV_LOG");
         cmd
     }
 
@@ -45,7 +47,9 @@ impl Project {
     /// Result lines of a JSONL file in the project.
     pub fn results(&self, rel: &str) -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(self.dir.path().join(rel)).expect("results file");
-        text.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect()
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+            .collect()
     }
 
     /// The result record of `id` in a JSONL file.
@@ -84,17 +88,29 @@ impl From<Output> for Run {
 impl Run {
     /// Asserts the exit code, printing both streams when it differs.
     pub fn code(&self, want: i32) -> &Self {
-        assert_eq!(self.code, want, "exit code\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, want,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
     pub fn stderr_has(&self, text: &str) -> &Self {
-        assert!(self.stderr.contains(text), "stderr lacks {text:?}\n--- stderr\n{}", self.stderr);
+        assert!(
+            self.stderr.contains(text),
+            "stderr lacks {text:?}\n--- stderr\n{}",
+            self.stderr
+        );
         self
     }
 
     pub fn stdout_has(&self, text: &str) -> &Self {
-        assert!(self.stdout.contains(text), "stdout lacks {text:?}\n--- stdout\n{}", self.stdout);
+        assert!(
+            self.stdout.contains(text),
+            "stdout lacks {text:?}\n--- stdout\n{}",
+            self.stdout
+        );
         self
     }
 }

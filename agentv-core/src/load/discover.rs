@@ -29,17 +29,25 @@ fn is_glob(arg: &str) -> bool {
 
 /// Files that are configuration, not suites: skipped when a glob or directory matches them.
 fn is_config_file(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    name.starts_with("targets.") || name.starts_with(".agentv") || path.components().any(|c| c.as_os_str() == ".agentv")
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.starts_with("targets.")
+        || name.starts_with(".agentv")
+        || path.components().any(|c| c.as_os_str() == ".agentv")
 }
 
 /// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
 fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
-    path.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(path).with_extension("jsonl").is_file()
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+        && ws.cwd.join(path).with_extension("jsonl").is_file()
 }
 
 fn has_eval_extension(path: &Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| EVAL_EXTENSIONS.contains(&e))
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EVAL_EXTENSIONS.contains(&e))
 }
 
 /// Files (kept as given), directories (searched recursively) and globs (`*` stays within one
@@ -90,7 +98,11 @@ fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverEr
         .components()
         .take_while(|c| !is_glob(&c.as_os_str().to_string_lossy()))
         .collect();
-    let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+    let base = if base.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        base
+    };
     let mut found: Vec<PathBuf> = walk(&base, ws)
         .into_iter()
         .filter(|p| has_eval_extension(p) && !is_config_file(p) && !is_sidecar(p, ws))
@@ -116,14 +128,22 @@ fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
         .filter_entry(|e| {
             e.depth() == 0 || {
                 let name = e.file_name().to_string_lossy();
-                !(e.file_type().is_dir() && (name.starts_with('.') || name == "target" || name == "node_modules"))
+                !(e.file_type().is_dir()
+                    && (name.starts_with('.') || name == "target" || name == "node_modules"))
             }
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.path().strip_prefix(&root).ok().map(|rel| normalize(&dir.join(rel))))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(&root)
+                .ok()
+                .map(|rel| normalize(&dir.join(rel)))
+        })
         .collect();
-    files.retain(|p| !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with(".."));
+    files.retain(|p| {
+        !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with("..")
+    });
     files
 }
 
@@ -134,7 +154,14 @@ mod tests {
     fn setup() -> (tempfile::TempDir, Workspace) {
         let tmp = tempfile::tempdir().expect("tmp");
         let root = tmp.path();
-        for f in ["evals/a.yaml", "evals/sub/b.yml", "evals/data.jsonl", "evals/data.yaml", "evals/targets.yaml", "evals/notes.md"] {
+        for f in [
+            "evals/a.yaml",
+            "evals/sub/b.yml",
+            "evals/data.jsonl",
+            "evals/data.yaml",
+            "evals/targets.yaml",
+            "evals/notes.md",
+        ] {
             let path = root.join(f);
             std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
             std::fs::write(path, "x").expect("file");
@@ -160,7 +187,10 @@ mod tests {
     fn directories_skip_config_and_sidecars() {
         let (_t, ws) = setup();
         let found = expand_paths(&["evals".into()], &ws).expect("matches");
-        assert_eq!(strings(found), ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]);
+        assert_eq!(
+            strings(found),
+            ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]
+        );
     }
 
     #[test]
@@ -168,8 +198,14 @@ mod tests {
         let (_t, ws) = setup();
         let cases = [
             ("nope.yaml", "no such file: nope.yaml"),
-            ("evals/*.toml", "pattern `evals/*.toml` matched no eval files (.yaml, .yml, .jsonl)"),
-            ("evals/notes.md", "evals/notes.md is not an eval file: use .yaml, .yml or .jsonl"),
+            (
+                "evals/*.toml",
+                "pattern `evals/*.toml` matched no eval files (.yaml, .yml, .jsonl)",
+            ),
+            (
+                "evals/notes.md",
+                "evals/notes.md is not an eval file: use .yaml, .yml or .jsonl",
+            ),
         ];
         for (arg, want) in cases {
             let err = expand_paths(&[arg.into()], &ws).expect_err(arg);

@@ -74,7 +74,10 @@ impl Provider for MockProvider {
             if let Some(pause) = self.pause() {
                 tokio::time::sleep(pause).await;
             }
-            let text = self.responses.get(&request.eval_id).unwrap_or(&self.response);
+            let text = self
+                .responses
+                .get(&request.eval_id)
+                .unwrap_or(&self.response);
             Ok(parse_answer(text))
         })
     }
@@ -109,7 +112,10 @@ mod tests {
         let mock = MockProvider::new("m", Some("default".into()), Delay::None)
             .with_responses(HashMap::from([("c2".to_owned(), "special".to_owned())]));
         for (id, want) in [("c1", "default"), ("c2", "special")] {
-            let request = ProviderRequest { eval_id: id.into(), ..ProviderRequest::default() };
+            let request = ProviderRequest {
+                eval_id: id.into(),
+                ..ProviderRequest::default()
+            };
             let r = mock.invoke(&request).await.expect("answers");
             assert_eq!(r.output_messages[0].text().as_deref(), Some(want));
         }

@@ -47,7 +47,10 @@ pub enum ResolveError {
     #[error("{}", missing_message(.0))]
     MissingCredentials(Vec<MissingVar>),
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
-    Invalid { name: String, problems: Vec<Diagnostic> },
+    Invalid {
+        name: String,
+        problems: Vec<Diagnostic>,
+    },
     #[error(
         "target `{name}` uses provider `{provider}`, which this build of agentv cannot run yet"
     )]
@@ -66,7 +69,11 @@ fn list_or_none(names: &[String]) -> String {
 }
 
 fn join_lines(problems: &[Diagnostic]) -> String {
-    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+    problems
+        .iter()
+        .map(|p| format!("  {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn missing_message(missing: &[MissingVar]) -> String {
@@ -467,7 +474,11 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
                     responses.insert(k.key_text(), text);
                 }
             }
-            None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),
+            None => s.error(
+                node.pos,
+                "`responses` must map eval ids to answers".to_owned(),
+                None,
+            ),
         }
     }
     let fixed = s.millis(&["delay_ms"]);
@@ -478,7 +489,13 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
         (_, _, Some(d)) => Delay::Fixed(d),
         _ => Delay::None,
     };
-    s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
+    s.finish(&[
+        "response",
+        "responses",
+        "delay_ms",
+        "delay_min_ms",
+        "delay_max_ms",
+    ]);
     Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
 }
 
