@@ -84,7 +84,7 @@ pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
         skipped: 0,
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
-    match std::fs::read_to_string(path) {
+    match std::fs::read_to_string(&loader.file) {
         Err(e) => diags.error(Pos::default(), format!("cannot read eval file: {e}"), None),
         Ok(text) if is_jsonl => loader.load_jsonl(&text, &mut diags, &mut extra),
         Ok(text) => loader.load_yaml(&text, &mut diags),
@@ -602,5 +602,140 @@ fn reference_text(msg: &Message) -> String {
             .map(crate::model::pretty_json)
             .unwrap_or_default(),
         _ => crate::model::pretty_json(msg.to_json().get("content").unwrap_or(&Value::Null)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Segment;
+
+    fn load(files: &[(&str, &str)], eval: &str) -> (LoadedSuite, tempfile::TempDir) {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir(tmp.path().join(".git")).expect("git");
+        for (rel, text) in files {
+            let path = tmp.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+            std::fs::write(path, text).expect("write");
+        }
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        (load_eval_file(Path::new(eval), &ws), tmp)
+    }
+
+    fn errors(suite: &LoadedSuite) -> Vec<String> {
+        suite
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::load::Severity::Error)
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn derives_question_reference_and_splits_guidelines() {
+        let yaml = "evalcases:\n  - id: c\n    outcome: ok\n    input_messages:\n      - {role: system, content: Be brief.}\n      - role: user\n        content:\n          - {type: file, value: docs/style.instructions.md}\n          - {type: text, value: Review}\n          - {type: file, value: src/a.py}\n          - {type: image, url: x.png}\n    expected_messages:\n      - {role: assistant, content: {verdict: ok}}\n";
+        let (suite, _t) = load(
+            &[
+                ("evals/e.yaml", yaml),
+                ("docs/style.instructions.md", "Tabs.\r\n"),
+                ("src/a.py", "print(1)\r\n"),
+            ],
+            "evals/e.yaml",
+        );
+        assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+        let case = &suite.cases[0];
+        assert_eq!(case.expected_outcome, "ok", "`outcome` is an alias");
+        assert_eq!(case.question, "Be brief. Review");
+        assert_eq!(case.reference_answer, "{\n  \"verdict\": \"ok\"\n}");
+        assert_eq!(case.guidelines.len(), 1);
+        assert_eq!(&*case.guidelines[0].text, "Tabs.\n", "CRLF becomes LF");
+        assert_eq!(case.input_files.len(), 1);
+        assert!(case.input_files[0].ends_with("src/a.py"));
+        let Content::Segments(segs) = &case.input_messages[1].content else {
+            panic!("segments")
+        };
+        assert_eq!(
+            segs.len(),
+            3,
+            "guideline removed; text, file and other kept"
+        );
+        assert!(matches!(&segs[2], Segment::Other(v) if v["url"] == "x.png"));
+        assert_eq!(
+            case.raw_input_messages[1]["content"][0]["value"], "docs/style.instructions.md",
+            "raw input keeps file segments as written"
+        );
+        assert_eq!(&*case.dataset, "e");
+    }
+
+    #[test]
+    fn custom_guideline_patterns_from_agentv_yaml() {
+        let yaml = "evalcases:\n  - id: c\n    expected_outcome: x\n    input_messages:\n      - role: user\n        content: [{type: file, value: rules/r.md}, {type: text, value: go}]\n";
+        let (suite, _t) = load(
+            &[
+                ("e.yaml", yaml),
+                ("rules/r.md", "rule"),
+                (".agentv.yaml", "guideline_patterns: ['rules/*.md']\n"),
+            ],
+            "e.yaml",
+        );
+        assert_eq!(suite.cases[0].guidelines.len(), 1);
+        assert!(suite.cases[0].input_files.is_empty());
+    }
+
+    #[test]
+    fn evaluator_inheritance_follows_d2() {
+        let yaml = "execution:\n  target: t1\n  evaluators: [{name: kw, type: keywords, expected: [a]}]\nevalcases:\n  - {id: inherits, expected_outcome: x, input_messages: [{role: user, content: q}]}\n  - id: own\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{type: code, script: 'echo {}'}]\n";
+        let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
+        assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+        assert_eq!(suite.target.as_deref(), Some("t1"));
+        assert_eq!(suite.cases[0].evaluators[0].name, "kw");
+        let own = &suite.cases[1].evaluators[0];
+        assert_eq!(own.name, "code_judge", "name defaults to the type");
+        let EvaluatorKind::CodeJudge(spec) = &own.kind else {
+            panic!("code judge")
+        };
+        assert_eq!(spec.script, ["sh", "-c", "echo {}"]);
+        let (plain, _t) = load(
+            &[(
+                "e.yaml",
+                "evalcases:\n  - {id: a, expected_outcome: x, input_messages: [{role: user, content: q}]}\n",
+            )],
+            "e.yaml",
+        );
+        assert_eq!(
+            plain.cases[0].evaluators[0].kind.type_name(),
+            "llm_judge",
+            "no evaluators → llm_judge"
+        );
+    }
+
+    #[test]
+    fn every_error_of_a_file_is_reported_and_good_cases_kept() {
+        let yaml = "evalcases:\n  - id: ok\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n  - id: bad-weight\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{type: keywords, expected: [a], weight: -1}]\n  - id: no-traj\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{type: tool_trajectory, mode: in_order}]\n  - expected_outcome: x\n    input_messages: {role: user}\n";
+        let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
+        assert_eq!(suite.cases.len(), 1);
+        assert_eq!(suite.skipped, 3);
+        let errs = errors(&suite);
+        let want = [
+            "e.yaml:8:58: error: `weight` must be a number ≥ 0, found -1",
+            "e.yaml:12:18: error: tool_trajectory modes in_order and exact need `expected`",
+            "e.yaml:13:5: error: eval case is missing the required key `id`",
+            "e.yaml:14:21: error: `input_messages` must be a list, found a mapping",
+        ];
+        for (got, want) in errs.iter().zip(want) {
+            assert!(got.starts_with(want), "{got}\n  !=\n{want}");
+        }
+        assert_eq!(errs.len(), want.len(), "{errs:#?}");
+    }
+
+    #[test]
+    fn jsonl_lines_accept_short_forms() {
+        let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hello\", \"expected_output\": {\"k\": 1}}\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
+        assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+        let case = &suite.cases[0];
+        assert_eq!(case.question, "hello");
+        assert_eq!(case.input_messages[0].role, Role::User);
+        assert_eq!(case.reference_answer, "{\n  \"k\": 1\n}");
     }
 }

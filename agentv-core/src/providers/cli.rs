@@ -473,6 +473,62 @@ mod tests {
         );
     }
 
+    /// Serves one fixed HTTP status on 127.0.0.1 for every connection; returns the URL.
+    fn status_server(status: &'static str) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/health", listener.local_addr().expect("addr"));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                use std::io::{Read, Write};
+                let mut stream = stream;
+                let mut buf = [0u8; 1024];
+                let _ = stream.read(&mut buf);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn http_healthcheck_needs_a_2xx_answer() {
+        let ok = Healthcheck::Http {
+            url: status_server("200 OK"),
+            timeout: Duration::from_secs(5),
+        };
+        let p = provider("echo fine > {OUTPUT_FILE}", Some(ok));
+        assert!(p.invoke(&request("c", "q")).await.is_ok());
+        let url = status_server("503 Service Unavailable");
+        let down = Healthcheck::Http {
+            url: url.clone(),
+            timeout: Duration::from_secs(5),
+        };
+        let err = provider("echo fine > {OUTPUT_FILE}", Some(down))
+            .invoke(&request("c", "q"))
+            .await
+            .expect_err("unhealthy");
+        assert_eq!(
+            err.to_string(),
+            format!("CLI healthcheck failed for 'agent': GET {url} answered HTTP 503")
+        );
+    }
+
+    #[tokio::test]
+    async fn files_placeholder_uses_files_format() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("my notes.txt");
+        std::fs::write(&file, "x").expect("write");
+        let mut p = provider("printf '%s|' {FILES} > {OUTPUT_FILE}", None);
+        p.config.files_format = "--file={path}:{basename}".to_owned();
+        let mut req = request("c", "q");
+        req.input_files = vec![file.clone(), file.clone()];
+        let r = p.invoke(&req).await.expect("runs");
+        let want = format!("--file={}:my notes.txt|", file.display());
+        assert_eq!(r.output_messages[0].text().as_deref(), Some(want.as_str()));
+    }
+
     #[tokio::test]
     async fn batch_maps_answers_by_id_and_reports_missing_ones() {
         let script = r#"printf '{"id":"a","text":"A"}\n{"id":"b","text":"B"}\n' > {OUTPUT_FILE}"#;

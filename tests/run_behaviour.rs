@@ -1,0 +1,133 @@
+//! Run-level behaviour from the binary: interrupts, provider batching, concurrency.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Project, Run};
+
+fn cases(n: usize) -> String {
+    let mut yaml = String::from(
+        "execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n",
+    );
+    for i in 0..n {
+        yaml.push_str(&format!("  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"));
+    }
+    yaml
+}
+
+#[test]
+fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: sleep 1; echo done > {OUTPUT_FILE}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &cases(20));
+    let child = p
+        .command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let results = p.path().join("r.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&results)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 2
+    {
+        assert!(Instant::now() < deadline, "no results within 30s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let run = Run::from(child.wait_with_output().expect("exits"));
+    run.code(130)
+        .stderr_has("interrupted: no new cases will start")
+        .stderr_has("case(s) did not run")
+        .stdout_has("EVALUATION SUMMARY");
+    let written = p.results("r.jsonl");
+    assert!(
+        written.len() >= 2 && written.len() < 20,
+        "{} results",
+        written.len()
+    );
+    assert!(
+        written.iter().all(|r| r["score"] == 1.0),
+        "in-flight cases finished within the grace period"
+    );
+}
+
+#[test]
+fn provider_batching_runs_one_command_for_all_cases() {
+    let script = "#!/bin/sh\necho run >> calls\nfor i in 0 1 2; do echo \"{\\\"id\\\": \\\"c$i\\\", \\\"text\\\": \\\"done $i\\\"}\"; done > \"$1\"\n";
+    let targets = "targets:\n  - name: default\n    provider: cli\n    provider_batching: true\n    command_template: sh agent.sh {OUTPUT_FILE}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("agent.sh", script)
+        .file("e.yaml", &cases(3));
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stdout_has("Verdicts: 3 pass");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("calls"))
+            .expect("calls")
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(p.result("r.jsonl", "c2")["candidate_answer"], "done 2");
+}
+
+#[test]
+fn failed_batch_falls_back_to_per_case_calls() {
+    let script = "#!/bin/sh\necho \"$2\" >> calls\nif [ \"$2\" = batch ]; then exit 1; fi\necho \"done $2\" > \"$1\"\n";
+    let targets = "targets:\n  - name: default\n    provider: cli\n    provider_batching: true\n    command_template: sh agent.sh {OUTPUT_FILE} {EVAL_ID}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("agent.sh", script)
+        .file("e.yaml", &cases(2));
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stderr_has("warning: batch for `default` failed (command failed with exit code 1")
+        .stderr_has("running per case");
+    let mut calls: Vec<String> = std::fs::read_to_string(p.path().join("calls"))
+        .expect("calls")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    calls.sort();
+    assert_eq!(calls, ["batch", "c0", "c1"]);
+    assert_eq!(p.result("r.jsonl", "c1")["candidate_answer"], "done c1");
+}
+
+#[test]
+fn workers_bound_concurrency() {
+    // Each case records its start and end; with 3 workers at most 3 overlap.
+    let script = "#!/bin/sh\necho \"+ $(date +%s%N)\" >> log\nsleep 0.3\necho \"- $(date +%s%N)\" >> log\necho done > \"$1\"\n";
+    let targets = "targets:\n  - name: default\n    provider: cli\n    workers: 3\n    command_template: sh agent.sh {OUTPUT_FILE}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("agent.sh", script)
+        .file("e.yaml", &cases(9));
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stderr_has("with 3 worker(s)");
+    let mut events: Vec<(u128, i32)> = std::fs::read_to_string(p.path().join("log"))
+        .expect("log")
+        .lines()
+        .map(|l| {
+            let (sign, t) = l.split_once(' ').expect("entry");
+            (t.parse().expect("time"), if sign == "+" { 1 } else { -1 })
+        })
+        .collect();
+    events.sort();
+    let (mut running, mut peak) = (0, 0);
+    for (_, delta) in events {
+        running += delta;
+        peak = peak.max(running);
+    }
+    assert_eq!(peak, 3, "peak concurrency");
+}
