@@ -13,10 +13,7 @@ pub fn diagnostics(items: &[Diagnostic]) -> usize {
     for d in items {
         let _ = writeln!(err, "{d}");
     }
-    items
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count()
+    items.iter().filter(|d| d.severity == Severity::Error).count()
 }
 
 /// Prints a message to stderr.
@@ -45,13 +42,7 @@ impl Progress {
 }
 
 impl RunObserver for Progress {
-    fn case_finished(
-        &mut self,
-        record: &EvaluationRecord,
-        elapsed: Duration,
-        done: usize,
-        total: usize,
-    ) {
+    fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize) {
         let w = self.width;
         let secs = elapsed.as_secs_f64();
         let line = match &record.error {
@@ -79,11 +70,7 @@ impl RunObserver for Progress {
     }
 
     fn warning(&mut self, message: &str) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "warning: {}",
-            self.secrets.redact(message)
-        );
+        let _ = writeln!(std::io::stderr().lock(), "warning: {}", self.secrets.redact(message));
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {

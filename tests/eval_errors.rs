@@ -4,16 +4,15 @@ mod common;
 
 use common::{Project, mock_targets};
 
-const GOOD_CASE: &str = "  - id: good\n    expected_outcome: says hi\n    input_messages: [{role: user, content: hi}]\n";
+const GOOD_CASE: &str =
+    "  - id: good\n    expected_outcome: says hi\n    input_messages: [{role: user, content: hi}]\n";
 
 #[test]
 fn malformed_yaml_reports_file_line_column_and_exits_2() {
-    let p = Project::new()
-        .file("targets.yaml", &mock_targets("hi"))
-        .file(
-            "evals/bad.yaml",
-            "evalcases:\n  - id: a\n    expected_outcome: [unclosed\n",
-        );
+    let p = Project::new().file("targets.yaml", &mock_targets("hi")).file(
+        "evals/bad.yaml",
+        "evalcases:\n  - id: a\n    expected_outcome: [unclosed\n",
+    );
     p.run(&["eval", "evals/bad.yaml"])
         .code(2)
         .stderr_has("evals/bad.yaml:3:23: error: invalid YAML: unclosed bracket")
@@ -22,9 +21,8 @@ fn malformed_yaml_reports_file_line_column_and_exits_2() {
 
 #[test]
 fn case_missing_id_is_skipped_and_the_rest_run() {
-    let yaml = format!(
-        "evalcases:\n  - expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\n{GOOD_CASE}"
-    );
+    let yaml =
+        format!("evalcases:\n  - expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\n{GOOD_CASE}");
     let p = Project::new()
         .file("targets.yaml", &mock_targets("hi"))
         .file("e.yaml", &yaml);
@@ -46,9 +44,7 @@ fn unknown_keys_warn_with_position() {
         .file("e.yaml", yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
-        .stderr_has(
-            "e.yaml:3:5: warning: unknown key `expected_outcom` in an eval case; it is ignored",
-        );
+        .stderr_has("e.yaml:3:5: warning: unknown key `expected_outcom` in an eval case; it is ignored");
 }
 
 #[test]
@@ -74,8 +70,7 @@ fn missing_env_vars_are_listed_together_before_any_call() {
 
 #[test]
 fn dotenv_next_to_the_eval_file_supplies_variables() {
-    let targets =
-        "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_E2E_ANSWER }}\n";
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_E2E_ANSWER }}\n";
     let yaml = format!(
         "execution:\n  evaluators: [{{name: kw, type: keywords, expected: [from-dotenv]}}]\nevalcases:\n{GOOD_CASE}"
     );
@@ -99,9 +94,9 @@ fn unsupported_placeholder_is_rejected_at_load() {
     let p = Project::new()
         .file("targets.yaml", targets)
         .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
-    p.run(&["eval", "e.yaml"]).code(2).stderr_has(
-        "targets.yaml:4:23: error: unsupported placeholder {MODEL} in `command_template`",
-    );
+    p.run(&["eval", "e.yaml"])
+        .code(2)
+        .stderr_has("targets.yaml:4:23: error: unsupported placeholder {MODEL} in `command_template`");
 }
 
 fn judge_suite(script: &str, extra: &str) -> Project {
@@ -116,28 +111,19 @@ fn judge_suite(script: &str, extra: &str) -> Project {
 
 #[test]
 fn judge_that_crashes_scores_zero_with_error() {
-    let p = judge_suite(
-        "cat > /dev/null; echo 'boom: cannot grade' >&2; exit 3\n",
-        "",
-    );
+    let p = judge_suite("cat > /dev/null; echo 'boom: cannot grade' >&2; exit 3\n", "");
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
         .stdout_has("Total eval cases: 2");
     let r = p.result("r.jsonl", "good");
     let ev = &r["evaluator_results"][0];
     assert_eq!(ev["score"], 0.0);
-    assert_eq!(
-        ev["error"],
-        "code judge exited with code 3: boom: cannot grade"
-    );
+    assert_eq!(ev["error"], "code judge exited with code 3: boom: cannot grade");
     assert_eq!(
         ev["misses"][0],
         "Evaluator 'j' failed: code judge exited with code 3: boom: cannot grade"
     );
-    assert!(
-        r.get("error").is_none(),
-        "the target answered; only the grader failed"
-    );
+    assert!(r.get("error").is_none(), "the target answered; only the grader failed");
 }
 
 #[test]
@@ -156,8 +142,7 @@ fn judge_that_hangs_is_killed_with_its_children() {
     let script = "cat > /dev/null; sleep 300 & echo $! >> pids; sleep 300\n";
     let p = judge_suite(script, "      timeout_seconds: 1\n");
     let started = std::time::Instant::now();
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"])
-        .code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]).code(0);
     assert!(started.elapsed().as_secs() < 60);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["error"], "code judge timed out after 1s");
@@ -173,10 +158,7 @@ fn judge_that_hangs_is_killed_with_its_children() {
 
 #[test]
 fn judge_details_must_be_an_object() {
-    let p = judge_suite(
-        "cat > /dev/null; echo '{\"score\": 1, \"details\": \"text\"}'\n",
-        "",
-    );
+    let p = judge_suite("cat > /dev/null; echo '{\"score\": 1, \"details\": \"text\"}'\n", "");
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["score"], 0.0);
@@ -191,16 +173,11 @@ fn judge_details_must_be_an_object() {
 #[test]
 fn judge_receives_the_payload_and_config() {
     let script = "cat > payload.json; echo '{\"score\": 0.75, \"hits\": [\"ok\"], \"details\": {\"n\": 1}}'\n";
-    let p = judge_suite(
-        script,
-        "      threshold: 3\n      nestedKey: {keepCase: true}\n",
-    );
+    let p = judge_suite(script, "      threshold: 3\n      nestedKey: {keepCase: true}\n");
     p.run(&["eval", "e.yaml", "--eval-id", "good", "--out", "r.jsonl"])
         .code(0);
-    let payload: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(p.path().join("payload.json")).expect("payload"),
-    )
-    .expect("json");
+    let payload: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("payload.json")).expect("payload")).expect("json");
     for key in [
         "eval_id",
         "question",
@@ -238,17 +215,12 @@ fn provider_failure_is_an_error_record_and_others_continue() {
     let yaml = format!(
         "evalcases:\n{GOOD_CASE}  - id: bad\n    expected_outcome: x\n    input_messages: [{{role: user, content: q}}]\nexecution:\n  evaluators: [{{name: kw, type: keywords, expected: [fine]}}]\n"
     );
-    let p = Project::new()
-        .file("targets.yaml", targets)
-        .file("e.yaml", &yaml);
+    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
         .stdout_has("ERRORS (1)\n  ✘ bad: command failed with exit code 4: agent crashed");
     let bad = p.result("r.jsonl", "bad");
-    assert_eq!(
-        bad["error"],
-        "command failed with exit code 4: agent crashed"
-    );
+    assert_eq!(bad["error"], "command failed with exit code 4: agent crashed");
     assert_eq!(bad["score"], 0.0);
     assert_eq!(p.result("r.jsonl", "good")["score"], 1.0);
 }
@@ -256,12 +228,9 @@ fn provider_failure_is_an_error_record_and_others_continue() {
 #[test]
 fn provider_timeout_is_retried_and_the_attempt_recorded() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: if [ {ATTEMPT} = 1 ]; then sleep 5; fi; echo done > {OUTPUT_FILE}\n";
-    let yaml = format!(
-        "execution:\n  evaluators: [{{name: kw, type: keywords, expected: [done]}}]\nevalcases:\n{GOOD_CASE}"
-    );
-    let p = Project::new()
-        .file("targets.yaml", targets)
-        .file("e.yaml", &yaml);
+    let yaml =
+        format!("execution:\n  evaluators: [{{name: kw, type: keywords, expected: [done]}}]\nevalcases:\n{GOOD_CASE}");
+    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--timeout", "0.5"])
         .code(0);
     let r = p.result("r.jsonl", "good");
@@ -281,18 +250,21 @@ fn provider_timeout_is_retried_and_the_attempt_recorded() {
         "0",
     ])
     .code(0);
-    assert_eq!(
-        p.result("r2.jsonl", "good")["error"],
-        "timed out after 0.5s"
-    );
+    assert_eq!(p.result("r2.jsonl", "good")["error"], "timed out after 0.5s");
 }
 
 #[test]
 fn jsonl_dataset_with_sidecar_runs() {
     let p = Project::new()
         .file("targets.yaml", &mock_targets("The answer is 4."))
-        .file("data/set.jsonl", "{\"id\": \"add\", \"expected_outcome\": \"says 4\", \"input\": \"2+2?\"}\n\n{\"id\": \"bad\"\n")
-        .file("data/set.yaml", "dataset: arithmetic\nexecution:\n  evaluators: [{name: kw, type: keywords, expected: ['4']}]\n");
+        .file(
+            "data/set.jsonl",
+            "{\"id\": \"add\", \"expected_outcome\": \"says 4\", \"input\": \"2+2?\"}\n\n{\"id\": \"bad\"\n",
+        )
+        .file(
+            "data/set.yaml",
+            "dataset: arithmetic\nexecution:\n  evaluators: [{name: kw, type: keywords, expected: ['4']}]\n",
+        );
     p.run(&["eval", "data", "--out", "r.jsonl"])
         .code(0)
         .stderr_has("data/set.jsonl:3:")
@@ -311,10 +283,7 @@ fn dry_run_needs_no_targets_file() {
         .code(0)
         .stderr_has("Using target: default-dry-run [provider=mock]");
     let r = p.result("r.jsonl", "good");
-    assert_eq!(
-        r["candidate_answer"],
-        "{\"answer\":\"Mock dry-run response\"}"
-    );
+    assert_eq!(r["candidate_answer"], "{\"answer\":\"Mock dry-run response\"}");
     assert_eq!(
         r["evaluator_results"][0]["error"],
         "no valid JSON in judge reply: the object has no numeric `score`"

@@ -8,10 +8,7 @@ use common::{Run, repo_root};
 
 fn run_example(args: &[&str], out: &std::path::Path) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-    cmd.args(args)
-        .arg("--out")
-        .arg(out)
-        .current_dir(repo_root());
+    cmd.args(args).arg("--out").arg(out).current_dir(repo_root());
     Run::from(cmd.output().expect("agentv runs"))
 }
 
@@ -48,10 +45,7 @@ fn mock_example_grades_every_case() {
         (france["score"].as_f64().expect("score") - 1.45 / 1.5).abs() < 1e-9,
         "{france}"
     );
-    assert_eq!(
-        france["evaluator_results"][1]["details"]["expected_city"],
-        "Paris"
-    );
+    assert_eq!(france["evaluator_results"][1]["details"]["expected_city"], "Paris");
     assert_eq!(
         france["evaluator_results"][2]["evaluator_provider_request"]["target"],
         "mock-judge"
@@ -77,8 +71,7 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
     let run = run_example(&["eval", "examples/cli-agent/evals/agent.yaml"], &out);
-    run.code(0)
-        .stdout_has("Verdicts: 2 pass, 0 borderline, 0 fail");
+    run.code(0).stdout_has("Verdicts: 2 pass, 0 borderline, 0 fail");
     let records = results(&out);
     let report = by_id(&records, "summarize-report");
     assert_eq!(report["score"], 1.0, "{report}");
@@ -107,5 +100,68 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
     assert_eq!(
         deploy["trace_summary"]["tool_names"],
         serde_json::json!(["Bash", "List"])
+    );
+}
+
+/// Builds the Rust judge once so the suite's `cargo run` judges start at once.
+fn build_contextual_precision_judge() -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(["build", "--quiet", "--package", "contextual-precision-judge"])
+        .current_dir(repo_root())
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "judge builds");
+    std::path::Path::new(&cargo)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+#[test]
+fn contextual_precision_example_scores_the_worked_numbers() {
+    let cargo_dir = build_contextual_precision_judge();
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("r.jsonl");
+    let path = format!("{}:{}", cargo_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
+    cmd.args(["eval", "examples/contextual-precision/evals/retrieval.yaml", "--out"])
+        .arg(&out)
+        .env("PATH", path)
+        .current_dir(repo_root());
+    Run::from(cmd.output().expect("agentv runs")).code(0);
+    let records = results(&out);
+    for (id, want, calls) in [
+        ("refund-window", 0.8333, 3),
+        ("refund-method", 0.5833, 3),
+        ("store-hours", 0.0, 2),
+    ] {
+        let r = by_id(&records, id);
+        assert!((r["score"].as_f64().expect("score") - want).abs() < 1e-3, "{id}: {r}");
+        let evs = r["evaluator_results"].as_array().expect("results");
+        let batch = &evs[0];
+        assert_eq!(batch["details"]["mode"], "batch");
+        assert_eq!(batch["details"]["target_proxy"]["call_count"], 1, "{id}");
+        assert_eq!(batch["details"]["target_proxy"]["target_name"], "fake-judge-model");
+        let per_chunk = &evs[1];
+        assert!(
+            (per_chunk["score"].as_f64().expect("score") - want).abs() < 1e-3,
+            "{id} per chunk"
+        );
+        assert_eq!(per_chunk["details"]["target_proxy"]["call_count"], calls);
+        assert_eq!(per_chunk["details"]["target_proxy"]["batch_used"], true);
+        let python = &evs[2];
+        assert_eq!(python["score"], 1.0, "{python}");
+        assert_eq!(python["details"]["proxy_info"]["targetName"], "fake-judge-model");
+        assert_eq!(python["details"]["proxy_info"]["maxCalls"], 50);
+    }
+    let window = by_id(&records, "refund-window");
+    assert_eq!(
+        window["evaluator_results"][0]["reasoning"],
+        "CP = (1/1 + 2/3) / 2 = 0.833"
+    );
+    assert_eq!(
+        window["evaluator_results"][0]["details"]["verdicts"][1]["relevant"],
+        false
     );
 }

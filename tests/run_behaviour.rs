@@ -7,21 +7,21 @@ use std::time::{Duration, Instant};
 use common::{Project, Run};
 
 fn cases(n: usize) -> String {
-    let mut yaml = String::from(
-        "execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n",
-    );
+    let mut yaml =
+        String::from("execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n");
     for i in 0..n {
-        yaml.push_str(&format!("  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"));
+        yaml.push_str(&format!(
+            "  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"
+        ));
     }
     yaml
 }
 
 #[test]
 fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
-    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: sleep 1; echo done > {OUTPUT_FILE}\n";
-    let p = Project::new()
-        .file("targets.yaml", targets)
-        .file("e.yaml", &cases(20));
+    let targets =
+        "targets:\n  - name: default\n    provider: cli\n    command_template: sleep 1; echo done > {OUTPUT_FILE}\n";
+    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &cases(20));
     let child = p
         .command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"])
         .stdout(std::process::Stdio::piped())
@@ -49,11 +49,7 @@ fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
         .stderr_has("case(s) did not run")
         .stdout_has("EVALUATION SUMMARY");
     let written = p.results("r.jsonl");
-    assert!(
-        written.len() >= 2 && written.len() < 20,
-        "{} results",
-        written.len()
-    );
+    assert!(written.len() >= 2 && written.len() < 20, "{} results", written.len());
     assert!(
         written.iter().all(|r| r["score"] == 1.0),
         "in-flight cases finished within the grace period"
@@ -106,7 +102,8 @@ fn failed_batch_falls_back_to_per_case_calls() {
 #[test]
 fn workers_bound_concurrency() {
     // Each case records its start and end; with 3 workers at most 3 overlap.
-    let script = "#!/bin/sh\necho \"+ $(date +%s%N)\" >> log\nsleep 0.3\necho \"- $(date +%s%N)\" >> log\necho done > \"$1\"\n";
+    let script =
+        "#!/bin/sh\necho \"+ $(date +%s%N)\" >> log\nsleep 0.3\necho \"- $(date +%s%N)\" >> log\necho done > \"$1\"\n";
     let targets = "targets:\n  - name: default\n    provider: cli\n    workers: 3\n    command_template: sh agent.sh {OUTPUT_FILE}\n";
     let p = Project::new()
         .file("targets.yaml", targets)

@@ -15,23 +15,22 @@ fn reports_every_problem_in_every_file() {
         .file("targets.yaml", "targets:\n  - name: c\n    provider: cli\n    command_template: run {NOPE}\n");
     let run = p.run(&["validate", "evals", "targets.yaml"]);
     run.code(1)
-        .stderr_has(
-            "evals/a.yaml:2:5: error: eval case is missing the required key `expected_outcome`",
-        )
+        .stderr_has("evals/a.yaml:2:5: error: eval case is missing the required key `expected_outcome`")
         .stderr_has("evals/a.yaml:6:29: error: unknown message role `robot`")
         .stderr_has("evals/a.yaml:8:48: error: unknown tool_trajectory mode `sideways`")
         .stderr_has("✘ evals/a.yaml (3 error(s))")
         .stderr_has("✔ evals/b.yaml")
-        .stderr_has(
-            "targets.yaml:4:23: error: unsupported placeholder {NOPE} in `command_template`",
-        )
+        .stderr_has("targets.yaml:4:23: error: unsupported placeholder {NOPE} in `command_template`")
         .stderr_has("✘ targets.yaml (1 error(s))")
         .stderr_has("3 file(s) checked, 2 invalid");
 }
 
 #[test]
 fn valid_files_exit_0_and_missing_paths_exit_2() {
-    let p = Project::new().file("e.yaml", "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n");
+    let p = Project::new().file(
+        "e.yaml",
+        "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n",
+    );
     p.run(&["validate", "e.yaml"])
         .code(0)
         .stderr_has("1 file(s) checked, 0 invalid");
@@ -47,7 +46,5 @@ fn help_shows_examples() {
         .code(0)
         .stdout_has("Examples:")
         .stdout_has("--eval-id");
-    p.run(&["validate", "--help"])
-        .code(0)
-        .stdout_has("Examples:");
+    p.run(&["validate", "--help"]).code(0).stdout_has("Examples:");
 }

@@ -144,16 +144,8 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
         }
         _ => None,
     };
-    let stdout_task = group
-        .child
-        .stdout()
-        .take()
-        .map(|p| tokio::spawn(read_capped(p)));
-    let stderr_task = group
-        .child
-        .stderr()
-        .take()
-        .map(|p| tokio::spawn(read_capped(p)));
+    let stdout_task = group.child.stdout().take().map(|p| tokio::spawn(read_capped(p)));
+    let stderr_task = group.child.stderr().take().map(|p| tokio::spawn(read_capped(p)));
 
     let status = match tokio::time::timeout(spec.timeout, group.child.wait()).await {
         Ok(status) => status.map_err(io_error)?,
@@ -170,11 +162,7 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
     }
     let stdout = join_output(stdout_task).await;
     let stderr = join_output(stderr_task).await;
-    Ok(Finished {
-        status,
-        stdout,
-        stderr,
-    })
+    Ok(Finished { status, stdout, stderr })
 }
 
 async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Vec<u8> {
@@ -244,10 +232,7 @@ mod tests {
         let err = run(spec(&argv, None, 0.5)).await.expect_err("times out");
         assert!(matches!(err, ProcessError::TimedOut(_)), "{err}");
         let pid = std::fs::read_to_string(&marker).expect("pid written");
-        assert!(
-            !process_alive(pid.trim()),
-            "background child {pid} survived"
-        );
+        assert!(!process_alive(pid.trim()), "background child {pid} survived");
     }
 
     #[tokio::test]
@@ -259,10 +244,7 @@ mod tests {
         let out = run(spec(&argv, None, 10.0)).await.expect("runs");
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "done");
         let pid = std::fs::read_to_string(&marker).expect("pid written");
-        assert!(
-            !process_alive(pid.trim()),
-            "background child {pid} survived"
-        );
+        assert!(!process_alive(pid.trim()), "background child {pid} survived");
     }
 
     #[tokio::test]
@@ -270,8 +252,7 @@ mod tests {
         let argv = vec!["/nonexistent/agentv-judge".to_owned()];
         let err = run(spec(&argv, None, 1.0)).await.expect_err("fails");
         assert!(
-            err.to_string()
-                .starts_with("cannot start `/nonexistent/agentv-judge`"),
+            err.to_string().starts_with("cannot start `/nonexistent/agentv-judge`"),
             "{err}"
         );
     }

@@ -20,11 +20,7 @@ pub struct PromptInputs {
 /// Builds the prompt parts of `case` for a provider of `mode`.
 pub fn build(case: &EvalCase, mode: PromptMode) -> PromptInputs {
     let guidelines = guidelines_block(case);
-    let visible: Vec<&Message> = case
-        .input_messages
-        .iter()
-        .filter(|m| m.has_visible_content())
-        .collect();
+    let visible: Vec<&Message> = case.input_messages.iter().filter(|m| m.has_visible_content()).collect();
     let multi_turn = case
         .input_messages
         .iter()
@@ -87,11 +83,7 @@ pub fn render_content(message: &Message, mode: PromptMode) -> String {
             .filter_map(|s| match s {
                 Segment::Text(t) => Some(t.clone()),
                 Segment::File(f) => Some(match mode {
-                    PromptMode::Lm => format!(
-                        "<file path=\"{}\">\n{}\n</file>",
-                        f.value,
-                        f.text.trim_end()
-                    ),
+                    PromptMode::Lm => format!("<file path=\"{}\">\n{}\n</file>", f.value, f.text.trim_end()),
                     PromptMode::Agent => format!("<file: path=\"{}\">", f.path.display()),
                 }),
                 Segment::Other(_) => None,
@@ -104,14 +96,8 @@ pub fn render_content(message: &Message, mode: PromptMode) -> String {
 /// Leading system messages (plus guidelines) become one system message; later system and tool
 /// messages become assistant messages marked `@[System]:` / `@[Tool]:`.
 fn chat_prompt(messages: &[&Message], guidelines: &str, mode: PromptMode) -> Vec<ChatMessage> {
-    let leading = messages
-        .iter()
-        .take_while(|m| m.role == Role::System)
-        .count();
-    let mut system_parts: Vec<String> = messages[..leading]
-        .iter()
-        .map(|m| render_content(m, mode))
-        .collect();
+    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
+    let mut system_parts: Vec<String> = messages[..leading].iter().map(|m| render_content(m, mode)).collect();
     if !guidelines.is_empty() {
         system_parts.push(guidelines.to_owned());
     }
@@ -194,10 +180,7 @@ mod tests {
             ]),
         )]);
         let lm = build(&c, PromptMode::Lm);
-        assert_eq!(
-            lm.question,
-            "Review:\n\n<file path=\"a.py\">\nprint(1)\n</file>"
-        );
+        assert_eq!(lm.question, "Review:\n\n<file path=\"a.py\">\nprint(1)\n</file>");
         assert!(lm.chat_prompt.is_none());
         let agent = build(&c, PromptMode::Agent);
         assert_eq!(agent.question, "Review:\n\n<file: path=\"/repo/a.py\">");
@@ -212,8 +195,7 @@ mod tests {
             msg(Role::Tool, Content::Text("result".into())),
             msg(Role::User, Content::Text("Again".into())),
         ]);
-        c.guidelines
-            .push(file("style.instructions.md", "Use tabs."));
+        c.guidelines.push(file("style.instructions.md", "Use tabs."));
         let p = build(&c, PromptMode::Lm);
         assert_eq!(
             p.question,

@@ -5,9 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::load::{
-    Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file,
-};
+use crate::load::{Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file};
 use crate::providers::mock::{Delay, MockProvider};
 use crate::providers::{ResolveError, ResolvedTarget, TargetRegistry};
 use crate::run::Job;
@@ -39,11 +37,7 @@ pub struct Plan {
 
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
 /// missing variables, invalid target settings), before anything runs.
-pub fn resolve(
-    suites: Vec<LoadedSuite>,
-    ws: &Workspace,
-    options: &ResolveOptions,
-) -> Result<Plan, Vec<String>> {
+pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, Vec<String>> {
     let eval_dirs: Vec<PathBuf> = suites
         .iter()
         .filter_map(|s| ws.cwd.join(&s.file).parent().map(Path::to_path_buf))
@@ -73,15 +67,7 @@ pub fn resolve(
         let target = if options.dry_run {
             dry_run_target(&name, &mut resolved, &env)
         } else {
-            let registry = match registry_for(
-                &eval_dir,
-                ws,
-                options,
-                &env,
-                &secrets,
-                &mut registries,
-                &mut warnings,
-            ) {
+            let registry = match registry_for(&eval_dir, ws, options, &env, &secrets, &mut registries, &mut warnings) {
                 Ok(r) => r,
                 Err(e) => {
                     push_unique(&mut errors, e);
@@ -89,10 +75,7 @@ pub fn resolve(
                 }
             };
             let key = (
-                registry
-                    .targets_path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default(),
+                registry.targets_path().map(Path::to_path_buf).unwrap_or_default(),
                 name.clone(),
             );
             match resolved.get(&key) {
@@ -137,10 +120,7 @@ pub fn resolve(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let child_env: Vec<(String, String)> = env
-        .child_vars()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
     Ok(Plan {
         jobs,
         targets,
@@ -215,11 +195,7 @@ fn registry_for(
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
         return Err(text.join("\n"));
     }
-    let registry = Arc::new(TargetRegistry::new(
-        Some(file),
-        env.clone(),
-        secrets.clone(),
-    ));
+    let registry = Arc::new(TargetRegistry::new(Some(file), env.clone(), secrets.clone()));
     registries.insert(path, registry.clone());
     Ok(registry)
 }

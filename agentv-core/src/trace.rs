@@ -46,11 +46,7 @@ pub fn extract(messages: &[OutputMessage]) -> Vec<TraceEvent> {
 }
 
 /// Execution metrics of an answer, with the derived ratios.
-pub fn metrics(
-    response: &ProviderResponse,
-    summary: &TraceSummary,
-    exploration_tools: &[String],
-) -> ExecutionMetrics {
+pub fn metrics(response: &ProviderResponse, summary: &TraceSummary, exploration_tools: &[String]) -> ExecutionMetrics {
     let mut durations: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for call in response.output_messages.iter().flat_map(|m| &m.tool_calls) {
         if let Some(ms) = call.duration_ms.filter(|d| d.is_finite() && *d >= 0.0) {
@@ -61,11 +57,7 @@ pub fn metrics(
     let exploration = summary
         .tool_calls_by_name
         .iter()
-        .filter(|(name, _)| {
-            exploration_tools
-                .iter()
-                .any(|t| t.eq_ignore_ascii_case(name))
-        })
+        .filter(|(name, _)| exploration_tools.iter().any(|t| t.eq_ignore_ascii_case(name)))
         .map(|(_, n)| n)
         .sum::<usize>();
     ExecutionMetrics {
@@ -148,10 +140,7 @@ mod tests {
             call("Read", Some(3.0)),
         ]);
         let summary = TraceSummary::from_events(&extract(&r.output_messages));
-        let tools: Vec<String> = DEFAULT_EXPLORATION_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
+        let tools: Vec<String> = DEFAULT_EXPLORATION_TOOLS.iter().map(|s| (*s).to_owned()).collect();
         let m = metrics(&r, &summary, &tools);
         assert_eq!(m.exploration_ratio, Some(0.75));
         assert_eq!(m.tokens_per_tool, Some(10.0));
@@ -160,11 +149,7 @@ mod tests {
             m.tool_durations.as_ref().and_then(|d| d.get("Read")),
             Some(&vec![5.0, 3.0])
         );
-        let none = metrics(
-            &ProviderResponse::text("x"),
-            &TraceSummary::default(),
-            &tools,
-        );
+        let none = metrics(&ProviderResponse::text("x"), &TraceSummary::default(), &tools);
         assert_eq!((none.tokens_per_tool, none.exploration_ratio), (None, None));
     }
 }

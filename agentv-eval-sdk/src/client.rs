@@ -6,8 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::proxy::{
-    BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, PROXY_TOKEN_ENV,
-    PROXY_URL_ENV, ProxyInfo,
+    BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, PROXY_TOKEN_ENV, PROXY_URL_ENV, ProxyInfo,
 };
 
 /// Why a proxy call failed.
@@ -49,10 +48,13 @@ impl TargetClient {
     /// Reads the proxy address from the environment. `Ok(None)` when no proxy was configured for
     /// this judge; an error when the URL is set without a token.
     pub fn from_env() -> Result<Option<Self>, TargetError> {
-        let url = std::env::var(PROXY_URL_ENV).ok().filter(|v| !v.is_empty());
-        let token = std::env::var(PROXY_TOKEN_ENV)
-            .ok()
-            .filter(|v| !v.is_empty());
+        Self::from_vars(std::env::var(PROXY_URL_ENV).ok(), std::env::var(PROXY_TOKEN_ENV).ok())
+    }
+
+    /// [`TargetClient::from_env`] on explicit values; empty values count as unset.
+    pub fn from_vars(url: Option<String>, token: Option<String>) -> Result<Option<Self>, TargetError> {
+        let url = url.filter(|v| !v.is_empty());
+        let token = token.filter(|v| !v.is_empty());
         match (url, token) {
             (None, _) => Ok(None),
             (Some(_), None) => Err(TargetError::NotAvailable),
@@ -80,10 +82,7 @@ impl TargetClient {
 
     /// Asks several questions concurrently; each counts as one call against the budget. A batch
     /// that would exceed the budget is refused whole (HTTP 429).
-    pub fn invoke_batch(
-        &self,
-        requests: &[InvokeRequest],
-    ) -> Result<Vec<InvokeResponse>, TargetError> {
+    pub fn invoke_batch(&self, requests: &[InvokeRequest]) -> Result<Vec<InvokeResponse>, TargetError> {
         let body = BatchRequest {
             requests: requests.to_vec(),
         };
@@ -102,11 +101,7 @@ impl TargetClient {
         read_answer(response)
     }
 
-    fn post<B: Serialize, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, TargetError> {
+    fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, TargetError> {
         let response = self
             .agent
             .post(format!("{}{path}", self.base_url))
@@ -117,9 +112,7 @@ impl TargetClient {
     }
 }
 
-fn read_answer<T: DeserializeOwned>(
-    mut response: ureq::http::Response<ureq::Body>,
-) -> Result<T, TargetError> {
+fn read_answer<T: DeserializeOwned>(mut response: ureq::http::Response<ureq::Body>) -> Result<T, TargetError> {
     let status = response.status().as_u16();
     let text = response
         .body_mut()
@@ -137,6 +130,5 @@ fn read_answer<T: DeserializeOwned>(
             });
         return Err(TargetError::Status { status, message });
     }
-    serde_json::from_str(&text)
-        .map_err(|e| TargetError::Transport(format!("unexpected answer: {e}")))
+    serde_json::from_str(&text).map_err(|e| TargetError::Transport(format!("unexpected answer: {e}")))
 }

@@ -66,11 +66,7 @@ impl JudgeResult {
 
 /// Clamps a score to [0, 1]; NaN and infinities that are not +inf become 0.
 pub fn clamp_score(score: f64) -> f64 {
-    if score.is_nan() {
-        0.0
-    } else {
-        score.clamp(0.0, 1.0)
-    }
+    if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) }
 }
 
 #[cfg(test)]
@@ -79,24 +75,12 @@ mod tests {
 
     #[test]
     fn builder_clamps_and_collects() {
-        let r = JudgeResult::new(1.7)
-            .hit("a")
-            .miss("b")
-            .reasoning("r")
-            .detail("k", 3);
+        let r = JudgeResult::new(1.7).hit("a").miss("b").reasoning("r").detail("k", 3);
         assert_eq!(r.score, 1.0);
         assert_eq!(r.hits, ["a"]);
         assert_eq!(r.misses, ["b"]);
-        assert_eq!(
-            r.details.as_ref().and_then(|d| d.get("k")),
-            Some(&Value::from(3))
-        );
-        for (raw, want) in [
-            (f64::NAN, 0.0),
-            (-0.5, 0.0),
-            (0.25, 0.25),
-            (f64::INFINITY, 1.0),
-        ] {
+        assert_eq!(r.details.as_ref().and_then(|d| d.get("k")), Some(&Value::from(3)));
+        for (raw, want) in [(f64::NAN, 0.0), (-0.5, 0.0), (0.25, 0.25), (f64::INFINITY, 1.0)] {
             assert_eq!(clamp_score(raw), want);
         }
     }

@@ -100,10 +100,7 @@ pub fn read_payload() -> Result<CodeJudgePayload, PayloadError> {
 #[cfg(feature = "client")]
 pub fn run_judge<F>(judge: F) -> !
 where
-    F: FnOnce(
-        &CodeJudgePayload,
-        Option<&TargetClient>,
-    ) -> Result<JudgeResult, Box<dyn std::error::Error>>,
+    F: FnOnce(&CodeJudgePayload, Option<&TargetClient>) -> Result<JudgeResult, Box<dyn std::error::Error>>,
 {
     let outcome = (|| -> Result<JudgeResult, Box<dyn std::error::Error>> {
         let payload = read_payload()?;

@@ -46,17 +46,11 @@ impl OutputMessage {
 pub fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
-        Value::Array(parts)
-            if parts
-                .iter()
-                .all(|p| p.get("text").is_some_and(Value::is_string)) =>
-        {
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
+        Value::Array(parts) if parts.iter().all(|p| p.get("text").is_some_and(Value::is_string)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
         other => other.to_string(),
     }
 }

@@ -137,8 +137,7 @@ mod tests {
 
     #[test]
     fn timestamp_is_optional() {
-        let event: TraceEvent =
-            serde_json::from_value(json!({"type": "message", "text": "hi"})).expect("valid");
+        let event: TraceEvent = serde_json::from_value(json!({"type": "message", "text": "hi"})).expect("valid");
         assert!(event.timestamp.is_none());
         assert!(serde_json::from_value::<TraceEvent>(json!({"type": "bogus"})).is_err());
     }

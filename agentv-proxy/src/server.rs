@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use agentv_eval_sdk::proxy::MAX_BODY_BYTES;
-use agentv_eval_sdk::{
-    BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, ProxyInfo,
-};
+use agentv_eval_sdk::{BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, ProxyInfo};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -54,10 +52,7 @@ pub struct ProxyHandle {
 
 impl TargetProxy {
     /// Binds 127.0.0.1 on a free port with a fresh token and starts serving.
-    pub async fn start(
-        config: ProxyConfig,
-        invoker: SharedInvoker,
-    ) -> std::io::Result<ProxyHandle> {
+    pub async fn start(config: ProxyConfig, invoker: SharedInvoker) -> std::io::Result<ProxyHandle> {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(State {
@@ -172,12 +167,7 @@ fn json_reply(status: StatusCode, body: &impl serde::Serialize) -> Reply {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Reply {
-    json_reply(
-        status,
-        &ErrorBody {
-            error: message.into(),
-        },
-    )
+    json_reply(status, &ErrorBody { error: message.into() })
 }
 
 async fn handle(req: Request<Incoming>, state: &State) -> Reply {
@@ -201,14 +191,8 @@ async fn handle(req: Request<Incoming>, state: &State) -> Reply {
             Ok(body) => invoke_batch(&body, state).await,
             Err(reply) => reply,
         },
-        ("/info", _) => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method not allowed: use GET /info",
-        ),
-        ("/invoke" | "/invokeBatch", _) => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method not allowed: use POST",
-        ),
+        ("/info", _) => error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed: use GET /info"),
+        ("/invoke" | "/invokeBatch", _) => error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed: use POST"),
         (path, _) => error(
             StatusCode::NOT_FOUND,
             format!("Not found: {path} (routes: GET /info, POST /invoke, POST /invokeBatch)"),
@@ -217,11 +201,7 @@ async fn handle(req: Request<Incoming>, state: &State) -> Reply {
 }
 
 fn authorized(req: &Request<Incoming>, token: &str) -> bool {
-    let Some(value) = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(value) = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
         return false;
     };
     let Some(given) = value.strip_prefix("Bearer ") else {
@@ -241,24 +221,13 @@ fn info(state: &State) -> ProxyInfo {
 }
 
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, Reply> {
-    match Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
+    match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Request body exceeds {MAX_BODY_BYTES} bytes"),
-            ))
-        }
-        Err(e) => Err(error(
-            StatusCode::BAD_REQUEST,
-            format!("Cannot read request body: {e}"),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body exceeds {MAX_BODY_BYTES} bytes"),
         )),
+        Err(e) => Err(error(StatusCode::BAD_REQUEST, format!("Cannot read request body: {e}"))),
     }
 }
 
@@ -268,8 +237,7 @@ fn reserve(state: &State, n: u32) -> bool {
     state
         .calls
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-            used.checked_add(n)
-                .filter(|total| *total <= state.max_calls)
+            used.checked_add(n).filter(|total| *total <= state.max_calls)
         })
         .is_ok()
 }

@@ -58,10 +58,7 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         }
     };
     printer::diagnostics(&plan.warnings);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             printer::error(&format!("cannot start the async runtime: {e}"));
@@ -96,10 +93,7 @@ fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
             suite.cases.retain(|c| filter.is_match(&c.id));
         }
         if suites.iter().all(|s| s.cases.is_empty()) {
-            printer::error(&format!(
-                "no eval case matches --eval-id {}",
-                args.eval_id.join(", ")
-            ));
+            printer::error(&format!("no eval case matches --eval-id {}", args.eval_id.join(", ")));
             return None;
         }
     }
@@ -118,18 +112,13 @@ fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
 fn id_filter(patterns: &[String]) -> Result<GlobSet, String> {
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
-        builder.add(
-            Glob::new(p).map_err(|e| format!("invalid --eval-id pattern `{p}`: {}", e.kind()))?,
-        );
+        builder.add(Glob::new(p).map_err(|e| format!("invalid --eval-id pattern `{p}`: {}", e.kind()))?);
     }
     builder.build().map_err(|e| e.to_string())
 }
 
 async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) -> ExitStatus {
-    let out: PathBuf = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_results_path(&ws.cwd));
+    let out: PathBuf = args.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd));
     let mut writer = match JsonlWriter::create(&out, plan.secrets.clone()) {
         Ok(w) => w,
         Err(e) => {
@@ -158,10 +147,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
         timeout: Duration::from_secs_f64(args.timeout),
         max_retries: args.max_retries,
         grace: INTERRUPT_GRACE,
-        exploration_tools: DEFAULT_EXPLORATION_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
+        exploration_tools: DEFAULT_EXPLORATION_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
         grade: GradeSettings {
             timeout: Duration::from_secs_f64(args.timeout),
             child_env: plan.child_env.clone(),
@@ -181,10 +167,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
         ));
     }
     if report.interrupted {
-        printer::note(&format!(
-            "Interrupted: {} case(s) did not run",
-            report.not_run
-        ));
+        printer::note(&format!("Interrupted: {} case(s) did not run", report.not_run));
         return ExitStatus::Interrupted;
     }
     if let Some(threshold) = args.threshold {

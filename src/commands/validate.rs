@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentv_core::load::{
-    Diagnostic, Env, Secrets, Severity, Workspace, load_eval_file, load_targets_file,
-};
+use agentv_core::load::{Diagnostic, Env, Secrets, Severity, Workspace, load_eval_file, load_targets_file};
 use agentv_core::providers::{ResolveError, TargetRegistry};
 
 use crate::cli::ValidateArgs;
@@ -91,9 +89,7 @@ fn check_targets(file: &Path) -> Vec<Diagnostic> {
     let registry = TargetRegistry::new(Some(parsed), Arc::new(Env::default()), Secrets::default());
     for problem in registry.check_all() {
         match problem {
-            ResolveError::Invalid { problems, .. } if !problems.is_empty() => {
-                diagnostics.extend(problems)
-            }
+            ResolveError::Invalid { problems, .. } if !problems.is_empty() => diagnostics.extend(problems),
             other => diagnostics.push(Diagnostic {
                 severity: Severity::Error,
                 file: file.to_path_buf(),

@@ -34,9 +34,7 @@ impl Project {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-        cmd.args(args)
-            .current_dir(self.dir.path())
-            .env_remove("AGENTV_LOG");
+        cmd.args(args).current_dir(self.dir.path()).env_remove("AGENTV_LOG");
         cmd
     }
 

@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use agentv_eval_sdk::CodeJudgePayload;
-use agentv_eval_sdk::proxy::{
-    JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV,
-};
+use agentv_eval_sdk::proxy::{JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
@@ -27,24 +25,12 @@ pub fn payload(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> CodeJudgePayload 
         eval_id: case.id.clone(),
         question: case.question.clone(),
         expected_outcome: case.expected_outcome.clone(),
-        expected_messages: case
-            .expected_messages
-            .iter()
-            .map(Message::to_json)
-            .collect(),
+        expected_messages: case.expected_messages.iter().map(Message::to_json).collect(),
         reference_answer: case.reference_answer.clone(),
         candidate_answer: ctx.candidate_answer.to_owned(),
         output_messages: ctx.output_messages.to_vec(),
-        guideline_files: case
-            .guidelines
-            .iter()
-            .map(|g| g.path.display().to_string())
-            .collect(),
-        input_files: case
-            .input_files
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
+        guideline_files: case.guidelines.iter().map(|g| g.path.display().to_string()).collect(),
+        input_files: case.input_files.iter().map(|p| p.display().to_string()).collect(),
         input_messages: case.raw_input_messages.clone(),
         trace_summary: ctx.trace_summary.clone(),
         candidate_trace: ctx.trace.to_vec(),
@@ -62,19 +48,11 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
     let proxy = match spec.proxy {
         None => None,
         Some(budget) => {
-            let invoker = Arc::new(ProviderInvoker::new(
-                ctx.target,
-                ctx.case.id.clone(),
-                ctx.attempt,
-            ));
-            match agentv_proxy::TargetProxy::start(
-                agentv_proxy::ProxyConfig {
-                    max_calls: budget.max_calls,
-                },
-                invoker,
-            )
-            .await
-            {
+            let invoker = Arc::new(ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt));
+            let config = agentv_proxy::ProxyConfig {
+                max_calls: budget.max_calls,
+            };
+            match agentv_proxy::TargetProxy::start(config, invoker.clone()).await {
                 Ok(handle) => {
                     for (name, value) in [
                         (PROXY_URL_ENV, handle.url()),
@@ -84,7 +62,7 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
                     ] {
                         env.push((name.to_owned(), value.to_owned()));
                     }
-                    Some(handle)
+                    Some((handle, invoker))
                 }
                 Err(e) => return Grade::failed(format!("cannot start the target proxy: {e}")),
             }
@@ -101,13 +79,11 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
     })
     .await;
     let proxy_stats = match proxy {
-        Some(handle) => Some(handle.shutdown().await),
+        Some((handle, invoker)) => Some((handle.shutdown().await, invoker.usage())),
         None => None,
     };
     let mut grade = match outcome {
-        Err(ProcessError::TimedOut(d)) => {
-            Grade::failed(format!("code judge timed out after {}s", d.as_secs_f64()))
-        }
+        Err(ProcessError::TimedOut(d)) => Grade::failed(format!("code judge timed out after {}s", d.as_secs_f64())),
         Err(e) => Grade::failed(e.to_string()),
         Ok(done) if !done.status.success() => Grade::failed(format!(
             "code judge exited with code {}: {}",
@@ -117,13 +93,19 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout)),
     };
     let mut request = json!({ "script": spec.script, "cwd": spec.cwd.display().to_string() });
-    if let Some(stats) = proxy_stats {
-        let target = json!({
+    if let Some((stats, usage)) = proxy_stats {
+        let mut target = json!({
             "target_name": ctx.target.judge_name,
             "call_count": stats.call_count,
             "max_calls": stats.max_calls,
             "batch_used": stats.batch_used,
         });
+        if let Some(tokens) = usage.token_usage {
+            target["token_usage"] = json!(tokens);
+        }
+        if let Some(cost) = usage.cost_usd {
+            target["cost_usd"] = json!(cost);
+        }
         request["target_proxy"] = target.clone();
         grade
             .details
@@ -148,10 +130,7 @@ pub fn parse_output(stdout: &str) -> Grade {
         }
     };
     let Some(obj) = value.as_object() else {
-        return Grade::failed(format!(
-            "code judge output must be a JSON object, got {}",
-            kind(&value)
-        ));
+        return Grade::failed(format!("code judge output must be a JSON object, got {}", kind(&value)));
     };
     let Some(score) = obj.get("score").and_then(Value::as_f64) else {
         return Grade::failed("code judge output has no numeric `score`".to_owned());
@@ -184,10 +163,7 @@ pub fn parse_output(stdout: &str) -> Grade {
         score: agentv_eval_sdk::clamp_score(score),
         hits: strings("hits"),
         misses: strings("misses"),
-        reasoning: obj
-            .get("reasoning")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
         details,
         error: None,
         request: None,
@@ -232,18 +208,9 @@ mod tests {
                 "{\"score\": 1}\n{\"score\": 0}",
                 "code judge printed no valid JSON object on stdout",
             ),
-            (
-                "[1, 2]",
-                "code judge output must be a JSON object, got an array",
-            ),
-            (
-                r#"{"hits": []}"#,
-                "code judge output has no numeric `score`",
-            ),
-            (
-                r#"{"score": "high"}"#,
-                "code judge output has no numeric `score`",
-            ),
+            ("[1, 2]", "code judge output must be a JSON object, got an array"),
+            (r#"{"hits": []}"#, "code judge output has no numeric `score`"),
+            (r#"{"score": "high"}"#, "code judge output has no numeric `score`"),
             (
                 r#"{"score": 1, "details": [1]}"#,
                 "code judge `details` must be a JSON object, got an array",

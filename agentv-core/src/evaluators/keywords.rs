@@ -69,10 +69,7 @@ pub fn grade(spec: &KeywordsSpec, text: &str) -> Grade {
             .collect();
         details.insert("error_detected".into(), Value::from(!matched.is_empty()));
         if !matched.is_empty() {
-            misses.push(format!(
-                "answer looks like an error ({})",
-                matched.join(", ")
-            ));
+            misses.push(format!("answer looks like an error ({})", matched.join(", ")));
         }
     }
     Grade {
@@ -122,12 +119,7 @@ mod tests {
                 1.0,
             ),
             ("Paris", &["paris", "capital"], &["london", "berlin"], 0.5),
-            (
-                "Paris or London",
-                &["paris", "capital"],
-                &["london", "berlin"],
-                0.25,
-            ),
+            ("Paris or London", &["paris", "capital"], &["london", "berlin"], 0.25),
             ("nothing", &[], &["london"], 1.0),
         ];
         for (text, expected, forbidden, want) in cases {
@@ -148,15 +140,9 @@ mod tests {
         for text in texts {
             let g = grade(&spec(&["x"], &[]), &format!("x\n{text}"));
             assert_eq!(g.score, 1.0, "{text}");
-            assert_eq!(
-                g.details.as_ref().expect("details")["error_detected"],
-                true,
-                "{text}"
-            );
+            assert_eq!(g.details.as_ref().expect("details")["error_detected"], true, "{text}");
             assert!(
-                g.misses
-                    .iter()
-                    .any(|m| m.starts_with("answer looks like an error")),
+                g.misses.iter().any(|m| m.starts_with("answer looks like an error")),
                 "{text}"
             );
         }

@@ -76,10 +76,7 @@ pub fn check_template(template: &str, pos: Pos, diags: &mut Diagnostics) {
 pub fn substitute(template: &str, values: &HashMap<&str, String>) -> String {
     VARIABLE
         .replace_all(template, |cap: &regex::Captures<'_>| {
-            values
-                .get(&cap[1])
-                .cloned()
-                .unwrap_or_else(|| cap[0].to_owned())
+            values.get(&cap[1]).cloned().unwrap_or_else(|| cap[0].to_owned())
         })
         .into_owned()
 }
@@ -104,25 +101,14 @@ pub fn user_prompt(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> String {
         ("reference_answer", case.reference_answer.clone()),
         (
             "expected_messages",
-            pretty(
-                &case
-                    .expected_messages
-                    .iter()
-                    .map(Message::to_json)
-                    .collect::<Vec<_>>(),
-            ),
+            pretty(&case.expected_messages.iter().map(Message::to_json).collect::<Vec<_>>()),
         ),
         ("input_messages", pretty(&case.raw_input_messages)),
         ("output_messages", pretty(&ctx.output_messages)),
         ("trace_summary", pretty(ctx.trace_summary)),
     ]);
     let mut prompt = substitute(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), &values);
-    if spec.include_trace_summary
-        && !spec
-            .prompt
-            .as_deref()
-            .is_some_and(|p| p.contains("trace_summary"))
-    {
+    if spec.include_trace_summary && !spec.prompt.as_deref().is_some_and(|p| p.contains("trace_summary")) {
         prompt.push_str("\n\n[[ ## trace_summary ## ]]\n");
         prompt.push_str(&values["trace_summary"]);
     }
@@ -145,13 +131,9 @@ async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         "target": ctx.target.judge_name,
     });
     let mut grade = match ctx.target.judge.invoke(&request).await {
-        Err(e) => Grade::failed(format!(
-            "judge target `{}` failed: {e}",
-            ctx.target.judge_name
-        )),
+        Err(e) => Grade::failed(format!("judge target `{}` failed: {e}", ctx.target.judge_name)),
         Ok(response) => {
-            let reply =
-                agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
+            let reply = agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
             parse_reply(&reply)
         }
     };
@@ -186,10 +168,7 @@ pub fn parse_reply(reply: &str) -> Grade {
         score: agentv_eval_sdk::clamp_score(score),
         hits: items("hits"),
         misses: items("misses"),
-        reasoning: obj
-            .get("reasoning")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
         ..Grade::default()
     }
 }
@@ -248,25 +227,14 @@ mod tests {
     fn invalid_reply_scores_zero_with_error_and_no_items() {
         for reply in ["I think it is good.", r#"{"verdict": "pass"}"#] {
             let g = parse_reply(reply);
-            assert_eq!(
-                (g.score, g.hits.len(), g.misses.len()),
-                (0.0, 0, 0),
-                "{reply}"
-            );
-            assert!(
-                g.error
-                    .expect("error")
-                    .starts_with("no valid JSON in judge reply")
-            );
+            assert_eq!((g.score, g.hits.len(), g.misses.len()), (0.0, 0, 0), "{reply}");
+            assert!(g.error.expect("error").starts_with("no valid JSON in judge reply"));
         }
     }
 
     #[test]
     fn substitution_allows_inner_whitespace_and_keeps_unknown() {
-        let values = HashMap::from([
-            ("question", "Q".to_owned()),
-            ("candidate_answer", "A".to_owned()),
-        ]);
+        let values = HashMap::from([("question", "Q".to_owned()), ("candidate_answer", "A".to_owned())]);
         assert_eq!(
             substitute("{{question}} {{  candidate_answer  }} {{ nope }}", &values),
             "Q A {{ nope }}"

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use crate::load::Secrets;
 use crate::model::{
-    EvalCase, EvaluatorKind, EvaluatorResult, EvaluatorSpec, ExecutionMetrics, OutputMessage,
-    TraceEvent, TraceSummary, Verdict,
+    EvalCase, EvaluatorKind, EvaluatorResult, EvaluatorSpec, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary,
+    Verdict,
 };
 use crate::providers::ResolvedTarget;
 
@@ -160,8 +160,7 @@ mod tests {
             (&[], 0.0),
         ];
         for (inputs, want) in cases {
-            let results: Vec<EvaluatorResult> =
-                inputs.iter().map(|(s, w)| result(*s, *w)).collect();
+            let results: Vec<EvaluatorResult> = inputs.iter().map(|(s, w)| result(*s, *w)).collect();
             let got = aggregate(&results);
             assert!((got - want).abs() < 1e-12, "{inputs:?}: {got} != {want}");
         }

@@ -66,11 +66,7 @@ fn times(n: usize) -> &'static str {
 /// Fraction of minimums met.
 fn any_order(minimums: &[(String, u64)], calls: &[Call<'_>]) -> Grade {
     if minimums.is_empty() {
-        return Grade::scored(
-            1.0,
-            vec!["No tool requirements specified".to_owned()],
-            Vec::new(),
-        );
+        return Grade::scored(1.0, vec!["No tool requirements specified".to_owned()], Vec::new());
     }
     let (mut hits, mut misses) = (Vec::new(), Vec::new());
     for (tool, min) in minimums {
@@ -97,11 +93,7 @@ fn sequence(calls: &[Call<'_>]) -> String {
 /// All expected calls, in order, possibly with other calls between: 1.0, else 0.0.
 fn in_order(expected: &[ExpectedCall], calls: &[Call<'_>]) -> Grade {
     if expected.is_empty() {
-        return Grade::scored(
-            1.0,
-            vec!["No tool sequence specified".to_owned()],
-            Vec::new(),
-        );
+        return Grade::scored(1.0, vec!["No tool sequence specified".to_owned()], Vec::new());
     }
     let mut hits = Vec::new();
     let mut cursor = 0;
@@ -127,10 +119,7 @@ fn in_order(expected: &[ExpectedCall], calls: &[Call<'_>]) -> Grade {
                         want.tool,
                         describe_args(&want.args)
                     )
-                } else if calls[..cursor.min(calls.len())]
-                    .iter()
-                    .any(|c| c.tool == want.tool)
-                {
+                } else if calls[..cursor.min(calls.len())].iter().any(|c| c.tool == want.tool) {
                     format!(
                         "{} was only called before the previous expected step (out of order)",
                         want.tool
@@ -153,11 +142,7 @@ fn in_order(expected: &[ExpectedCall], calls: &[Call<'_>]) -> Grade {
 /// Exactly the expected calls in order: 1.0, else 0.0.
 fn exact(expected: &[ExpectedCall], calls: &[Call<'_>]) -> Grade {
     if expected.is_empty() && calls.is_empty() {
-        return Grade::scored(
-            1.0,
-            vec!["No tool sequence specified".to_owned()],
-            Vec::new(),
-        );
+        return Grade::scored(1.0, vec!["No tool sequence specified".to_owned()], Vec::new());
     }
     let (mut hits, mut misses) = (Vec::new(), Vec::new());
     for (i, want) in expected.iter().enumerate() {
@@ -171,12 +156,7 @@ fn exact(expected: &[ExpectedCall], calls: &[Call<'_>]) -> Grade {
                 want.tool,
                 describe_args(&want.args)
             )),
-            Some(c) => misses.push(format!(
-                "step {}: expected {}, got {}",
-                i + 1,
-                want.tool,
-                c.tool
-            )),
+            Some(c) => misses.push(format!("step {}: expected {}, got {}", i + 1, want.tool, c.tool)),
             None => misses.push(format!(
                 "step {}: expected {}, but there were only {} calls",
                 i + 1,
@@ -225,9 +205,7 @@ fn partial_match(expected: &Map<String, Value>, actual: &Map<String, Value>) -> 
 fn value_match(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => partial_match(e, a),
-        (Value::Array(e), Value::Array(a)) => {
-            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| deep_equal(x, y))
-        }
+        (Value::Array(e), Value::Array(a)) => e.len() == a.len() && e.iter().zip(a).all(|(x, y)| deep_equal(x, y)),
         _ => deep_equal(expected, actual),
     }
 }
@@ -235,13 +213,9 @@ fn value_match(expected: &Value, actual: &Value) -> bool {
 fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         _ => a == b,
     }
@@ -253,13 +227,7 @@ mod tests {
     use serde_json::json;
 
     fn calls<'a>(names: &[&'a str]) -> Vec<Call<'a>> {
-        names
-            .iter()
-            .map(|t| Call {
-                tool: t,
-                input: None,
-            })
-            .collect()
+        names.iter().map(|t| Call { tool: t, input: None }).collect()
     }
 
     fn expect(names: &[&str]) -> Vec<ExpectedCall> {
@@ -290,10 +258,7 @@ mod tests {
 
     #[test]
     fn spec_minimum_calls_met() {
-        let g = grade(
-            &mins(&[("semanticSearch", 3)]),
-            &calls(&["semanticSearch"; 3]),
-        );
+        let g = grade(&mins(&[("semanticSearch", 3)]), &calls(&["semanticSearch"; 3]));
         assert_eq!(g.score, 1.0);
         assert_eq!(g.hits, ["semanticSearch called 3 times (minimum: 3)"]);
     }
@@ -327,10 +292,7 @@ mod tests {
 
     #[test]
     fn spec_in_order_wrong_order_fails() {
-        let g = grade(
-            &seq(TrajectoryMode::InOrder, &["A", "B"]),
-            &calls(&["B", "A"]),
-        );
+        let g = grade(&seq(TrajectoryMode::InOrder, &["A", "B"]), &calls(&["B", "A"]));
         assert_eq!(g.score, 0.0);
         assert_eq!(
             g.misses,
@@ -378,9 +340,6 @@ mod tests {
             };
             assert_eq!(grade(&spec, &call).score, want, "{args}");
         }
-        assert_eq!(
-            grade(&seq(TrajectoryMode::Exact, &["search"]), &call).score,
-            1.0
-        );
+        assert_eq!(grade(&seq(TrajectoryMode::Exact, &["search"]), &call).score, 1.0);
     }
 }

@@ -82,10 +82,7 @@ impl Diagnostics {
 
     /// Number of errors so far (a checkpoint: compare before and after validating a case).
     pub fn error_count(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count()
+        self.items.iter().filter(|d| d.severity == Severity::Error).count()
     }
 
     pub fn into_vec(self) -> Vec<Diagnostic> {
@@ -142,11 +139,7 @@ impl<'a> Fields<'a> {
     /// The value of the first of `names` present (names are aliases, canonical first).
     pub fn take(&mut self, names: &[&str]) -> Option<&'a Node> {
         for name in names {
-            if let Some(i) = self
-                .entries
-                .iter()
-                .position(|(k, _)| k.as_str() == Some(name))
-            {
+            if let Some(i) = self.entries.iter().position(|(k, _)| k.as_str() == Some(name)) {
                 for (j, (k, _)) in self.entries.iter().enumerate() {
                     if names.contains(&k.as_str().unwrap_or_default()) {
                         self.used[j] = true;
@@ -163,18 +156,12 @@ impl<'a> Fields<'a> {
         let node = self.take(names)?;
         match &node.value {
             NodeValue::Str(s) => Some(s.clone()),
-            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => {
-                Some(node.to_json().to_string())
-            }
+            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => Some(node.to_json().to_string()),
             NodeValue::Null => None,
             _ => {
                 diags.error(
                     node.pos,
-                    format!(
-                        "`{}` must be a string, found {}",
-                        names[0],
-                        node.type_name()
-                    ),
+                    format!("`{}` must be a string, found {}", names[0], node.type_name()),
                     None,
                 );
                 None
@@ -183,12 +170,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required non-empty string; reports an error naming the field when missing.
-    pub fn required_string(
-        &mut self,
-        names: &[&str],
-        what: &str,
-        diags: &mut Diagnostics,
-    ) -> Option<String> {
+    pub fn required_string(&mut self, names: &[&str], what: &str, diags: &mut Diagnostics) -> Option<String> {
         match self.string(names, diags) {
             Some(s) if !s.trim().is_empty() => Some(s),
             Some(_) => {
@@ -217,11 +199,7 @@ impl<'a> Fields<'a> {
             _ => {
                 diags.error(
                     node.pos,
-                    format!(
-                        "`{}` must be a number ≥ 0, found {}",
-                        names[0],
-                        describe(node)
-                    ),
+                    format!("`{}` must be a number ≥ 0, found {}", names[0], describe(node)),
                     None,
                 );
                 None
@@ -237,11 +215,7 @@ impl<'a> Fields<'a> {
             None => {
                 diags.error(
                     node.pos,
-                    format!(
-                        "`{}` must be true or false, found {}",
-                        names[0],
-                        describe(node)
-                    ),
+                    format!("`{}` must be true or false, found {}", names[0], describe(node)),
                     None,
                 );
                 None
@@ -299,8 +273,7 @@ mod tests {
         let mut f = Fields::of(&node, "eval case", &mut diags).expect("map");
         assert_eq!(f.string(&["id"], &mut diags).as_deref(), Some("x"));
         assert_eq!(
-            f.string(&["expected_outcome", "outcome"], &mut diags)
-                .as_deref(),
+            f.string(&["expected_outcome", "outcome"], &mut diags).as_deref(),
             Some("y")
         );
         f.warn_unknown("eval case", &["id", "expected_outcome"], &mut diags);
@@ -316,10 +289,7 @@ mod tests {
         let node = parse_yaml("expected_outcome: y\n").expect("yaml");
         let mut diags = Diagnostics::new(Path::new("f.yaml"));
         let mut f = Fields::of(&node, "eval case", &mut diags).expect("map");
-        assert!(
-            f.required_string(&["id"], "eval case", &mut diags)
-                .is_none()
-        );
+        assert!(f.required_string(&["id"], "eval case", &mut diags).is_none());
         let all = diags.into_vec();
         assert_eq!(
             all[0].to_string(),

@@ -29,19 +29,13 @@ fn is_glob(arg: &str) -> bool {
 
 /// Files that are configuration, not suites: skipped when a glob or directory matches them.
 fn is_config_file(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    name.starts_with("targets.")
-        || name.starts_with(".agentv")
-        || path.components().any(|c| c.as_os_str() == ".agentv")
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.starts_with("targets.") || name.starts_with(".agentv") || path.components().any(|c| c.as_os_str() == ".agentv")
 }
 
 /// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
 fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
-    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-        && ws.cwd.join(path).with_extension("jsonl").is_file()
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(path).with_extension("jsonl").is_file()
 }
 
 fn has_eval_extension(path: &Path) -> bool {
@@ -128,22 +122,14 @@ fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
         .filter_entry(|e| {
             e.depth() == 0 || {
                 let name = e.file_name().to_string_lossy();
-                !(e.file_type().is_dir()
-                    && (name.starts_with('.') || name == "target" || name == "node_modules"))
+                !(e.file_type().is_dir() && (name.starts_with('.') || name == "target" || name == "node_modules"))
             }
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
-        .filter_map(|e| {
-            e.path()
-                .strip_prefix(&root)
-                .ok()
-                .map(|rel| normalize(&dir.join(rel)))
-        })
+        .filter_map(|e| e.path().strip_prefix(&root).ok().map(|rel| normalize(&dir.join(rel))))
         .collect();
-    files.retain(|p| {
-        !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with("..")
-    });
+    files.retain(|p| !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with(".."));
     files
 }
 
@@ -187,10 +173,7 @@ mod tests {
     fn directories_skip_config_and_sidecars() {
         let (_t, ws) = setup();
         let found = expand_paths(&["evals".into()], &ws).expect("matches");
-        assert_eq!(
-            strings(found),
-            ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]
-        );
+        assert_eq!(strings(found), ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]);
     }
 
     #[test]

@@ -74,11 +74,7 @@ impl Env {
                 }
                 Err(e) => {
                     let mut d = Diagnostics::new(file);
-                    d.warn(
-                        Pos::default(),
-                        format!("skipped a malformed .env line: {e}"),
-                        None,
-                    );
+                    d.warn(Pos::default(), format!("skipped a malformed .env line: {e}"), None);
                     diagnostics.extend(d.into_vec());
                 }
             }
@@ -170,22 +166,14 @@ mod tests {
         let root = tmp.path();
         std::fs::create_dir_all(root.join(".git")).expect("git");
         std::fs::create_dir_all(root.join("evals")).expect("dir");
-        std::fs::write(
-            root.join(".env"),
-            "AGENTV_T_A=outer\nAGENTV_T_B=outer\nPATH=nope\n",
-        )
-        .expect("env");
+        std::fs::write(root.join(".env"), "AGENTV_T_A=outer\nAGENTV_T_B=outer\nPATH=nope\n").expect("env");
         std::fs::write(root.join("evals/.env"), "AGENTV_T_A=inner\n").expect("env");
         let ws = Workspace::from_cwd(root.to_path_buf());
         let (env, diags) = Env::load(&[root.join("evals")], &ws);
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(env.get("AGENTV_T_A").as_deref(), Some("inner"));
         assert_eq!(env.get("AGENTV_T_B").as_deref(), Some("outer"));
-        assert_ne!(
-            env.get("PATH").as_deref(),
-            Some("nope"),
-            "the process environment wins"
-        );
+        assert_ne!(env.get("PATH").as_deref(), Some("nope"), "the process environment wins");
     }
 
     #[test]

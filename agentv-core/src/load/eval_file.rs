@@ -10,8 +10,7 @@ use super::evaluators::parse_evaluators;
 use super::node::{Node, NodeValue, Pos, parse_yaml};
 use super::paths::{GuidelineMatcher, Workspace};
 use crate::model::{
-    Content, EvalCase, EvaluatorKind, EvaluatorSpec, FileRef, LlmJudgeSpec, Message, Role, Segment,
-    SourceRef,
+    Content, EvalCase, EvaluatorKind, EvaluatorSpec, FileRef, LlmJudgeSpec, Message, Role, Segment, SourceRef,
 };
 
 const SUITE_KEYS: &[&str] = &[
@@ -51,19 +50,14 @@ pub struct LoadedSuite {
 impl LoadedSuite {
     /// True when the file has an error (a bad case or a broken file).
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == super::Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == super::Severity::Error)
     }
 }
 
 /// Loads one eval file. Never fails: problems become diagnostics, and good cases are kept.
 pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
     let file: Arc<Path> = Arc::from(super::paths::normalize(&ws.cwd.join(path)));
-    let dir = file
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| ws.cwd.clone());
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| ws.cwd.clone());
     let dataset: Arc<str> = Arc::from(
         file.file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -239,8 +233,7 @@ impl Loader<'_> {
     fn parse_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
         let mut f = Fields::of(node, "an eval case", diags)?;
         let id = f.required_string(&["id"], "eval case", diags);
-        let expected_outcome =
-            f.required_string(&["expected_outcome", "outcome"], "eval case", diags);
+        let expected_outcome = f.required_string(&["expected_outcome", "outcome"], "eval case", diags);
         let conversation_id = f.string(&["conversation_id"], diags);
         let _ = f.take(&["note"]);
 
@@ -294,10 +287,7 @@ impl Loader<'_> {
             .flat_map(Message::text_parts)
             .collect::<Vec<_>>()
             .join(" ");
-        let reference_answer = expected_messages
-            .last()
-            .map(reference_text)
-            .unwrap_or_default();
+        let reference_answer = expected_messages.last().map(reference_text).unwrap_or_default();
         Some(EvalCase {
             id: id?,
             dataset: self.dataset.clone(),
@@ -324,10 +314,7 @@ impl Loader<'_> {
         &self,
         f: &mut Fields<'_>,
         diags: &mut Diagnostics,
-    ) -> (
-        Option<(Vec<Message>, Vec<FileRef>, Vec<PathBuf>)>,
-        Vec<Value>,
-    ) {
+    ) -> (Option<(Vec<Message>, Vec<FileRef>, Vec<PathBuf>)>, Vec<Value>) {
         let node = match (f.take(&["input_messages"]), f.take(&["input"])) {
             (Some(node), _) => node,
             (None, Some(input)) if input.as_str().is_some() => {
@@ -353,10 +340,7 @@ impl Loader<'_> {
         let Some(items) = node.as_seq() else {
             diags.error(
                 node.pos,
-                format!(
-                    "`input_messages` must be a list, found {}",
-                    node.type_name()
-                ),
+                format!("`input_messages` must be a list, found {}", node.type_name()),
                 None,
             );
             return (None, Vec::new());
@@ -370,11 +354,7 @@ impl Loader<'_> {
             if let Some(mut msg) = self.message(item, diags) {
                 if let Content::Segments(segs) = &mut msg.content {
                     segs.retain(|seg| match seg {
-                        Segment::File(file)
-                            if self
-                                .guidelines
-                                .is_guideline(&self.ws.repo_relative(&file.path)) =>
-                        {
+                        Segment::File(file) if self.guidelines.is_guideline(&self.ws.repo_relative(&file.path)) => {
                             if !guidelines.iter().any(|g| g.path == file.path) {
                                 guidelines.push(file.clone());
                             }
@@ -403,28 +383,18 @@ impl Loader<'_> {
         (ok.then_some((messages, guidelines, files)), raw)
     }
 
-    fn expected_messages(
-        &self,
-        f: &mut Fields<'_>,
-        diags: &mut Diagnostics,
-    ) -> Option<Vec<Message>> {
+    fn expected_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Vec<Message>> {
         if let Some(node) = f.take(&["expected_messages"]) {
             let Some(items) = node.as_seq() else {
                 diags.error(
                     node.pos,
-                    format!(
-                        "`expected_messages` must be a list, found {}",
-                        node.type_name()
-                    ),
+                    format!("`expected_messages` must be a list, found {}", node.type_name()),
                     None,
                 );
                 return None;
             };
             let before = diags.error_count();
-            let messages: Vec<Message> = items
-                .iter()
-                .filter_map(|m| self.message(m, diags))
-                .collect();
+            let messages: Vec<Message> = items.iter().filter_map(|m| self.message(m, diags)).collect();
             return (diags.error_count() == before).then_some(messages);
         }
         if let Some(node) = f.take(&["expected_output"]) {
@@ -445,10 +415,7 @@ impl Loader<'_> {
     fn message(&self, node: &Node, diags: &mut Diagnostics) -> Option<Message> {
         let mut f = Fields::of(node, "a message", diags)?;
         let role_node = f.take(&["role"]);
-        let role = match role_node
-            .and_then(Node::as_str)
-            .map(|r| (r, Role::parse(r)))
-        {
+        let role = match role_node.and_then(Node::as_str).map(|r| (r, Role::parse(r))) {
             Some((_, Some(role))) => role,
             Some((text, None)) => {
                 diags.error(
@@ -470,19 +437,13 @@ impl Loader<'_> {
         let name = f.string(&["name"], diags);
         let tool_calls = f.take(&["tool_calls"]).map(Node::to_json);
         let content_node = f.take(&["content"]);
-        f.warn_unknown(
-            "a message",
-            &["role", "content", "name", "tool_calls"],
-            diags,
-        );
+        f.warn_unknown("a message", &["role", "content", "name", "tool_calls"], diags);
         let has_calls = tool_calls
             .as_ref()
             .and_then(Value::as_array)
             .is_some_and(|c| !c.is_empty());
         let content = match content_node.map(|n| (n, &n.value)) {
-            None | Some((_, NodeValue::Null)) if role == Role::Assistant && has_calls => {
-                Content::Empty
-            }
+            None | Some((_, NodeValue::Null)) if role == Role::Assistant && has_calls => Content::Empty,
             None | Some((_, NodeValue::Null)) => {
                 diags.error(
                     node.pos,
@@ -493,12 +454,9 @@ impl Loader<'_> {
             }
             Some((_, NodeValue::Str(s))) => Content::Text(s.clone()),
             Some((n, NodeValue::Map(_))) => Content::Json(n.to_json()),
-            Some((_, NodeValue::Seq(items))) => Content::Segments(
-                items
-                    .iter()
-                    .filter_map(|s| self.segment(s, diags))
-                    .collect(),
-            ),
+            Some((_, NodeValue::Seq(items))) => {
+                Content::Segments(items.iter().filter_map(|s| self.segment(s, diags)).collect())
+            }
             Some((n, _)) => Content::Text(n.to_json().to_string()),
         };
         Some(Message {
@@ -517,8 +475,7 @@ impl Loader<'_> {
         let value = node.get("value");
         match (kind, value) {
             (Some("text"), Some(v)) => Some(Segment::Text(
-                v.as_str()
-                    .map_or_else(|| v.to_json().to_string(), str::to_owned),
+                v.as_str().map_or_else(|| v.to_json().to_string(), str::to_owned),
             )),
             (Some("file"), Some(v)) => {
                 let Some(rel) = v.as_str() else {
@@ -654,11 +611,7 @@ mod tests {
         let Content::Segments(segs) = &case.input_messages[1].content else {
             panic!("segments")
         };
-        assert_eq!(
-            segs.len(),
-            3,
-            "guideline removed; text, file and other kept"
-        );
+        assert_eq!(segs.len(), 3, "guideline removed; text, file and other kept");
         assert!(matches!(&segs[2], Segment::Other(v) if v["url"] == "x.png"));
         assert_eq!(
             case.raw_input_messages[1]["content"][0]["value"], "docs/style.instructions.md",
@@ -730,7 +683,8 @@ mod tests {
 
     #[test]
     fn jsonl_lines_accept_short_forms() {
-        let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hello\", \"expected_output\": {\"k\": 1}}\n";
+        let jsonl =
+            "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hello\", \"expected_output\": {\"k\": 1}}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
         assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
         let case = &suite.cases[0];

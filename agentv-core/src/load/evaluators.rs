@@ -9,8 +9,8 @@ use super::diagnostics::{Diagnostics, Fields, describe};
 use super::node::{Node, NodeValue};
 use super::paths::Workspace;
 use crate::model::{
-    ArgsMatch, CodeJudgeSpec, EvaluatorKind, EvaluatorSpec, ExpectedCall, KeywordPattern,
-    KeywordsSpec, LlmJudgeSpec, ProxyBudget, TrajectoryMode, TrajectorySpec,
+    ArgsMatch, CodeJudgeSpec, EvaluatorKind, EvaluatorSpec, ExpectedCall, KeywordPattern, KeywordsSpec, LlmJudgeSpec,
+    ProxyBudget, TrajectoryMode, TrajectorySpec,
 };
 
 const TYPES: &str = "llm_judge, code_judge (alias code), tool_trajectory or keywords";
@@ -39,12 +39,7 @@ pub fn parse_evaluators(
     (diags.error_count() == before).then_some(specs)
 }
 
-fn parse_evaluator(
-    node: &Node,
-    ws: &Workspace,
-    eval_dir: &Path,
-    diags: &mut Diagnostics,
-) -> Option<EvaluatorSpec> {
+fn parse_evaluator(node: &Node, ws: &Workspace, eval_dir: &Path, diags: &mut Diagnostics) -> Option<EvaluatorSpec> {
     let mut f = Fields::of(node, "an evaluator", diags)?;
     let kind_name = f.required_string(&["type"], "evaluator", diags)?;
     let name = f.string(&["name"], diags);
@@ -68,49 +63,29 @@ fn parse_evaluator(
     Some(EvaluatorSpec { name, weight, kind })
 }
 
-fn llm_judge(
-    f: &mut Fields<'_>,
-    ws: &Workspace,
-    eval_dir: &Path,
-    diags: &mut Diagnostics,
-) -> LlmJudgeSpec {
+fn llm_judge(f: &mut Fields<'_>, ws: &Workspace, eval_dir: &Path, diags: &mut Diagnostics) -> LlmJudgeSpec {
     let mut spec = LlmJudgeSpec {
         include_trace_summary: f
             .boolean(&["include_trace_summary", "trace_summary"], diags)
             .unwrap_or(false),
         ..LlmJudgeSpec::default()
     };
-    let prompt_pos = f
-        .take(&["prompt", "prompt_path", "promptPath"])
-        .map(|n| n.pos);
-    if let (Some(prompt), Some(pos)) = (
-        f.string(&["prompt", "prompt_path", "promptPath"], diags),
-        prompt_pos,
-    ) {
-        let looks_like_path =
-            !prompt.contains('\n') && !prompt.contains("{{") && prompt.len() < 300;
+    let prompt_pos = f.take(&["prompt", "prompt_path", "promptPath"]).map(|n| n.pos);
+    if let (Some(prompt), Some(pos)) = (f.string(&["prompt", "prompt_path", "promptPath"], diags), prompt_pos) {
+        let looks_like_path = !prompt.contains('\n') && !prompt.contains("{{") && prompt.len() < 300;
         match looks_like_path.then(|| ws.resolve_file(&prompt, eval_dir)) {
             Some(Ok(path)) => match std::fs::read_to_string(&path) {
                 Ok(text) => {
                     spec.prompt = Some(text.replace("\r\n", "\n"));
                     spec.prompt_path = Some(path);
                 }
-                Err(e) => diags.error(
-                    pos,
-                    format!("cannot read prompt file {}: {e}", path.display()),
-                    None,
-                ),
+                Err(e) => diags.error(pos, format!("cannot read prompt file {}: {e}", path.display()), None),
             },
             Some(Err(_)) if prompt.ends_with(".md") || prompt.ends_with(".txt") => {
                 diags.warn(
                     pos,
-                    format!(
-                        "prompt file `{prompt}` not found; the text is used as an inline template"
-                    ),
-                    Some(
-                        "check the path (relative to the eval file or the repository root)"
-                            .to_owned(),
-                    ),
+                    format!("prompt file `{prompt}` not found; the text is used as an inline template"),
+                    Some("check the path (relative to the eval file or the repository root)".to_owned()),
                 );
                 spec.prompt = Some(prompt);
             }
@@ -128,21 +103,14 @@ fn llm_judge(
     spec
 }
 
-fn code_judge(
-    f: &mut Fields<'_>,
-    eval_dir: &Path,
-    diags: &mut Diagnostics,
-) -> Option<CodeJudgeSpec> {
+fn code_judge(f: &mut Fields<'_>, eval_dir: &Path, diags: &mut Diagnostics) -> Option<CodeJudgeSpec> {
     let pos = f.pos;
     let script = match f.take(&["script"]) {
         None => {
             diags.error(
                 pos,
                 "code_judge is missing the required key `script`",
-                Some(
-                    "add `script: [python3, judge.py]` (an argv list) or a shell command string"
-                        .to_owned(),
-                ),
+                Some("add `script: [python3, judge.py]` (an argv list) or a shell command string".to_owned()),
             );
             return None;
         }
@@ -155,10 +123,7 @@ fn code_judge(
                 let p = f.take(&["cwd"]).map_or(pos, |n| n.pos);
                 diags.error(
                     p,
-                    format!(
-                        "code_judge cwd `{dir}` is not a directory ({})",
-                        path.display()
-                    ),
+                    format!("code_judge cwd `{dir}` is not a directory ({})", path.display()),
                     None,
                 );
                 return None;
@@ -190,24 +155,17 @@ fn code_judge(
 
 fn parse_script(node: &Node, diags: &mut Diagnostics) -> Option<Vec<String>> {
     match &node.value {
-        NodeValue::Str(s) if !s.trim().is_empty() => {
-            Some(vec!["sh".into(), "-c".into(), s.clone()])
-        }
+        NodeValue::Str(s) if !s.trim().is_empty() => Some(vec!["sh".into(), "-c".into(), s.clone()]),
         NodeValue::Seq(items) if !items.is_empty() => {
             let mut argv = Vec::with_capacity(items.len());
             for item in items {
                 match &item.value {
                     NodeValue::Str(s) => argv.push(s.clone()),
-                    NodeValue::Int(_) | NodeValue::Float(_) => {
-                        argv.push(item.to_json().to_string())
-                    }
+                    NodeValue::Int(_) | NodeValue::Float(_) => argv.push(item.to_json().to_string()),
                     _ => {
                         diags.error(
                             item.pos,
-                            format!(
-                                "script arguments must be strings, found {}",
-                                item.type_name()
-                            ),
+                            format!("script arguments must be strings, found {}", item.type_name()),
                             None,
                         );
                         return None;
@@ -245,10 +203,7 @@ fn parse_proxy(node: &Node, diags: &mut Diagnostics) -> Option<Option<ProxyBudge
                     _ => {
                         diags.error(
                             n.pos,
-                            format!(
-                                "`max_calls` must be a whole number ≥ 0, found {}",
-                                describe(n)
-                            ),
+                            format!("`max_calls` must be a whole number ≥ 0, found {}", describe(n)),
                             None,
                         );
                         return None;
@@ -391,12 +346,8 @@ fn expected_call(node: &Node, diags: &mut Diagnostics) -> Option<ExpectedCall> {
 }
 
 fn keywords(f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<KeywordsSpec> {
-    let case_sensitive = f
-        .boolean(&["case_sensitive", "caseSensitive"], diags)
-        .unwrap_or(false);
-    let detect_errors = f
-        .boolean(&["detect_errors", "detectErrors"], diags)
-        .unwrap_or(true);
+    let case_sensitive = f.boolean(&["case_sensitive", "caseSensitive"], diags).unwrap_or(false);
+    let detect_errors = f.boolean(&["detect_errors", "detectErrors"], diags).unwrap_or(true);
     let before = diags.error_count();
     let expected = f
         .take(&["expected"])

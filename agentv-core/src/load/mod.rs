@@ -14,8 +14,7 @@ mod targets;
 
 pub use env::{Env, Secrets, env_reference};
 pub use targets::{
-    ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, find_targets_file, load_targets_file,
-    to_snake_case,
+    ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, find_targets_file, load_targets_file, to_snake_case,
 };
 mod discover;
 

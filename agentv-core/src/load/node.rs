@@ -121,17 +121,12 @@ impl Node {
             NodeValue::Null => Value::Null,
             NodeValue::Bool(b) => Value::Bool(*b),
             NodeValue::Int(i) => Value::from(*i),
-            NodeValue::Float(f) => {
-                serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
-            }
+            NodeValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
             NodeValue::Str(s) => Value::String(s.clone()),
             NodeValue::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
-            NodeValue::Map(entries) => Value::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.key_text(), v.to_json()))
-                    .collect(),
-            ),
+            NodeValue::Map(entries) => {
+                Value::Object(entries.iter().map(|(k, v)| (k.key_text(), v.to_json())).collect())
+            }
         }
     }
 
@@ -153,17 +148,10 @@ impl Node {
                 None => NodeValue::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             Value::String(s) => NodeValue::Str(s.clone()),
-            Value::Array(items) => {
-                NodeValue::Seq(items.iter().map(|i| Node::from_json(i, pos)).collect())
-            }
+            Value::Array(items) => NodeValue::Seq(items.iter().map(|i| Node::from_json(i, pos)).collect()),
             Value::Object(map) => NodeValue::Map(
                 map.iter()
-                    .map(|(k, v)| {
-                        (
-                            Node::new(NodeValue::Str(k.clone()), pos),
-                            Node::from_json(v, pos),
-                        )
-                    })
+                    .map(|(k, v)| (Node::new(NodeValue::Str(k.clone()), pos), Node::from_json(v, pos)))
                     .collect(),
             ),
         };

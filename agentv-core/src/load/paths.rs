@@ -58,10 +58,7 @@ impl Workspace {
     /// Search roots for files named in an eval file: its directory, the ancestors up to the
     /// repository root, the repository root, then the working directory (D1, reference 2.a).
     pub fn search_roots(&self, eval_dir: &Path) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = self
-            .ancestors_to_root(eval_dir)
-            .map(Path::to_path_buf)
-            .collect();
+        let mut roots: Vec<PathBuf> = self.ancestors_to_root(eval_dir).map(Path::to_path_buf).collect();
         for extra in [&self.repo_root, &self.cwd] {
             if !roots.contains(extra) {
                 roots.push(extra.clone());
@@ -174,10 +171,7 @@ impl GuidelineMatcher {
 }
 
 fn default_patterns() -> Vec<String> {
-    DEFAULT_GUIDELINE_PATTERNS
-        .iter()
-        .map(|p| (*p).to_owned())
-        .collect()
+    DEFAULT_GUIDELINE_PATTERNS.iter().map(|p| (*p).to_owned()).collect()
 }
 
 fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
@@ -190,19 +184,10 @@ fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
     };
     let list = root.get("guideline_patterns")?;
     let Some(items) = list.as_seq() else {
-        diags.error(
-            list.pos,
-            "`guideline_patterns` must be a list of globs",
-            None,
-        );
+        diags.error(list.pos, "`guideline_patterns` must be a list of globs", None);
         return None;
     };
-    Some(
-        items
-            .iter()
-            .filter_map(|n| n.as_str().map(str::to_owned))
-            .collect(),
-    )
+    Some(items.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
 }
 
 #[cfg(test)]
@@ -236,10 +221,7 @@ mod tests {
         std::fs::write(root.join("evals/local.txt"), "l").expect("file");
         let ws = Workspace::from_cwd(root.to_path_buf());
         let eval_dir = root.join("evals/sub");
-        assert_eq!(
-            ws.resolve_file("shared.txt", &eval_dir),
-            Ok(root.join("shared.txt"))
-        );
+        assert_eq!(ws.resolve_file("shared.txt", &eval_dir), Ok(root.join("shared.txt")));
         assert_eq!(
             ws.resolve_file("local.txt", &eval_dir),
             Ok(root.join("evals/local.txt"))

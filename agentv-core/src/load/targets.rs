@@ -112,19 +112,13 @@ impl TargetsFile {
     }
 
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == super::Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == super::Severity::Error)
     }
 }
 
 /// Finds the targets file: `explicit` (a file, or a directory holding one), else the first hit
 /// walking from `eval_dir` up to the repository root, then the working directory (D5).
-pub fn find_targets_file(
-    explicit: Option<&Path>,
-    eval_dir: &Path,
-    ws: &Workspace,
-) -> Result<PathBuf, Vec<PathBuf>> {
+pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspace) -> Result<PathBuf, Vec<PathBuf>> {
     if let Some(path) = explicit {
         let path = ws.cwd.join(path);
         if path.is_file() {
@@ -161,11 +155,7 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
     let file: Arc<Path> = Arc::from(path);
     let mut targets = Vec::new();
     match std::fs::read_to_string(path) {
-        Err(e) => diags.error(
-            Pos::default(),
-            format!("cannot read targets file: {e}"),
-            None,
-        ),
+        Err(e) => diags.error(Pos::default(), format!("cannot read targets file: {e}"), None),
         Ok(text) => match parse_yaml(&text) {
             Err(e) => diags.yaml_syntax(&e),
             Ok(root) => parse_root(&root, &file, &mut targets, &mut diags),
@@ -178,12 +168,7 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
     }
 }
 
-fn parse_root(
-    root: &Node,
-    file: &Arc<Path>,
-    targets: &mut Vec<TargetDef>,
-    diags: &mut Diagnostics,
-) {
+fn parse_root(root: &Node, file: &Arc<Path>, targets: &mut Vec<TargetDef>, diags: &mut Diagnostics) {
     let Some(mut f) = Fields::of(root, "a targets file", diags) else {
         return;
     };
@@ -231,10 +216,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
         diags.error(
             pos,
             format!("target `{name}` has unknown provider `{provider_name}`"),
-            Some(
-                "use openai, azure, anthropic, gemini, claude-code, codex, vscode, cli or mock"
-                    .to_owned(),
-            ),
+            Some("use openai, azure, anthropic, gemini, claude-code, codex, vscode, cli or mock".to_owned()),
         );
         return None;
     };
@@ -246,10 +228,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
             _ => {
                 diags.error(
                     n.pos,
-                    format!(
-                        "`workers` must be a whole number ≥ 1, found {}",
-                        describe(n)
-                    ),
+                    format!("`workers` must be a whole number ≥ 1, found {}", describe(n)),
                     None,
                 );
                 return None;

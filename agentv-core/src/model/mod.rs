@@ -4,12 +4,12 @@ mod case;
 mod evaluator;
 
 pub use agentv_eval_sdk::{
-    EvaluationRecord, EvaluatorResult, ExecutionMetrics, OutputMessage, TokenUsage, ToolCall,
-    TraceEvent, TraceEventKind, TraceSummary, Verdict,
+    EvaluationRecord, EvaluatorResult, ExecutionMetrics, OutputMessage, TokenUsage, ToolCall, TraceEvent,
+    TraceEventKind, TraceSummary, Verdict,
 };
 pub(crate) use case::pretty_json;
 pub use case::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};
 pub use evaluator::{
-    ArgsMatch, CodeJudgeSpec, EvaluatorKind, EvaluatorSpec, ExpectedCall, KeywordPattern,
-    KeywordsSpec, LlmJudgeSpec, ProxyBudget, TrajectoryMode, TrajectorySpec,
+    ArgsMatch, CodeJudgeSpec, EvaluatorKind, EvaluatorSpec, ExpectedCall, KeywordPattern, KeywordsSpec, LlmJudgeSpec,
+    ProxyBudget, TrajectoryMode, TrajectorySpec,
 };

@@ -77,9 +77,7 @@ fn from_structured(s: Structured, raw: Value) -> ProviderResponse {
         trace: s.trace,
         trace_ref: s.trace_ref.map(Into::into),
         token_usage,
-        cost_usd: s
-            .cost_usd
-            .and_then(|v| non_negative("cost_usd", &v, &mut warnings)),
+        cost_usd: s.cost_usd.and_then(|v| non_negative("cost_usd", &v, &mut warnings)),
         duration_ms: s
             .duration_ms
             .and_then(|v| non_negative("duration_ms", &v, &mut warnings)),
@@ -94,9 +92,7 @@ pub(crate) fn non_negative(name: &str, value: &Value, warnings: &mut Vec<String>
     match value.as_f64() {
         Some(v) if v.is_finite() && v >= 0.0 => Some(v),
         _ => {
-            warnings.push(format!(
-                "ignored invalid {name} {value}: metrics must be numbers ≥ 0"
-            ));
+            warnings.push(format!("ignored invalid {name} {value}: metrics must be numbers ≥ 0"));
             None
         }
     }
@@ -109,7 +105,9 @@ fn token_usage(value: &Value, warnings: &mut Vec<String>) -> Option<TokenUsage> 
             Some(v) => match v.as_u64() {
                 Some(n) => Some(Some(n)),
                 None => {
-                    warnings.push(format!("ignored invalid token_usage.{key} {v}: token counts must be whole numbers ≥ 0"));
+                    warnings.push(format!(
+                        "ignored invalid token_usage.{key} {v}: token counts must be whole numbers ≥ 0"
+                    ));
                     None
                 }
             },
@@ -119,11 +117,7 @@ fn token_usage(value: &Value, warnings: &mut Vec<String>) -> Option<TokenUsage> 
     let output = count("output", warnings)?;
     let cached = count("cached", warnings)?;
     match (input, output) {
-        (Some(input), Some(output)) => Some(TokenUsage {
-            input,
-            output,
-            cached,
-        }),
+        (Some(input), Some(output)) => Some(TokenUsage { input, output, cached }),
         _ => {
             warnings.push("ignored token_usage: `input` and `output` are required".to_owned());
             None
@@ -175,10 +169,7 @@ mod tests {
             r#"{"text": "ok", "cost_usd": -1, "duration_ms": "fast", "token_usage": {"input": -3, "output": 1}}"#,
         );
         assert_eq!(r.output_messages[0].text().as_deref(), Some("ok"));
-        assert_eq!(
-            (r.cost_usd, r.duration_ms, r.token_usage),
-            (None, None, None)
-        );
+        assert_eq!((r.cost_usd, r.duration_ms, r.token_usage), (None, None, None));
         assert_eq!(r.warnings.len(), 3, "{:?}", r.warnings);
     }
 }

@@ -10,9 +10,7 @@ use tokio::sync::OnceCell;
 
 use super::answer::parse_answer;
 use super::template::{render, shell_quote};
-use super::{
-    Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
-};
+use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::process::{self, ProcessError, ProcessSpec};
 
 /// Default command timeout when neither the target nor the run sets one.
@@ -83,9 +81,9 @@ impl CliProvider {
                 }
             })
             .await;
-        outcome.clone().map_err(|e| {
-            ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name))
-        })
+        outcome
+            .clone()
+            .map_err(|e| ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name)))
     }
 
     async fn probe(&self, check: &Healthcheck, default_cwd: &Path) -> Result<(), String> {
@@ -100,21 +98,11 @@ impl CliProvider {
                 if response.status().is_success() {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "GET {url} answered HTTP {}",
-                        response.status().as_u16()
-                    ))
+                    Err(format!("GET {url} answered HTTP {}", response.status().as_u16()))
                 }
             }
-            Healthcheck::Command {
-                template,
-                cwd,
-                timeout,
-            } => {
-                let values = HashMap::from([
-                    ("EVAL_ID", "healthcheck".to_owned()),
-                    ("ATTEMPT", "1".to_owned()),
-                ]);
+            Healthcheck::Command { template, cwd, timeout } => {
+                let values = HashMap::from([("EVAL_ID", "healthcheck".to_owned()), ("ATTEMPT", "1".to_owned())]);
                 let command = render(template, &values, &HashMap::new());
                 let cwd = cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
                 let argv = [String::from("sh"), String::from("-c"), command];
@@ -306,10 +294,7 @@ impl Provider for CliProvider {
                 return Ok(Vec::new());
             };
             self.ensure_healthy(first).await?;
-            let files: Vec<PathBuf> = requests
-                .iter()
-                .flat_map(|r| r.input_files.iter().cloned())
-                .collect();
+            let files: Vec<PathBuf> = requests.iter().flat_map(|r| r.input_files.iter().cloned()).collect();
             let cwd = self.cwd(first);
             let (text, elapsed_ms) = self
                 .run_command(Invocation {
@@ -358,20 +343,15 @@ fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, P
         if line.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            ProviderError::failed(format!("batch output line {}: invalid JSON: {e}", i + 1))
-        })?;
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| ProviderError::failed(format!("batch output line {}: invalid JSON: {e}", i + 1)))?;
         let id = value
             .get("id")
             .and_then(Value::as_str)
-            .ok_or_else(|| {
-                ProviderError::failed(format!("batch output line {}: missing string `id`", i + 1))
-            })?
+            .ok_or_else(|| ProviderError::failed(format!("batch output line {}: missing string `id`", i + 1)))?
             .to_owned();
         if by_id.contains_key(&id) {
-            return Err(ProviderError::failed(format!(
-                "batch output has id '{id}' twice"
-            )));
+            return Err(ProviderError::failed(format!("batch output has id '{id}' twice")));
         }
         by_id.insert(id, parse_answer(line));
     }
@@ -393,10 +373,7 @@ mod tests {
                 healthcheck,
                 keep_temp_files: false,
             },
-            Arc::from(vec![(
-                "AGENTV_CLI_TEST_VAR".to_owned(),
-                "from-dotenv".to_owned(),
-            )]),
+            Arc::from(vec![("AGENTV_CLI_TEST_VAR".to_owned(), "from-dotenv".to_owned())]),
         )
     }
 
@@ -415,10 +392,7 @@ mod tests {
             "printf '%s / %s / %s' {PROMPT} {EVAL_ID} \"$AGENTV_CLI_TEST_VAR\" > {OUTPUT_FILE}",
             None,
         );
-        let r = p
-            .invoke(&request("c-1", "it's a test"))
-            .await
-            .expect("runs");
+        let r = p.invoke(&request("c-1", "it's a test")).await.expect("runs");
         assert_eq!(
             r.output_messages[0].text().as_deref(),
             Some("it's a test / c-1 / from-dotenv")
@@ -430,20 +404,14 @@ mod tests {
     async fn non_zero_exit_reports_code_and_stderr() {
         let p = provider("echo 'model exploded' >&2; exit 7", None);
         let err = p.invoke(&request("c", "q")).await.expect_err("fails");
-        assert_eq!(
-            err.to_string(),
-            "command failed with exit code 7: model exploded"
-        );
+        assert_eq!(err.to_string(), "command failed with exit code 7: model exploded");
     }
 
     #[tokio::test]
     async fn missing_output_file_is_an_error() {
         let p = provider("true", None);
         let err = p.invoke(&request("c", "q")).await.expect_err("fails");
-        assert!(
-            err.to_string().starts_with("Failed to read output file"),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("Failed to read output file"), "{err}");
     }
 
     #[tokio::test]
@@ -464,13 +432,7 @@ mod tests {
                 "{err}"
             );
         }
-        assert_eq!(
-            std::fs::read_to_string(&counter)
-                .expect("ran")
-                .lines()
-                .count(),
-            1
-        );
+        assert_eq!(std::fs::read_to_string(&counter).expect("ran").lines().count(), 1);
     }
 
     /// Serves one fixed HTTP status on 127.0.0.1 for every connection; returns the URL.

@@ -6,9 +6,7 @@ use std::time::Duration;
 use rand::RngExt;
 use serde_json::{Value, json};
 
-use super::{
-    Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer,
-};
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
 
 /// The answer when none is configured.
 pub const DEFAULT_RESPONSE: &str =
@@ -74,10 +72,7 @@ impl Provider for MockProvider {
             if let Some(pause) = self.pause() {
                 tokio::time::sleep(pause).await;
             }
-            let text = self
-                .responses
-                .get(&request.eval_id)
-                .unwrap_or(&self.response);
+            let text = self.responses.get(&request.eval_id).unwrap_or(&self.response);
             Ok(parse_answer(text))
         })
     }
@@ -93,16 +88,9 @@ mod tests {
 
     #[tokio::test]
     async fn answers_with_the_configured_text_after_the_delay() {
-        let mock = MockProvider::new(
-            "m",
-            Some("hi".into()),
-            Delay::Fixed(Duration::from_millis(30)),
-        );
+        let mock = MockProvider::new("m", Some("hi".into()), Delay::Fixed(Duration::from_millis(30)));
         let start = std::time::Instant::now();
-        let r = mock
-            .invoke(&ProviderRequest::default())
-            .await
-            .expect("answers");
+        let r = mock.invoke(&ProviderRequest::default()).await.expect("answers");
         assert!(start.elapsed() >= Duration::from_millis(30));
         assert_eq!(r.output_messages[0].text().as_deref(), Some("hi"));
     }

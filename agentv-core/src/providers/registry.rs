@@ -12,18 +12,10 @@ use super::mock::{Delay, MockProvider};
 use super::template::check_template;
 use super::{Provider, ProviderKind};
 use crate::load::node::{Node, NodeValue, Pos};
-use crate::load::{
-    Diagnostic, Diagnostics, Env, Fields, Secrets, TargetDef, TargetsFile, describe, env_reference,
-};
+use crate::load::{Diagnostic, Diagnostics, Env, Fields, Secrets, TargetDef, TargetsFile, describe, env_reference};
 
 /// Keys every target may have; provider settings are the rest.
-const COMMON_KEYS: &[&str] = &[
-    "name",
-    "provider",
-    "judge_target",
-    "workers",
-    "provider_batching",
-];
+const COMMON_KEYS: &[&str] = &["name", "provider", "judge_target", "workers", "provider_batching"];
 
 /// A `${{ VAR }}` a target needs but the environment lacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,28 +28,14 @@ pub struct MissingVar {
 /// Why a target cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ResolveError {
-    #[error(
-        "unknown target `{name}`; available targets: {}",
-        list_or_none(available)
-    )]
-    Unknown {
-        name: String,
-        available: Vec<String>,
-    },
+    #[error("unknown target `{name}`; available targets: {}", list_or_none(available))]
+    Unknown { name: String, available: Vec<String> },
     #[error("{}", missing_message(.0))]
     MissingCredentials(Vec<MissingVar>),
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
-    Invalid {
-        name: String,
-        problems: Vec<Diagnostic>,
-    },
-    #[error(
-        "target `{name}` uses provider `{provider}`, which this build of agentv cannot run yet"
-    )]
-    Unsupported {
-        name: String,
-        provider: &'static str,
-    },
+    Invalid { name: String, problems: Vec<Diagnostic> },
+    #[error("target `{name}` uses provider `{provider}`, which this build of agentv cannot run yet")]
+    Unsupported { name: String, provider: &'static str },
 }
 
 fn list_or_none(names: &[String]) -> String {
@@ -69,22 +47,13 @@ fn list_or_none(names: &[String]) -> String {
 }
 
 fn join_lines(problems: &[Diagnostic]) -> String {
-    problems
-        .iter()
-        .map(|p| format!("  {p}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
 }
 
 fn missing_message(missing: &[MissingVar]) -> String {
     let lines: Vec<String> = missing
         .iter()
-        .map(|m| {
-            format!(
-                "  {} (target `{}`, setting `{}`)",
-                m.var, m.target, m.setting
-            )
-        })
+        .map(|m| format!("  {} (target `{}`, setting `{}`)", m.var, m.target, m.setting))
         .collect();
     format!(
         "missing environment variables:\n{}\nset them in the environment or in a .env file next to the eval file",
@@ -127,10 +96,7 @@ pub struct TargetRegistry {
 
 impl TargetRegistry {
     pub fn new(file: Option<TargetsFile>, env: Arc<Env>, secrets: Secrets) -> Self {
-        let child_env: Vec<(String, String)> = env
-            .child_vars()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
+        let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
         Self {
             file,
             env,
@@ -165,11 +131,7 @@ impl TargetRegistry {
 
     /// Target names a caller may pick from.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .file
-            .as_ref()
-            .map(TargetsFile::names)
-            .unwrap_or_default();
+        let mut names: Vec<String> = self.file.as_ref().map(TargetsFile::names).unwrap_or_default();
         if let Ok(cache) = self.cache.lock() {
             for name in cache.keys() {
                 if !names.contains(name) {
@@ -227,10 +189,7 @@ impl TargetRegistry {
         };
         let (provider, judge) = match (provider, judge) {
             (Ok(p), Ok(j)) => (p, j),
-            (
-                Err(ResolveError::MissingCredentials(mut a)),
-                Err(ResolveError::MissingCredentials(b)),
-            ) => {
+            (Err(ResolveError::MissingCredentials(mut a)), Err(ResolveError::MissingCredentials(b))) => {
                 a.extend(b);
                 return Err(ResolveError::MissingCredentials(a));
             }
@@ -264,11 +223,9 @@ impl TargetRegistry {
     fn build(&self, def: &TargetDef) -> Result<Arc<dyn Provider>, ResolveError> {
         let mut diags = Diagnostics::new(&def.file);
         let mut s = Settings {
-            fields: Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| {
-                ResolveError::Invalid {
-                    name: def.name.clone(),
-                    problems: Vec::new(),
-                }
+            fields: Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| ResolveError::Invalid {
+                name: def.name.clone(),
+                problems: Vec::new(),
             })?,
             env: &self.env,
             secrets: &self.secrets,
@@ -282,9 +239,7 @@ impl TargetRegistry {
         }
         let provider: Option<Arc<dyn Provider>> = match def.provider {
             ProviderKind::Mock => mock(def, &mut s).map(|p| Arc::new(p) as Arc<dyn Provider>),
-            ProviderKind::Cli => {
-                cli(def, &mut s, self.child_env.clone()).map(|p| Arc::new(p) as Arc<dyn Provider>)
-            }
+            ProviderKind::Cli => cli(def, &mut s, self.child_env.clone()).map(|p| Arc::new(p) as Arc<dyn Provider>),
             other => {
                 return Err(ResolveError::Unsupported {
                     name: def.name.clone(),
@@ -338,18 +293,12 @@ impl Settings<'_> {
         let node = self.fields.take(names)?;
         let text = match &node.value {
             NodeValue::Str(s) => s.clone(),
-            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => {
-                node.to_json().to_string()
-            }
+            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => node.to_json().to_string(),
             NodeValue::Null => return None,
             _ => {
                 self.diags.error(
                     node.pos,
-                    format!(
-                        "`{}` must be a string, found {}",
-                        names[0],
-                        node.type_name()
-                    ),
+                    format!("`{}` must be a string, found {}", names[0], node.type_name()),
                     None,
                 );
                 return None;
@@ -406,11 +355,7 @@ impl Settings<'_> {
             _ => {
                 self.diags.error(
                     node.pos,
-                    format!(
-                        "`{}` must be milliseconds ≥ 0, found {}",
-                        names[0],
-                        describe(node)
-                    ),
+                    format!("`{}` must be milliseconds ≥ 0, found {}", names[0], describe(node)),
                     None,
                 );
                 None
@@ -430,11 +375,7 @@ impl Settings<'_> {
         if !path.is_dir() {
             self.diags.error(
                 pos.unwrap_or_default(),
-                format!(
-                    "`{}` directory does not exist: {}",
-                    names[0],
-                    path.display()
-                ),
+                format!("`{}` directory does not exist: {}", names[0], path.display()),
                 None,
             );
         }
@@ -454,10 +395,7 @@ impl Settings<'_> {
 }
 
 fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
-    let response = match s
-        .node(&["response"])
-        .map(|n| (n.value.clone(), n.to_json()))
-    {
+    let response = match s.node(&["response"]).map(|n| (n.value.clone(), n.to_json())) {
         Some((NodeValue::Map(_) | NodeValue::Seq(_), json)) => Some(json.to_string()),
         Some(_) => s.string(&["response"], true),
         None => None,
@@ -474,11 +412,7 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
                     responses.insert(k.key_text(), text);
                 }
             }
-            None => s.error(
-                node.pos,
-                "`responses` must map eval ids to answers".to_owned(),
-                None,
-            ),
+            None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),
         }
     }
     let fixed = s.millis(&["delay_ms"]);
@@ -489,13 +423,7 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
         (_, _, Some(d)) => Delay::Fixed(d),
         _ => Delay::None,
     };
-    s.finish(&[
-        "response",
-        "responses",
-        "delay_ms",
-        "delay_min_ms",
-        "delay_max_ms",
-    ]);
+    s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
     Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
 }
 
@@ -508,11 +436,9 @@ fn cli(def: &TargetDef, s: &mut Settings<'_>, env: Arc<[(String, String)]>) -> O
             format!("cli target `{}` is missing `command_template`", def.name),
             Some("add `command_template: my-agent {PROMPT} > {OUTPUT_FILE}`".to_owned()),
         ),
-        (Some(t), pos) if t.trim().is_empty() => s.error(
-            pos.unwrap_or(def.pos),
-            "`command_template` is empty".to_owned(),
-            None,
-        ),
+        (Some(t), pos) if t.trim().is_empty() => {
+            s.error(pos.unwrap_or(def.pos), "`command_template` is empty".to_owned(), None)
+        }
         (Some(t), pos) => check_placeholders(s, t, pos.unwrap_or(def.pos)),
         (None, Some(_)) => {}
     }
@@ -521,9 +447,7 @@ fn cli(def: &TargetDef, s: &mut Settings<'_>, env: Arc<[(String, String)]>) -> O
         .unwrap_or_else(|| "{path}".to_owned());
     let cwd = s.dir(&["cwd"]);
     let timeout = s.seconds(&["timeout_seconds"]);
-    let keep_temp_files = s
-        .boolean(&["keep_temp_files", "keep_output_files"])
-        .unwrap_or(false);
+    let keep_temp_files = s.boolean(&["keep_temp_files", "keep_output_files"]).unwrap_or(false);
     let _ = s.boolean(&["verbose", "cli_verbose"]);
     let healthcheck = match s.node(&["healthcheck"]).cloned() {
         None => None,
@@ -558,10 +482,7 @@ fn check_placeholders(s: &mut Settings<'_>, template: &str, pos: Pos) {
         let list: Vec<String> = unknown.iter().map(|u| format!("{{{u}}}")).collect();
         s.error(
             pos,
-            format!(
-                "unsupported placeholder {} in `command_template`",
-                list.join(", ")
-            ),
+            format!("unsupported placeholder {} in `command_template`", list.join(", ")),
             Some(format!(
                 "use {}",
                 super::CLI_PLACEHOLDERS
@@ -586,11 +507,7 @@ fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
             let url = f
                 .string(&["url"], &mut s.diags)
                 .and_then(|u| s.resolve_text(&u, "healthcheck.url", true));
-            f.warn_unknown(
-                "`healthcheck`",
-                &["type", "url", "timeout_seconds"],
-                &mut s.diags,
-            );
+            f.warn_unknown("`healthcheck`", &["type", "url", "timeout_seconds"], &mut s.diags);
             match url {
                 Some(url) => Some(Healthcheck::Http { url, timeout }),
                 None => {
@@ -613,11 +530,7 @@ fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
             match template {
                 Some(template) => {
                     check_placeholders(s, &template, pos);
-                    Some(Healthcheck::Command {
-                        template,
-                        cwd,
-                        timeout,
-                    })
+                    Some(Healthcheck::Command { template, cwd, timeout })
                 }
                 None => {
                     s.error(
@@ -632,14 +545,8 @@ fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
         other => {
             s.error(
                 node.pos,
-                format!(
-                    "unsupported healthcheck type `{}`",
-                    other.unwrap_or("(none)")
-                ),
-                Some(
-                    "use `type: http` with `url`, or `type: command` with `command_template`"
-                        .to_owned(),
-                ),
+                format!("unsupported healthcheck type `{}`", other.unwrap_or("(none)")),
+                Some("use `type: http` with `url`, or `type: command` with `command_template`".to_owned()),
             );
             None
         }
@@ -659,11 +566,7 @@ mod tests {
         assert!(!file.has_errors(), "{:?}", file.diagnostics);
         let env = Env::from_pairs(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         (
-            Arc::new(TargetRegistry::new(
-                Some(file),
-                Arc::new(env),
-                Secrets::default(),
-            )),
+            Arc::new(TargetRegistry::new(Some(file), Arc::new(env), Secrets::default())),
             dir,
         )
     }
@@ -675,10 +578,7 @@ mod tests {
             &[],
         );
         let err = reg.resolve_target("c").expect_err("unknown");
-        assert_eq!(
-            err.to_string(),
-            "unknown target `c`; available targets: a, b"
-        );
+        assert_eq!(err.to_string(), "unknown target `c`; available targets: a, b");
     }
 
     #[test]
@@ -709,19 +609,14 @@ mod tests {
         let err = reg.resolve("c").expect_err("invalid");
         let text = err.to_string();
         assert!(
-            text.contains(
-                "targets.yaml:4:22: error: unsupported placeholder {MODEL} in `command_template`"
-            ),
+            text.contains("targets.yaml:4:22: error: unsupported placeholder {MODEL} in `command_template`"),
             "{text}"
         );
     }
 
     #[test]
     fn unknown_settings_warn_with_position() {
-        let (reg, _d) = registry(
-            "targets:\n  - name: m\n    provider: mock\n    respones: hi\n",
-            &[],
-        );
+        let (reg, _d) = registry("targets:\n  - name: m\n    provider: mock\n    respones: hi\n", &[]);
         reg.resolve("m").expect("resolves");
         let warnings = reg.take_warnings();
         assert_eq!(warnings.len(), 1);

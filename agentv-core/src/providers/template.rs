@@ -7,17 +7,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// Placeholders a `cli` command template may use.
-pub const CLI_PLACEHOLDERS: &[&str] = &[
-    "PROMPT",
-    "GUIDELINES",
-    "EVAL_ID",
-    "ATTEMPT",
-    "FILES",
-    "OUTPUT_FILE",
-];
+pub const CLI_PLACEHOLDERS: &[&str] = &["PROMPT", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE"];
 
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\{([A-Z_]+)\}").expect("static regex"));
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{([A-Z_]+)\}").expect("static regex"));
 
 /// The unsupported placeholders in `template`, in order of appearance (empty when valid).
 pub fn check_template(template: &str) -> Vec<String> {
@@ -46,11 +38,7 @@ pub fn shell_quote(value: &str) -> String {
 
 /// Substitutes placeholders with shell-quoted `values`. Values that are already quoted lists
 /// (`FILES`) are passed in `raw` and inserted as they are.
-pub fn render(
-    template: &str,
-    values: &HashMap<&str, String>,
-    raw: &HashMap<&str, String>,
-) -> String {
+pub fn render(template: &str, values: &HashMap<&str, String>, raw: &HashMap<&str, String>) -> String {
     PLACEHOLDER
         .replace_all(template, |cap: &regex::Captures<'_>| {
             let name = &cap[1];
@@ -93,19 +81,9 @@ mod tests {
 
     #[test]
     fn render_quotes_values_and_keeps_raw_ones() {
-        let values = HashMap::from([
-            ("PROMPT", "say 'hi' $X".to_owned()),
-            ("EVAL_ID", "c1".to_owned()),
-        ]);
-        let raw = HashMap::from([(
-            "FILES",
-            format!("{} {}", shell_quote("/a b"), shell_quote("/c")),
-        )]);
-        let cmd = render(
-            "printf '%s|' {PROMPT} {EVAL_ID} {FILES} {UNKNOWN}",
-            &values,
-            &raw,
-        );
+        let values = HashMap::from([("PROMPT", "say 'hi' $X".to_owned()), ("EVAL_ID", "c1".to_owned())]);
+        let raw = HashMap::from([("FILES", format!("{} {}", shell_quote("/a b"), shell_quote("/c")))]);
+        let cmd = render("printf '%s|' {PROMPT} {EVAL_ID} {FILES} {UNKNOWN}", &values, &raw);
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(&cmd)

@@ -10,12 +10,8 @@ use crate::run::RecordSink;
 
 /// `.agentv/results/eval_<timestamp>.jsonl` under `base` (D16).
 pub fn default_results_path(base: &Path) -> PathBuf {
-    let stamp = jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H-%M-%S-%3fZ")
-        .to_string();
-    base.join(".agentv")
-        .join("results")
-        .join(format!("eval_{stamp}.jsonl"))
+    let stamp = jiff::Timestamp::now().strftime("%Y-%m-%dT%H-%M-%S-%3fZ").to_string();
+    base.join(".agentv").join("results").join(format!("eval_{stamp}.jsonl"))
 }
 
 /// Appends records to a JSONL file. Lines are complete and flushed one by one, so a crash or

@@ -36,9 +36,8 @@ impl Stats {
         } else {
             (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
         };
-        let std_dev = (n >= 2).then(|| {
-            (sorted.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-        });
+        let std_dev =
+            (n >= 2).then(|| (sorted.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt());
         Some(Self {
             mean,
             median,
@@ -53,9 +52,7 @@ impl Stats {
 pub fn histogram_bins(scores: &[f64]) -> [usize; 5] {
     let mut bins = [0; 5];
     for &s in scores {
-        let index = (0..5)
-            .find(|&i| s < (i as f64 + 1.0) * 0.2 + 1e-9)
-            .unwrap_or(4);
+        let index = (0..5).find(|&i| s < (i as f64 + 1.0) * 0.2 + 1e-9).unwrap_or(4);
         bins[index] += 1;
     }
     bins
@@ -115,17 +112,9 @@ impl Summary {
         }
         let _ = writeln!(out, "EVALUATION SUMMARY");
         let _ = writeln!(out, "  Total eval cases: {}", self.total);
-        let _ = writeln!(
-            out,
-            "  Graded: {}   Errors: {}",
-            self.scores.len(),
-            self.errors.len()
-        );
+        let _ = writeln!(out, "  Graded: {}   Errors: {}", self.scores.len(), self.errors.len());
         let [pass, borderline, fail] = self.verdicts;
-        let _ = writeln!(
-            out,
-            "  Verdicts: {pass} pass, {borderline} borderline, {fail} fail"
-        );
+        let _ = writeln!(out, "  Verdicts: {pass} pass, {borderline} borderline, {fail} fail");
         match self.stats() {
             None => {
                 let _ = writeln!(out, "  No graded cases.");

@@ -39,12 +39,10 @@ async fn call_with_retries(
     let mut attempt = 1;
     loop {
         let request = make_request(job, inputs, attempt);
-        let result =
-            match tokio::time::timeout(options.timeout, job.target.provider.invoke(&request)).await
-            {
-                Ok(result) => result,
-                Err(_) => Err(ProviderError::Timeout(options.timeout)),
-            };
+        let result = match tokio::time::timeout(options.timeout, job.target.provider.invoke(&request)).await {
+            Ok(result) => result,
+            Err(_) => Err(ProviderError::Timeout(options.timeout)),
+        };
         match result {
             Err(ProviderError::Timeout(_)) if attempt <= options.max_retries => attempt += 1,
             other => return (other, attempt),
@@ -106,8 +104,7 @@ pub async fn run_case(
     let trace = crate::trace::resolve(&response, &mut warnings);
     let summary = TraceSummary::from_events(&trace);
     let metrics = crate::trace::metrics(&response, &summary, &options.exploration_tools);
-    let candidate =
-        agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
+    let candidate = agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
     for w in &warnings {
         tracing::warn!(eval_id = %case.id, "{w}");
     }
@@ -128,14 +125,8 @@ pub async fn run_case(
     }
     record.score = evaluators::aggregate(&results);
     record.verdict = Verdict::from_score(record.score);
-    record.hits = results
-        .iter()
-        .flat_map(|r| r.hits.iter().cloned())
-        .collect();
-    record.misses = results
-        .iter()
-        .flat_map(|r| r.misses.iter().cloned())
-        .collect();
+    record.hits = results.iter().flat_map(|r| r.hits.iter().cloned()).collect();
+    record.misses = results.iter().flat_map(|r| r.misses.iter().cloned()).collect();
     record.reasoning = combined_reasoning(&results);
     record.candidate_answer = candidate;
     record.evaluator_results = results;
@@ -162,9 +153,7 @@ fn provider_request(job: &Job, inputs: &PromptInputs) -> Value {
         .iter()
         .map(|g| g.path.display().to_string())
         .collect();
-    if job.target.provider.prompt_mode() == PromptMode::Agent
-        && job.target.provider.kind().is_agent()
-    {
+    if job.target.provider.prompt_mode() == PromptMode::Agent && job.target.provider.kind().is_agent() {
         return json!({ "question": inputs.question, "guideline_paths": guideline_paths });
     }
     match &inputs.chat_prompt {

@@ -47,13 +47,7 @@ pub trait RecordSink {
 /// Progress callbacks, on the dispatcher task (no locking needed).
 pub trait RunObserver {
     /// A case finished (`elapsed` is its own wall time).
-    fn case_finished(
-        &mut self,
-        record: &EvaluationRecord,
-        elapsed: Duration,
-        done: usize,
-        total: usize,
-    );
+    fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize);
 
     /// A problem worth telling the user that did not fail anything.
     fn warning(&mut self, _message: &str) {}
@@ -176,10 +170,7 @@ async fn prefetch_batches(
             ));
             continue;
         }
-        let requests: Vec<_> = members
-            .iter()
-            .map(|&i| case::request_for(&jobs[i], 1))
-            .collect();
+        let requests: Vec<_> = members.iter().map(|&i| case::request_for(&jobs[i], 1)).collect();
         match target.provider.invoke_batch(&requests).await {
             Ok(results) if results.len() == members.len() => {
                 out.extend(members.into_iter().zip(results));

@@ -99,10 +99,7 @@ impl TargetInvoker for ProviderInvoker {
                 .map_err(|e| InvokeError::Failed(secrets.redact(&e.to_string()).into_owned()))?;
             if let Ok(mut total) = usage.lock() {
                 if let Some(u) = response.token_usage {
-                    total
-                        .token_usage
-                        .get_or_insert_with(TokenUsage::default)
-                        .add(&u);
+                    total.token_usage.get_or_insert_with(TokenUsage::default).add(&u);
                 }
                 if let Some(c) = response.cost_usd {
                     *total.cost_usd.get_or_insert(0.0) += c;
