@@ -85,6 +85,14 @@ pub struct EvalArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
     pub timeout: f64,
 
+    /// Reuse answers cached in .agentv/cache/ and cache new ones (errors are never cached).
+    #[arg(long)]
+    pub cache: bool,
+
+    /// Write each request to .agentv/prompts/<eval_id>-<attempt>.json (secrets redacted).
+    #[arg(long)]
+    pub dump_prompts: bool,
+
     /// Exit with 1 if any case scores below this (0 to 1) or errors.
     #[arg(long, value_name = "SCORE")]
     pub threshold: Option<f64>,

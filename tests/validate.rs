@@ -48,3 +48,15 @@ fn help_shows_examples() {
         .stdout_has("--eval-id");
     p.run(&["validate", "--help"]).code(0).stdout_has("Examples:");
 }
+
+#[test]
+fn every_shipped_example_is_valid() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentv"))
+        .args(["validate", "examples"])
+        .current_dir(common::repo_root())
+        .output()
+        .expect("runs");
+    let run = common::Run::from(out);
+    run.code(0).stderr_has(", 0 invalid");
+    assert!(!run.stderr.contains("warning:"), "{}", run.stderr);
+}

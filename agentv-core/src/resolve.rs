@@ -22,6 +22,8 @@ pub struct ResolveOptions {
     pub targets_path: Option<PathBuf>,
     /// Replace every target by a mock.
     pub dry_run: bool,
+    /// `--cache`: directory of the response cache.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Jobs ready to run, and what the run needs besides.
@@ -195,7 +197,11 @@ fn registry_for(
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
         return Err(text.join("\n"));
     }
-    let registry = Arc::new(TargetRegistry::new(Some(file), env.clone(), secrets.clone()));
+    let cache = options
+        .cache_dir
+        .as_ref()
+        .map(|d| Arc::new(crate::providers::ResponseCache::new(d)));
+    let registry = Arc::new(TargetRegistry::new(Some(file), env.clone(), secrets.clone()).with_response_cache(cache));
     registries.insert(path, registry.clone());
     Ok(registry)
 }

@@ -47,6 +47,7 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         target: args.target.clone(),
         targets_path: args.targets.clone(),
         dry_run: args.dry_run,
+        cache_dir: args.cache.then(|| ws.cwd.join(".agentv").join("cache")),
     };
     let plan = match resolve(suites, &ws, &options) {
         Ok(plan) => plan,
@@ -152,6 +153,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
             timeout: Duration::from_secs_f64(args.timeout),
             child_env: plan.child_env.clone(),
             secrets: plan.secrets.clone(),
+            dump_prompts: args.dump_prompts.then(|| ws.cwd.join(".agentv").join("prompts")),
         },
     };
     let interrupt = Interrupt::default();

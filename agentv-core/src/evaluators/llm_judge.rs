@@ -130,6 +130,15 @@ async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         "system_prompt": SYSTEM_PROMPT,
         "target": ctx.target.judge_name,
     });
+    if let Some(dir) = &ctx.settings.dump_prompts {
+        crate::report::dump_prompt(
+            dir,
+            Some(&spec_name(ctx)),
+            ctx.target.judge.as_ref(),
+            &request,
+            &ctx.settings.secrets,
+        );
+    }
     let mut grade = match ctx.target.judge.invoke(&request).await {
         Err(e) => Grade::failed(format!("judge target `{}` failed: {e}", ctx.target.judge_name)),
         Ok(response) => {
@@ -139,6 +148,11 @@ async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
     };
     grade.request = Some(recorded);
     grade
+}
+
+/// Suffix of judge prompt dumps, so they do not overwrite the case's own dump.
+fn spec_name(ctx: &EvalContext<'_>) -> String {
+    format!("judge-{}", ctx.target.judge_name)
 }
 
 /// Parses a judge reply. No valid JSON object with a numeric score → score 0 with empty

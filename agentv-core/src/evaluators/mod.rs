@@ -26,6 +26,8 @@ pub struct GradeSettings {
     /// Variables from `.env` files, for judge processes.
     pub child_env: Arc<[(String, String)]>,
     pub secrets: Secrets,
+    /// `--dump-prompts`: where judge requests are written too.
+    pub dump_prompts: Option<std::path::PathBuf>,
 }
 
 /// Everything known about one answered case.

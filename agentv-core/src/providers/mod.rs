@@ -1,9 +1,15 @@
 //! Targets: the `Provider` trait and its implementations.
 
 mod answer;
+mod anthropic;
+mod cache;
 mod cli;
+mod gemini;
+mod llm;
 pub mod mock;
+mod openai;
 mod registry;
+pub mod retry;
 mod template;
 
 use std::path::PathBuf;
@@ -16,6 +22,7 @@ use serde_json::{Map, Value};
 pub use crate::load::ProviderKind;
 use crate::model::{OutputMessage, TokenUsage, TraceEvent};
 pub use answer::parse_answer;
+pub use cache::{CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use mock::MockProvider;
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
@@ -31,7 +38,7 @@ pub enum PromptMode {
 }
 
 /// One chat turn of a multi-turn prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
@@ -58,7 +65,8 @@ pub struct ProviderRequest {
 }
 
 /// What a provider answered.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ProviderResponse {
     pub output_messages: Vec<OutputMessage>,
     /// An explicit trace (deprecated in favour of `output_messages`, still preferred when set).
@@ -99,6 +107,9 @@ pub enum ProviderError {
         message: String,
         retry_after: Option<Duration>,
     },
+    /// The request never got an HTTP answer (connection refused, reset, DNS).
+    #[error("network error: {0}")]
+    Network(String),
     /// Anything else, with a message fit for the results file.
     #[error("{0}")]
     Failed(String),

@@ -7,8 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider};
+use super::cache::{CachedProvider, ResponseCache};
 use super::cli::{CliConfig, CliProvider, Healthcheck};
+use super::gemini::{GEMINI_BASE_URL, GEMINI_DEFAULT_MODEL, GeminiConfig, GeminiProvider};
 use super::mock::{Delay, MockProvider};
+use super::openai::{AZURE_API_VERSION, Flavor, OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider};
+use super::retry::RetryPolicy;
 use super::template::check_template;
 use super::{Provider, ProviderKind};
 use crate::load::node::{Node, NodeValue, Pos};
@@ -92,6 +97,8 @@ pub struct TargetRegistry {
     child_env: Arc<[(String, String)]>,
     cache: Mutex<HashMap<String, Arc<dyn Provider>>>,
     warnings: Mutex<Vec<Diagnostic>>,
+    /// `--cache`: answers of every provider but the mock are looked up here first.
+    responses: Option<Arc<ResponseCache>>,
 }
 
 impl TargetRegistry {
@@ -104,7 +111,14 @@ impl TargetRegistry {
             child_env: Arc::from(child_env),
             cache: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
+            responses: None,
         }
+    }
+
+    /// Caches the answers of this registry's providers in `cache`.
+    pub fn with_response_cache(mut self, cache: Option<Arc<ResponseCache>>) -> Self {
+        self.responses = cache;
+        self
     }
 
     /// A registry whose only target is `provider` (dry runs, tests).
@@ -240,6 +254,14 @@ impl TargetRegistry {
         let provider: Option<Arc<dyn Provider>> = match def.provider {
             ProviderKind::Mock => mock(def, &mut s).map(|p| Arc::new(p) as Arc<dyn Provider>),
             ProviderKind::Cli => cli(def, &mut s, self.child_env.clone()).map(|p| Arc::new(p) as Arc<dyn Provider>),
+            ProviderKind::OpenAi | ProviderKind::Azure => {
+                openai(def, &mut s).map(|p| Arc::new(OpenAiProvider::new(def.name.clone(), p)) as Arc<dyn Provider>)
+            }
+            ProviderKind::Anthropic => anthropic(def, &mut s)
+                .map(|p| Arc::new(AnthropicProvider::new(def.name.clone(), p)) as Arc<dyn Provider>),
+            ProviderKind::Gemini => {
+                gemini(&mut s).map(|p| Arc::new(GeminiProvider::new(def.name.clone(), p)) as Arc<dyn Provider>)
+            }
             other => {
                 return Err(ResolveError::Unsupported {
                     name: def.name.clone(),
@@ -264,9 +286,13 @@ impl TargetRegistry {
         if !missing.is_empty() {
             return Err(ResolveError::MissingCredentials(missing));
         }
-        provider.ok_or_else(|| ResolveError::Invalid {
+        let provider = provider.ok_or_else(|| ResolveError::Invalid {
             name: def.name.clone(),
             problems: Vec::new(),
+        })?;
+        Ok(match &self.responses {
+            Some(cache) if def.provider != ProviderKind::Mock => Arc::new(CachedProvider::new(provider, cache.clone())),
+            _ => provider,
         })
     }
 }
@@ -367,6 +393,74 @@ impl Settings<'_> {
         self.fields.boolean(names, &mut self.diags)
     }
 
+    fn number(&mut self, names: &[&str]) -> Option<f64> {
+        self.fields.non_negative(names, &mut self.diags)
+    }
+
+    fn whole(&mut self, names: &[&str]) -> Option<u64> {
+        let node = self.fields.take(names)?;
+        match node.value {
+            NodeValue::Int(i) if i >= 0 => Some(i as u64),
+            _ => {
+                self.diags.error(
+                    node.pos,
+                    format!("`{}` must be a whole number ≥ 0, found {}", names[0], describe(node)),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A credential: required, and recorded as missing when its variable is unset.
+    fn credential(&mut self, names: &[&str], example: &str, pos: Pos) -> Option<String> {
+        let present = self.fields.take(names).is_some();
+        let value = self.string(names, true);
+        if !present {
+            self.error(
+                pos,
+                format!("target `{}` needs `{}`", self.target, names[0]),
+                Some(format!(
+                    "add `{}: ${{{{ {example} }}}}` and set {example} in the environment or a .env file",
+                    names[0]
+                )),
+            );
+        }
+        value
+    }
+
+    /// The retry policy (D14) from `max_retries`, `initial_delay_ms`, `max_delay_ms`,
+    /// `backoff_factor` and `retryable_status_codes` (also with a `retry_` prefix).
+    fn retry(&mut self) -> RetryPolicy {
+        let mut policy = RetryPolicy::default();
+        if let Some(n) = self.whole(&["max_retries"]) {
+            policy.max_retries = n.min(100) as u32;
+        }
+        if let Some(ms) = self.millis(&["initial_delay_ms", "retry_initial_delay_ms"]) {
+            policy.initial_delay = ms;
+        }
+        if let Some(ms) = self.millis(&["max_delay_ms", "retry_max_delay_ms"]) {
+            policy.max_delay = ms;
+        }
+        if let Some(f) = self.number(&["backoff_factor", "retry_backoff_factor"]) {
+            policy.backoff_factor = f;
+        }
+        if let Some(node) = self.fields.take(&["retryable_status_codes", "retry_status_codes"]) {
+            let codes: Option<Vec<u16>> = node
+                .as_seq()
+                .map(|items| items.iter().filter_map(|n| n.as_f64()).map(|c| c as u16).collect());
+            match codes {
+                Some(codes) => policy.retryable_status_codes = codes,
+                None => self.diags.error(
+                    node.pos,
+                    "`retryable_status_codes` must be a list of HTTP statuses".to_owned(),
+                    None,
+                ),
+            }
+        }
+        policy
+    }
+
     /// A directory setting, relative to the targets file's directory (D11).
     fn dir(&mut self, names: &[&str]) -> Option<PathBuf> {
         let pos = self.fields.take(names).map(|n| n.pos);
@@ -425,6 +519,196 @@ fn mock(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
     };
     s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
     Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
+}
+
+/// Keys every LLM provider accepts besides its own.
+const LLM_KEYS: &[&str] = &[
+    "temperature",
+    "max_output_tokens",
+    "max_tokens",
+    "timeout_seconds",
+    "max_retries",
+    "initial_delay_ms",
+    "retry_initial_delay_ms",
+    "max_delay_ms",
+    "retry_max_delay_ms",
+    "backoff_factor",
+    "retry_backoff_factor",
+    "retryable_status_codes",
+    "retry_status_codes",
+];
+
+fn finish_llm(s: &mut Settings<'_>, own: &[&str]) {
+    let mut known: Vec<&str> = own.to_vec();
+    known.extend_from_slice(LLM_KEYS);
+    s.finish(&known);
+}
+
+fn openai(def: &TargetDef, s: &mut Settings<'_>) -> Option<OpenAiConfig> {
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    if def.provider == ProviderKind::Azure {
+        let endpoint = s.string(&["endpoint", "resource_name", "resource"], true);
+        let deployment = s.string(&["deployment_name", "deployment", "model"], true);
+        let version = s
+            .string(&["api_version", "version"], false)
+            .map(|v| v.trim_start_matches("api-version=").to_owned())
+            .unwrap_or_else(|| AZURE_API_VERSION.to_owned());
+        let api_key = s.credential(&["api_key"], "AZURE_OPENAI_API_KEY", def.pos);
+        finish_llm(
+            s,
+            &[
+                "endpoint",
+                "resource_name",
+                "resource",
+                "deployment_name",
+                "deployment",
+                "model",
+                "api_version",
+                "version",
+                "api_key",
+            ],
+        );
+        if endpoint.is_none() && s.missing.is_empty() {
+            s.error(
+                def.pos,
+                format!("azure target `{}` needs `endpoint` or `resource_name`", def.name),
+                None,
+            );
+        }
+        if deployment.is_none() && s.missing.is_empty() {
+            s.error(
+                def.pos,
+                format!("azure target `{}` needs `deployment_name`", def.name),
+                None,
+            );
+        }
+        let endpoint = endpoint?;
+        let endpoint = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+            endpoint
+        } else {
+            format!("https://{endpoint}.openai.azure.com")
+        };
+        return Some(OpenAiConfig {
+            flavor: Flavor::Azure {
+                endpoint,
+                deployment: deployment?,
+                api_version: version,
+            },
+            api_key: Some(api_key?),
+            temperature,
+            max_output_tokens,
+            retry,
+            timeout,
+        });
+    }
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
+    let model = s.string(&["model"], true);
+    let organization = s.string(&["organization"], false);
+    let key_configured = s.fields.take(&["api_key"]).is_some();
+    let api_key = if base_url == OPENAI_BASE_URL || key_configured {
+        s.credential(&["api_key"], "OPENAI_API_KEY", def.pos)
+    } else {
+        None
+    };
+    finish_llm(s, &["base_url", "model", "organization", "api_key"]);
+    if model.is_none() && s.missing.is_empty() {
+        s.error(
+            def.pos,
+            format!("openai target `{}` needs `model`", def.name),
+            Some("for example `model: gpt-4o-mini`".to_owned()),
+        );
+    }
+    Some(OpenAiConfig {
+        flavor: Flavor::OpenAi {
+            base_url,
+            model: model?,
+            organization,
+        },
+        api_key,
+        temperature,
+        max_output_tokens,
+        retry,
+        timeout,
+    })
+}
+
+fn anthropic(def: &TargetDef, s: &mut Settings<'_>) -> Option<AnthropicConfig> {
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
+    let model = s.string(&["model", "deployment", "variant"], true);
+    let api_key = s.credential(&["api_key"], "ANTHROPIC_API_KEY", def.pos);
+    let anthropic_version = s
+        .string(&["anthropic_version"], false)
+        .unwrap_or_else(|| ANTHROPIC_VERSION.to_owned());
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let thinking_budget = s.whole(&["thinking_budget"]);
+    let thinking = s.node(&["thinking"]).map(Node::to_json);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    finish_llm(
+        s,
+        &[
+            "base_url",
+            "model",
+            "deployment",
+            "variant",
+            "api_key",
+            "anthropic_version",
+            "thinking_budget",
+            "thinking",
+        ],
+    );
+    if model.is_none() && s.missing.is_empty() {
+        s.error(
+            def.pos,
+            format!("anthropic target `{}` needs `model`", def.name),
+            Some("for example `model: claude-sonnet-4-5`".to_owned()),
+        );
+    }
+    Some(AnthropicConfig {
+        base_url,
+        model: model?,
+        api_key: api_key?,
+        anthropic_version,
+        temperature,
+        max_output_tokens,
+        thinking_budget,
+        thinking,
+        retry,
+        timeout,
+    })
+}
+
+fn gemini(s: &mut Settings<'_>) -> Option<GeminiConfig> {
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| GEMINI_BASE_URL.to_owned());
+    let model = s
+        .string(&["model", "deployment", "variant"], false)
+        .unwrap_or_else(|| GEMINI_DEFAULT_MODEL.to_owned());
+    let pos = s.fields.pos;
+    let api_key = s.credential(&["api_key"], "GOOGLE_API_KEY", pos);
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    finish_llm(s, &["base_url", "model", "deployment", "variant", "api_key"]);
+    Some(GeminiConfig {
+        base_url,
+        model,
+        api_key: api_key?,
+        temperature,
+        max_output_tokens,
+        retry,
+        timeout,
+    })
 }
 
 fn cli(def: &TargetDef, s: &mut Settings<'_>, env: Arc<[(String, String)]>) -> Option<CliProvider> {

@@ -39,6 +39,15 @@ async fn call_with_retries(
     let mut attempt = 1;
     loop {
         let request = make_request(job, inputs, attempt);
+        if let Some(dir) = &options.grade.dump_prompts {
+            crate::report::dump_prompt(
+                dir,
+                None,
+                job.target.provider.as_ref(),
+                &request,
+                &options.grade.secrets,
+            );
+        }
         let result = match tokio::time::timeout(options.timeout, job.target.provider.invoke(&request)).await {
             Ok(result) => result,
             Err(_) => Err(ProviderError::Timeout(options.timeout)),

@@ -1,0 +1,199 @@
+//! `anthropic`: the Messages API, with optional extended thinking.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::llm::{self, HttpCall, Speaker};
+use super::retry::RetryPolicy;
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::model::TokenUsage;
+
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by the API; used when the target sets none.
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// Messages API settings, validated.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+    pub anthropic_version: String,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    /// Extended thinking budget (`thinking: {type: enabled, budget_tokens}`).
+    pub thinking_budget: Option<u64>,
+    /// A `thinking` object passed through as written (newer models use other shapes).
+    pub thinking: Option<Value>,
+    pub retry: RetryPolicy,
+    pub timeout: Option<Duration>,
+}
+
+/// A Claude model through the Messages API.
+#[derive(Debug)]
+pub struct AnthropicProvider {
+    name: String,
+    config: AnthropicConfig,
+}
+
+impl AnthropicProvider {
+    pub fn new(name: impl Into<String>, config: AnthropicConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+
+    pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
+        let c = &self.config;
+        let conversation = llm::conversation(request);
+        let messages: Vec<Value> = conversation
+            .turns
+            .iter()
+            .map(|(speaker, text)| {
+                let role = if *speaker == Speaker::User { "user" } else { "assistant" };
+                json!({"role": role, "content": text})
+            })
+            .collect();
+        let thinking = c.thinking.clone().or_else(|| {
+            c.thinking_budget
+                .map(|b| json!({"type": "enabled", "budget_tokens": b}))
+        });
+        let budget = thinking
+            .as_ref()
+            .and_then(|t| t.get("budget_tokens"))
+            .and_then(Value::as_u64);
+        // max_tokens must exceed the thinking budget.
+        let max_tokens = match (c.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS), budget) {
+            (m, Some(b)) if m <= b => b + DEFAULT_MAX_TOKENS,
+            (m, _) => m,
+        };
+        let mut body = json!({
+            "model": c.model,
+            "max_tokens": max_tokens,
+            "system": conversation.system,
+            "messages": messages,
+        });
+        if let Some(t) = thinking {
+            body["thinking"] = t;
+        } else if let Some(t) = c.temperature {
+            // The API rejects a temperature other than 1 with thinking on.
+            body["temperature"] = json!(t);
+        }
+        HttpCall {
+            url: format!("{}/v1/messages", c.base_url.trim_end_matches('/')),
+            headers: vec![
+                ("content-type", "application/json".to_owned()),
+                ("x-api-key", c.api_key.clone()),
+                ("anthropic-version", c.anthropic_version.clone()),
+            ],
+            body,
+            timeout: c.timeout,
+        }
+    }
+}
+
+/// The answer's text blocks (thinking blocks kept out) and usage.
+pub fn parse_message(body: &Value) -> Result<(String, Option<TokenUsage>, Option<String>), String> {
+    let blocks = body
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or("the answer has no content blocks")?;
+    let mut text = Vec::new();
+    let mut thinking = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.extend(block.get("text").and_then(Value::as_str)),
+            Some("thinking") => thinking.extend(block.get("thinking").and_then(Value::as_str)),
+            _ => {}
+        }
+    }
+    let usage = match (
+        llm::count(body, "/usage/input_tokens"),
+        llm::count(body, "/usage/output_tokens"),
+    ) {
+        (Some(input), Some(output)) => {
+            let read = llm::count(body, "/usage/cache_read_input_tokens");
+            let created = llm::count(body, "/usage/cache_creation_input_tokens").unwrap_or(0);
+            Some(TokenUsage {
+                // input_tokens excludes cache reads and writes; report everything sent.
+                input: input + read.unwrap_or(0) + created,
+                output,
+                cached: read,
+            })
+        }
+        _ => None,
+    };
+    Ok((
+        text.join(""),
+        usage,
+        (!thinking.is_empty()).then(|| thinking.join("\n")),
+    ))
+}
+
+impl Provider for AnthropicProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Anthropic
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let call = self.http_call(request);
+            let (result, attempts, elapsed) = llm::post_json(&call, &self.config.retry).await;
+            let body = result.map_err(|e| llm::with_attempts(e, attempts))?;
+            let (text, usage, thinking) = parse_message(&body)
+                .map_err(|e| super::ProviderError::failed(format!("malformed response from the provider: {e}")))?;
+            let mut response = llm::response(text, usage, body, attempts, elapsed);
+            if let Some(thinking) = thinking {
+                response
+                    .metadata
+                    .get_or_insert_with(Map::new)
+                    .insert("thinking".to_owned(), json!(thinking));
+            }
+            Ok(response)
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        let c = &self.config;
+        json!({
+            "base_url": c.base_url,
+            "model": c.model,
+            "anthropic_version": c.anthropic_version,
+            "temperature": c.temperature,
+            "max_output_tokens": c.max_output_tokens,
+            "thinking_budget": c.thinking_budget,
+            "thinking": c.thinking,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinking_is_kept_out_of_the_answer_and_cache_counts() {
+        let body = json!({
+            "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"}, {"type": "text", "text": "42"}],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
+        });
+        let (text, usage, thinking) = parse_message(&body).expect("parses");
+        assert_eq!(text, "42");
+        assert_eq!(thinking.as_deref(), Some("hmm"));
+        assert_eq!(
+            usage,
+            Some(TokenUsage {
+                input: 110,
+                output: 5,
+                cached: Some(100)
+            })
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! `gemini` / `google`: generateContent.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::llm::{self, HttpCall, Speaker};
+use super::retry::RetryPolicy;
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::model::TokenUsage;
+
+pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
+
+/// generateContent settings, validated.
+#[derive(Debug, Clone)]
+pub struct GeminiConfig {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    pub retry: RetryPolicy,
+    pub timeout: Option<Duration>,
+}
+
+/// A Gemini model.
+#[derive(Debug)]
+pub struct GeminiProvider {
+    name: String,
+    config: GeminiConfig,
+}
+
+impl GeminiProvider {
+    pub fn new(name: impl Into<String>, config: GeminiConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+
+    pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
+        let c = &self.config;
+        let conversation = llm::conversation(request);
+        let contents: Vec<Value> = conversation
+            .turns
+            .iter()
+            .map(|(speaker, text)| {
+                let role = if *speaker == Speaker::User { "user" } else { "model" };
+                json!({"role": role, "parts": [{"text": text}]})
+            })
+            .collect();
+        let mut generation = serde_json::Map::new();
+        if let Some(t) = c.temperature {
+            generation.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = c.max_output_tokens {
+            generation.insert("maxOutputTokens".into(), json!(m));
+        }
+        let mut body = json!({
+            "systemInstruction": {"parts": [{"text": conversation.system}]},
+            "contents": contents,
+        });
+        if !generation.is_empty() {
+            body["generationConfig"] = Value::Object(generation);
+        }
+        HttpCall {
+            // The key goes in a header, never in the URL.
+            url: format!(
+                "{}/v1beta/models/{}:generateContent",
+                c.base_url.trim_end_matches('/'),
+                c.model
+            ),
+            headers: vec![
+                ("content-type", "application/json".to_owned()),
+                ("x-goog-api-key", c.api_key.clone()),
+            ],
+            body,
+            timeout: c.timeout,
+        }
+    }
+}
+
+/// The first candidate's text parts (thought parts kept out) and usage.
+pub fn parse_generation(body: &Value) -> Result<(String, Option<TokenUsage>), String> {
+    let parts = body
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array)
+        .ok_or_else(
+            || match body.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
+                Some(reason) => format!("the prompt was blocked: {reason}"),
+                None => "the answer has no candidates[0].content.parts".to_owned(),
+            },
+        )?;
+    let text: String = parts
+        .iter()
+        .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect();
+    let usage = llm::count(body, "/usageMetadata/promptTokenCount").map(|input| TokenUsage {
+        input,
+        // Thinking tokens are billed as output.
+        output: llm::count(body, "/usageMetadata/candidatesTokenCount").unwrap_or(0)
+            + llm::count(body, "/usageMetadata/thoughtsTokenCount").unwrap_or(0),
+        cached: llm::count(body, "/usageMetadata/cachedContentTokenCount"),
+    });
+    Ok((text, usage))
+}
+
+impl Provider for GeminiProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Gemini
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let call = self.http_call(request);
+            let (result, attempts, elapsed) = llm::post_json(&call, &self.config.retry).await;
+            let body = result.map_err(|e| llm::with_attempts(e, attempts))?;
+            let (text, usage) = parse_generation(&body)
+                .map_err(|e| super::ProviderError::failed(format!("malformed response from the provider: {e}")))?;
+            Ok(llm::response(text, usage, body, attempts, elapsed))
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        let c = &self.config;
+        json!({"base_url": c.base_url, "model": c.model, "temperature": c.temperature, "max_output_tokens": c.max_output_tokens})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_without_thoughts_and_usage() {
+        let body = json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "plan", "thought": true}, {"text": "Paris"}]}}],
+            "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 2, "thoughtsTokenCount": 5, "cachedContentTokenCount": 4}
+        });
+        let (text, usage) = parse_generation(&body).expect("parses");
+        assert_eq!(text, "Paris");
+        assert_eq!(
+            usage,
+            Some(TokenUsage {
+                input: 9,
+                output: 7,
+                cached: Some(4)
+            })
+        );
+        let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}});
+        assert_eq!(
+            parse_generation(&blocked).expect_err("blocked"),
+            "the prompt was blocked: SAFETY"
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! What the LLM API providers share: the conversation they send, one JSON POST with retries,
+//! and reading provider error bodies.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::retry::{RetryPolicy, parse_retry_after};
+use super::{ProviderError, ProviderRequest, ProviderResponse};
+use crate::model::{OutputMessage, TokenUsage};
+
+/// The system prompt when the caller sets none.
+pub const DEFAULT_SYSTEM_PROMPT: &str =
+    "You are a careful assistant. Follow all provided instructions and do not fabricate results.";
+
+/// Who speaks a turn, in the two-role form LLM APIs take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Speaker {
+    User,
+    Assistant,
+}
+
+/// The system prompt and turns of one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub system: String,
+    /// Alternating turns (consecutive turns of one speaker are merged).
+    pub turns: Vec<(Speaker, String)>,
+}
+
+/// Builds the conversation: the caller's system prompt (or the default) with the guidelines
+/// block, then the chat prompt's turns or the single question.
+pub fn conversation(request: &ProviderRequest) -> Conversation {
+    let mut system = vec![
+        request
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+    ];
+    let mut turns: Vec<(Speaker, String)> = Vec::new();
+    match &request.chat_prompt {
+        Some(chat) => {
+            // The chat prompt's leading system message already carries the guidelines.
+            for m in chat {
+                match m.role.as_str() {
+                    "system" => system.push(m.content.clone()),
+                    "assistant" => push_turn(&mut turns, Speaker::Assistant, &m.content),
+                    _ => push_turn(&mut turns, Speaker::User, &m.content),
+                }
+            }
+        }
+        None => {
+            if !request.guidelines.is_empty() {
+                system.push(request.guidelines.clone());
+            }
+            push_turn(&mut turns, Speaker::User, &request.question);
+        }
+    }
+    if turns.first().is_some_and(|(s, _)| *s == Speaker::Assistant) {
+        turns.insert(0, (Speaker::User, "(conversation so far)".to_owned()));
+    }
+    Conversation {
+        system: system.join("\n\n"),
+        turns,
+    }
+}
+
+fn push_turn(turns: &mut Vec<(Speaker, String)>, speaker: Speaker, text: &str) {
+    match turns.last_mut() {
+        Some((last, existing)) if *last == speaker => {
+            existing.push_str("\n\n");
+            existing.push_str(text);
+        }
+        _ => turns.push((speaker, text.to_owned())),
+    }
+}
+
+/// One HTTP request to an LLM API.
+#[derive(Debug, Clone)]
+pub struct HttpCall {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Value,
+    /// Per attempt; `None` leaves it to the run's timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// POSTs `call` with retries. Returns the parsed JSON answer, the attempts made and the wall time.
+pub async fn post_json(call: &HttpCall, policy: &RetryPolicy) -> (Result<Value, ProviderError>, u32, Duration) {
+    let started = Instant::now();
+    let (result, attempts) = policy.run(|| send_once(call)).await;
+    (result, attempts, started.elapsed())
+}
+
+async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &call.headers {
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| ProviderError::failed(format!("header `{name}` has characters HTTP does not allow")))?;
+        headers.insert(HeaderName::from_static(name), value);
+    }
+    let mut builder = crate::http::client().post(&call.url).headers(headers).json(&call.body);
+    if let Some(t) = call.timeout {
+        builder = builder.timeout(t);
+    }
+    let response = builder.send().await.map_err(|e| transport_error(e, call.timeout))?;
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let text = response.text().await.map_err(|e| transport_error(e, call.timeout))?;
+    if !(200..300).contains(&status) {
+        return Err(ProviderError::Http {
+            status,
+            message: error_message(&text),
+            retry_after,
+        });
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        ProviderError::failed(format!(
+            "malformed response from the provider ({e}): {}",
+            crate::process::tail(&text, 300)
+        ))
+    })
+}
+
+fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> ProviderError {
+    if error.is_timeout() {
+        return ProviderError::Timeout(timeout.unwrap_or_default());
+    }
+    // The URL is left out: some APIs carry credentials in it.
+    let error = error.without_url();
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    ProviderError::Network(message)
+}
+
+/// The message of a provider error body (`error.message`, `error`, `message`), else the body.
+pub fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let found = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    found.unwrap_or_else(|| crate::process::tail(body, 500))
+}
+
+/// A response with one assistant message, usage and the raw body.
+pub fn response(
+    text: String,
+    usage: Option<TokenUsage>,
+    raw: Value,
+    attempts: u32,
+    elapsed: Duration,
+) -> ProviderResponse {
+    let mut metadata = Map::new();
+    metadata.insert("attempts".to_owned(), json!(attempts));
+    ProviderResponse {
+        output_messages: vec![OutputMessage::assistant(text)],
+        token_usage: usage,
+        duration_ms: Some(elapsed.as_secs_f64() * 1000.0),
+        raw: Some(raw),
+        metadata: Some(metadata),
+        ..ProviderResponse::default()
+    }
+}
+
+/// An error that says how many attempts were made when there was more than one.
+pub fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
+    if attempts <= 1 {
+        return error;
+    }
+    match error {
+        ProviderError::Http {
+            status,
+            message,
+            retry_after,
+        } => ProviderError::Http {
+            status,
+            message: format!("{message} (gave up after {attempts} attempts)"),
+            retry_after,
+        },
+        ProviderError::Network(m) => ProviderError::Network(format!("{m} (gave up after {attempts} attempts)")),
+        other => other,
+    }
+}
+
+/// A count from a usage object.
+pub fn count(value: &Value, pointer: &str) -> Option<u64> {
+    value.pointer(pointer).and_then(Value::as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ChatMessage;
+
+    #[test]
+    fn single_question_gets_guidelines_in_the_system_prompt() {
+        let request = ProviderRequest {
+            question: "Q".into(),
+            guidelines: "[[ ## Guidelines ## ]]\nG".into(),
+            ..ProviderRequest::default()
+        };
+        let c = conversation(&request);
+        assert_eq!(
+            c.system,
+            format!("{DEFAULT_SYSTEM_PROMPT}\n\n[[ ## Guidelines ## ]]\nG")
+        );
+        assert_eq!(c.turns, [(Speaker::User, "Q".to_owned())]);
+    }
+
+    #[test]
+    fn chat_prompt_turns_are_merged_and_start_with_the_user() {
+        let chat = |role: &str, content: &str| ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        };
+        let request = ProviderRequest {
+            system_prompt: Some("S".into()),
+            chat_prompt: Some(vec![
+                chat("system", "sys + guidelines"),
+                chat("assistant", "@[Tool]:\nr"),
+                chat("assistant", "a"),
+                chat("user", "u"),
+            ]),
+            ..ProviderRequest::default()
+        };
+        let c = conversation(&request);
+        assert_eq!(c.system, "S\n\nsys + guidelines");
+        let speakers: Vec<Speaker> = c.turns.iter().map(|(s, _)| *s).collect();
+        assert_eq!(speakers, [Speaker::User, Speaker::Assistant, Speaker::User]);
+        assert_eq!(c.turns[1].1, "@[Tool]:\nr\n\na");
+    }
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        for (body, want) in [
+            (
+                r#"{"error": {"message": "Rate limit reached", "type": "x"}}"#,
+                "Rate limit reached",
+            ),
+            (r#"{"error": "bad key"}"#, "bad key"),
+            (r#"{"message": "nope"}"#, "nope"),
+            ("<html>Bad Gateway</html>", "<html>Bad Gateway</html>"),
+        ] {
+            assert_eq!(error_message(body), want);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `openai` (Chat Completions on any compatible server) and `azure` (deployment URLs).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::llm::{self, HttpCall, Speaker};
+use super::retry::RetryPolicy;
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::model::TokenUsage;
+
+/// The official endpoint.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Azure API version when the target sets none.
+pub const AZURE_API_VERSION: &str = "2024-10-01-preview";
+
+/// Where requests go and how they authenticate.
+#[derive(Debug, Clone)]
+pub enum Flavor {
+    /// `POST {base_url}/chat/completions` with `Authorization: Bearer` and `model` in the body.
+    OpenAi {
+        base_url: String,
+        model: String,
+        organization: Option<String>,
+    },
+    /// `POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=` with `api-key`.
+    Azure {
+        endpoint: String,
+        deployment: String,
+        api_version: String,
+    },
+}
+
+/// Chat Completions settings, validated.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    pub flavor: Flavor,
+    /// Optional for OpenAI-compatible servers that need none (Ollama, llama.cpp).
+    pub api_key: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    pub retry: RetryPolicy,
+    pub timeout: Option<Duration>,
+}
+
+/// An OpenAI-style chat model.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    name: String,
+    config: OpenAiConfig,
+}
+
+impl OpenAiProvider {
+    pub fn new(name: impl Into<String>, config: OpenAiConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+
+    /// The HTTP request for `request`.
+    pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
+        let conversation = llm::conversation(request);
+        let mut messages = vec![json!({"role": "system", "content": conversation.system})];
+        for (speaker, text) in &conversation.turns {
+            let role = match speaker {
+                Speaker::User => "user",
+                Speaker::Assistant => "assistant",
+            };
+            messages.push(json!({"role": role, "content": text}));
+        }
+        let mut body = json!({ "messages": messages });
+        if let Some(t) = self.config.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(m) = self.config.max_output_tokens {
+            body["max_tokens"] = json!(m);
+        }
+        let mut headers = vec![("content-type", "application/json".to_owned())];
+        let url = match &self.config.flavor {
+            Flavor::OpenAi {
+                base_url,
+                model,
+                organization,
+            } => {
+                body["model"] = json!(model);
+                if let Some(key) = &self.config.api_key {
+                    headers.push(("authorization", format!("Bearer {key}")));
+                }
+                if let Some(org) = organization {
+                    headers.push(("openai-organization", org.clone()));
+                }
+                format!("{}/chat/completions", base_url.trim_end_matches('/'))
+            }
+            Flavor::Azure {
+                endpoint,
+                deployment,
+                api_version,
+            } => {
+                if let Some(key) = &self.config.api_key {
+                    headers.push(("api-key", key.clone()));
+                }
+                format!(
+                    "{}/openai/deployments/{deployment}/chat/completions?api-version={api_version}",
+                    endpoint.trim_end_matches('/')
+                )
+            }
+        };
+        HttpCall {
+            url,
+            headers,
+            body,
+            timeout: self.config.timeout,
+        }
+    }
+}
+
+/// Reads a Chat Completions answer: the first choice's text and the usage.
+pub fn parse_completion(body: &Value) -> Result<(String, Option<TokenUsage>), String> {
+    let message = body
+        .pointer("/choices/0/message")
+        .ok_or("the answer has no choices[0].message")?;
+    let text = match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    let usage = match (
+        llm::count(body, "/usage/prompt_tokens"),
+        llm::count(body, "/usage/completion_tokens"),
+    ) {
+        (Some(input), Some(output)) => Some(TokenUsage {
+            input,
+            output,
+            cached: llm::count(body, "/usage/prompt_tokens_details/cached_tokens"),
+        }),
+        _ => None,
+    };
+    Ok((text, usage))
+}
+
+impl Provider for OpenAiProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        match self.config.flavor {
+            Flavor::OpenAi { .. } => ProviderKind::OpenAi,
+            Flavor::Azure { .. } => ProviderKind::Azure,
+        }
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let call = self.http_call(request);
+            let (result, attempts, elapsed) = llm::post_json(&call, &self.config.retry).await;
+            let body = result.map_err(|e| llm::with_attempts(e, attempts))?;
+            let (text, usage) = parse_completion(&body)
+                .map_err(|e| super::ProviderError::failed(format!("malformed response from the provider: {e}")))?;
+            Ok(llm::response(text, usage, body, attempts, elapsed))
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        let c = &self.config;
+        let mut out = match &c.flavor {
+            Flavor::OpenAi { base_url, model, .. } => json!({"base_url": base_url, "model": model}),
+            Flavor::Azure {
+                endpoint,
+                deployment,
+                api_version,
+            } => json!({"endpoint": endpoint, "deployment_name": deployment, "api_version": api_version}),
+        };
+        out["temperature"] = json!(c.temperature);
+        out["max_output_tokens"] = json!(c.max_output_tokens);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_text_and_usage() {
+        let body = json!({
+            "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 8}}
+        });
+        let (text, usage) = parse_completion(&body).expect("parses");
+        assert_eq!(text, "hi");
+        assert_eq!(
+            usage,
+            Some(TokenUsage {
+                input: 12,
+                output: 3,
+                cached: Some(8)
+            })
+        );
+        assert!(parse_completion(&json!({"choices": []})).is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! `--dump-prompts`: each provider request written to `.agentv/prompts/` (D16).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::load::Secrets;
+use crate::providers::{Provider, ProviderRequest};
+
+/// A file name from an eval id: letters, digits, `-`, `_` and `.` kept, the rest `_`.
+fn safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes `request` to `<dir>/<eval_id>-<attempt>[-<suffix>].json` with the provider's public
+/// settings, secrets redacted. Failures are logged, never fatal.
+pub fn dump_prompt(
+    dir: &Path,
+    suffix: Option<&str>,
+    provider: &dyn Provider,
+    request: &ProviderRequest,
+    secrets: &Secrets,
+) -> Option<PathBuf> {
+    let mut name = format!("{}-{}", safe(&request.eval_id), request.attempt);
+    if let Some(s) = suffix {
+        name.push('-');
+        name.push_str(&safe(s));
+    }
+    let path = dir.join(format!("{name}.json"));
+    let record = json!({
+        "eval_id": request.eval_id,
+        "attempt": request.attempt,
+        "target": provider.target_name(),
+        "provider": provider.kind().as_str(),
+        "settings": provider.public_settings(),
+        "request": {
+            "question": request.question,
+            "guidelines": request.guidelines,
+            "chat_prompt": request.chat_prompt,
+            "system_prompt": request.system_prompt,
+            "guideline_files": request.guideline_files,
+            "input_files": request.input_files,
+        },
+    });
+    let text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    let written = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, secrets.redact(&text).as_bytes()));
+    match written {
+        Ok(()) => Some(path),
+        Err(e) => {
+            tracing::warn!("cannot write prompt dump {}: {e}", path.display());
+            None
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! One suite against each LLM provider by changing only targets.yaml; the LLM judge goes
+//! through the same provider. Fake servers on 127.0.0.1 play the APIs.
+
+mod common;
+
+use common::{Project, Run};
+use serde_json::{Value, json};
+use wiremock::matchers::{body_string_contains, method};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY: &str = "sk-e2e-very-secret-value";
+const VERDICT: &str = r#"{"score": 0.8, "hits": ["says 4"], "misses": [], "reasoning": "correct"}"#;
+const SUITE: &str = "execution:\n  evaluators:\n    - {name: kw, type: keywords, expected: ['4']}\n    - {name: judge, type: llm_judge}\nevalcases:\n  - id: add\n    expected_outcome: Answers 4.\n    input_messages: [{role: user, content: What is 2+2?}]\n";
+
+/// A provider's answer in its own format.
+fn answer(provider: &str, text: &str) -> Value {
+    match provider {
+        "anthropic" => json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
+                               "usage": {"input_tokens": 20, "output_tokens": 5}}),
+        "gemini" => json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}],
+                           "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5}}),
+        _ => json!({"choices": [{"message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
+    }
+}
+
+fn targets(provider: &str, uri: &str) -> String {
+    let key = "    api_key: ${{ E2E_PROVIDER_KEY }}\n";
+    match provider {
+        "openai" => format!(
+            "targets:\n  - name: default\n    provider: openai\n    base_url: {uri}/v1\n    model: gpt-4o-mini\n{key}"
+        ),
+        "azure" => format!(
+            "targets:\n  - name: default\n    provider: azure\n    endpoint: {uri}\n    deployment_name: dep\n{key}"
+        ),
+        "anthropic" => format!(
+            "targets:\n  - name: default\n    provider: anthropic\n    base_url: {uri}\n    model: claude-sonnet-4-5\n{key}"
+        ),
+        _ => format!("targets:\n  - name: default\n    provider: gemini\n    base_url: {uri}\n{key}"),
+    }
+}
+
+async fn fake(provider: &str) -> MockServer {
+    let server = MockServer::start().await;
+    // Judge requests carry the judge's system prompt.
+    Mock::given(method("POST"))
+        .and(body_string_contains("impartial evaluator"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer(provider, VERDICT)))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer(provider, "2+2 is 4.")))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn run(p: &Project, args: &'static [&'static str]) -> Run {
+    let mut cmd = p.command(args);
+    cmd.env("E2E_PROVIDER_KEY", KEY);
+    tokio::task::spawn_blocking(move || Run::from(cmd.output().expect("agentv runs")))
+        .await
+        .expect("joins")
+}
+
+#[tokio::test]
+async fn every_provider_answers_and_judges() {
+    for provider in ["openai", "azure", "anthropic", "gemini"] {
+        let server = fake(provider).await;
+        let p = Project::new()
+            .file("targets.yaml", &targets(provider, &server.uri()))
+            .file("e.yaml", SUITE);
+        run(&p, &["eval", "e.yaml", "--out", "r.jsonl"])
+            .await
+            .code(0)
+            .stderr_has(&format!("[provider={provider}]"));
+        let r = p.result("r.jsonl", "add");
+        assert_eq!(r["candidate_answer"], "2+2 is 4.", "{provider}");
+        assert_eq!(r["evaluator_results"][1]["score"], 0.8, "{provider}: {r}");
+        assert_eq!(r["evaluator_results"][1]["hits"], json!(["says 4"]));
+        assert_eq!(
+            r["evaluator_results"][1]["evaluator_provider_request"]["target"],
+            "default"
+        );
+        assert!((r["score"].as_f64().expect("score") - 0.9).abs() < 1e-9, "{provider}");
+        assert_eq!(
+            r["execution_metrics"]["token_usage"],
+            json!({"input": 20, "output": 5}),
+            "{provider}"
+        );
+        assert_eq!(
+            server.received_requests().await.expect("recorded").len(),
+            2,
+            "{provider}: answer + judge"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cache_and_prompt_dumps() {
+    let server = fake("openai").await;
+    let p = Project::new()
+        .file("targets.yaml", &targets("openai", &server.uri()))
+        .file("e.yaml", SUITE);
+    run(
+        &p,
+        &["eval", "e.yaml", "--out", "r1.jsonl", "--cache", "--dump-prompts"],
+    )
+    .await
+    .code(0);
+    assert_eq!(server.received_requests().await.expect("recorded").len(), 2);
+    run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
+        .await
+        .code(0);
+    assert_eq!(
+        server.received_requests().await.expect("recorded").len(),
+        2,
+        "the second identical run made no call"
+    );
+    assert_eq!(
+        p.result("r2.jsonl", "add")["score"],
+        p.result("r1.jsonl", "add")["score"]
+    );
+    let dumps: Vec<_> = std::fs::read_dir(p.path().join(".agentv/prompts"))
+        .expect("dumps")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let names: Vec<String> = dumps
+        .iter()
+        .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert!(names.contains(&"add-1.json".to_owned()), "{names:?}");
+    assert!(names.contains(&"add-1-judge-default.json".to_owned()), "{names:?}");
+    for dump in &dumps {
+        let text = std::fs::read_to_string(dump).expect("dump");
+        assert!(!text.contains(KEY), "secret in {}", dump.display());
+        assert!(text.contains("gpt-4o-mini"), "settings are dumped");
+    }
+    let case: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".agentv/prompts/add-1.json")).expect("dump"))
+            .expect("json");
+    assert_eq!(case["request"]["question"], "What is 2+2?");
+    for results in ["r1.jsonl", "r2.jsonl"] {
+        let text = std::fs::read_to_string(p.path().join(results)).expect("results");
+        assert!(!text.contains(KEY));
+    }
+}
+
+#[tokio::test]
+async fn provider_errors_never_show_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .set_body_json(json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}})),
+        )
+        .mount(&server)
+        .await;
+    let p = Project::new()
+        .file("targets.yaml", &targets("openai", &server.uri()))
+        .file("e.yaml", SUITE);
+    let out = run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).await;
+    out.code(0).stdout_has("HTTP 401: Incorrect API key provided: ***");
+    assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
+    let r = p.result("r.jsonl", "add");
+    assert_eq!(r["error"], "HTTP 401: Incorrect API key provided: ***");
+}
