@@ -5,8 +5,10 @@
 //! whole group is killed on timeout, on cancellation (drop), and after a normal exit (so that a
 //! background child left behind cannot linger or hold the output pipes open).
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
@@ -26,6 +28,11 @@ pub struct ProcessSpec<'a> {
     pub env_remove: &'a [&'a str],
     pub stdin: Option<&'a [u8]>,
     pub timeout: Duration,
+    /// A file that receives stdout and stderr as they arrive (agent stream logs).
+    pub tee: Option<&'a Path>,
+    /// Leave processes the command started running after it exits (a launcher that hands work
+    /// to a long-lived app). Timeouts and cancellation still kill the whole group.
+    pub keep_children: bool,
 }
 
 /// A process that exited by itself.
@@ -89,12 +96,16 @@ pub enum ProcessError {
 /// cancelled while the process was still running).
 struct GroupChild {
     child: Box<dyn ChildWrapper>,
+    /// Set once the process exited and its leftovers may stay.
+    released: bool,
 }
 
 impl Drop for GroupChild {
     fn drop(&mut self) {
-        // ESRCH (nothing left to kill) is the normal case after a clean exit.
-        let _ = self.child.start_kill();
+        if !self.released {
+            // ESRCH (nothing left to kill) is the normal case after a clean exit.
+            let _ = self.child.start_kill();
+        }
     }
 }
 
@@ -127,7 +138,7 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
         program: program.clone(),
         source,
     })?;
-    let mut group = GroupChild { child };
+    let mut group = GroupChild { child, released: false };
     let io_error = |source| ProcessError::Io {
         program: program.clone(),
         source,
@@ -144,8 +155,20 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
         }
         _ => None,
     };
-    let stdout_task = group.child.stdout().take().map(|p| tokio::spawn(read_capped(p)));
-    let stderr_task = group.child.stderr().take().map(|p| tokio::spawn(read_capped(p)));
+    let tee = match spec.tee {
+        Some(path) => Some(Arc::new(Mutex::new(open_log(path).map_err(io_error)?))),
+        None => None,
+    };
+    let stdout_task = group
+        .child
+        .stdout()
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, tee.clone())));
+    let stderr_task = group
+        .child
+        .stderr()
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, tee.clone())));
 
     let status = match tokio::time::timeout(spec.timeout, group.child.wait()).await {
         Ok(status) => status.map_err(io_error)?,
@@ -155,30 +178,59 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
             return Err(ProcessError::TimedOut(spec.timeout));
         }
     };
-    // Kill whatever the process left behind in its group, so the pipes close.
-    let _ = group.child.start_kill();
+    // Kill whatever the process left behind in its group, so the pipes close; or, when the
+    // leftovers must live on, read what is there and stop waiting for them.
+    let grace = if spec.keep_children {
+        group.released = true;
+        Some(Duration::from_millis(200))
+    } else {
+        let _ = group.child.start_kill();
+        None
+    };
     if let Some(task) = stdin_task {
         let _ = task.await;
     }
-    let stdout = join_output(stdout_task).await;
-    let stderr = join_output(stderr_task).await;
+    let stdout = join_output(stdout_task, grace).await;
+    let stderr = join_output(stderr_task, grace).await;
     Ok(Finished { status, stdout, stderr })
 }
 
-async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Vec<u8> {
-    match task {
-        Some(task) => task.await.unwrap_or_default(),
-        None => Vec::new(),
+async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>, grace: Option<Duration>) -> Vec<u8> {
+    let Some(task) = task else { return Vec::new() };
+    match grace {
+        None => task.await.unwrap_or_default(),
+        Some(limit) => {
+            let abort = task.abort_handle();
+            match tokio::time::timeout(limit, task).await {
+                Ok(joined) => joined.unwrap_or_default(),
+                Err(_) => {
+                    abort.abort();
+                    Vec::new()
+                }
+            }
+        }
     }
 }
 
-async fn read_capped<R: AsyncRead + Unpin>(mut reader: R) -> Vec<u8> {
+fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::OpenOptions::new().create(true).append(true).open(path)
+}
+
+async fn read_capped<R: AsyncRead + Unpin>(mut reader: R, tee: Option<Arc<Mutex<std::fs::File>>>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some(file) = &tee
+                    && let Ok(mut f) = file.lock()
+                {
+                    let _ = f.write_all(&buf[..n]);
+                }
                 let room = MAX_CAPTURE.saturating_sub(out.len());
                 out.extend_from_slice(&buf[..n.min(room)]);
             }
@@ -203,6 +255,8 @@ mod tests {
             env_remove: &[],
             stdin,
             timeout: Duration::from_secs_f64(secs),
+            tee: None,
+            keep_children: false,
         }
     }
 

@@ -76,6 +76,8 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         env_remove: &[],
         stdin: Some(&stdin),
         timeout,
+        tee: None,
+        keep_children: false,
     })
     .await;
     let proxy_stats = match proxy {

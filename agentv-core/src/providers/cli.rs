@@ -113,6 +113,8 @@ impl CliProvider {
                     env_remove: &[],
                     stdin: None,
                     timeout: *timeout,
+                    tee: None,
+                    keep_children: false,
                 };
                 match process::run(spec).await {
                     Ok(done) if done.status.success() => Ok(()),
@@ -179,6 +181,8 @@ impl CliProvider {
             env_remove: &[],
             stdin: None,
             timeout,
+            tee: None,
+            keep_children: false,
         };
         let started = Instant::now();
         let result = process::run(spec).await;

@@ -1,9 +1,12 @@
 //! Targets: the `Provider` trait and its implementations.
 
+mod agent;
 mod answer;
 mod anthropic;
 mod cache;
+mod claude_code;
 mod cli;
+mod codex;
 mod gemini;
 mod llm;
 pub mod mock;
@@ -11,6 +14,7 @@ mod openai;
 mod registry;
 pub mod retry;
 mod template;
+mod vscode;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -7,14 +7,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::agent::{AgentConfig, find_executable};
 use super::anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider};
 use super::cache::{CachedProvider, ResponseCache};
+use super::claude_code::ClaudeCodeProvider;
 use super::cli::{CliConfig, CliProvider, Healthcheck};
+use super::codex::CodexProvider;
 use super::gemini::{GEMINI_BASE_URL, GEMINI_DEFAULT_MODEL, GeminiConfig, GeminiProvider};
 use super::mock::{Delay, MockProvider};
 use super::openai::{AZURE_API_VERSION, Flavor, OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider};
 use super::retry::RetryPolicy;
-use super::template::check_template;
+use super::template::{check_template, unknown_placeholders};
+use super::vscode::{VsCodeConfig, VsCodeProvider};
 use super::{Provider, ProviderKind};
 use crate::load::node::{Node, NodeValue, Pos};
 use crate::load::{Diagnostic, Diagnostics, Env, Fields, Secrets, TargetDef, TargetsFile, describe, env_reference};
@@ -39,8 +43,14 @@ pub enum ResolveError {
     MissingCredentials(Vec<MissingVar>),
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
     Invalid { name: String, problems: Vec<Diagnostic> },
-    #[error("target `{name}` uses provider `{provider}`, which this build of agentv cannot run yet")]
-    Unsupported { name: String, provider: &'static str },
+    #[error(
+        "target `{name}`: {what} executable `{executable}` not found on PATH; install it or set `executable` to its path"
+    )]
+    MissingExecutable {
+        name: String,
+        what: &'static str,
+        executable: String,
+    },
 }
 
 fn list_or_none(names: &[String]) -> String {
@@ -262,12 +272,22 @@ impl TargetRegistry {
             ProviderKind::Gemini => {
                 gemini(&mut s).map(|p| Arc::new(GeminiProvider::new(def.name.clone(), p)) as Arc<dyn Provider>)
             }
-            other => {
-                return Err(ResolveError::Unsupported {
-                    name: def.name.clone(),
-                    provider: other.as_str(),
-                });
+            ProviderKind::ClaudeCode => agent_config(&mut s, self.child_env.clone(), "claude", &[])
+                .map(|c| Arc::new(ClaudeCodeProvider::new(def.name.clone(), c)) as Arc<dyn Provider>),
+            ProviderKind::Codex => {
+                let policy = s
+                    .string(&["approval_policy", "ask_for_approval"], false)
+                    .unwrap_or_else(|| "never".to_owned());
+                agent_config(
+                    &mut s,
+                    self.child_env.clone(),
+                    "codex",
+                    &["approval_policy", "ask_for_approval"],
+                )
+                .map(|c| Arc::new(CodexProvider::new(def.name.clone(), c, policy)) as Arc<dyn Provider>)
             }
+            ProviderKind::VsCode | ProviderKind::VsCodeInsiders => vscode(def, &mut s, self.child_env.clone())
+                .map(|c| Arc::new(VsCodeProvider::new(def.name.clone(), def.provider, c)) as Arc<dyn Provider>),
         };
         let Settings { diags, missing, .. } = s;
         let all = diags.into_vec();
@@ -290,6 +310,22 @@ impl TargetRegistry {
             name: def.name.clone(),
             problems: Vec::new(),
         })?;
+        if let Some(executable) = provider
+            .public_settings()
+            .get("executable")
+            .and_then(serde_json::Value::as_str)
+            && find_executable(executable).is_none()
+        {
+            return Err(ResolveError::MissingExecutable {
+                name: def.name.clone(),
+                what: if def.provider == ProviderKind::Codex {
+                    "Codex"
+                } else {
+                    "Claude Code"
+                },
+                executable: executable.to_owned(),
+            });
+        }
         Ok(match &self.responses {
             Some(cache) if def.provider != ProviderKind::Mock => Arc::new(CachedProvider::new(provider, cache.clone())),
             _ => provider,
@@ -708,6 +744,139 @@ fn gemini(s: &mut Settings<'_>) -> Option<GeminiConfig> {
         max_output_tokens,
         retry,
         timeout,
+    })
+}
+
+/// Settings of `claude-code` and `codex`.
+fn agent_config(
+    s: &mut Settings<'_>,
+    env: Arc<[(String, String)]>,
+    default_exe: &str,
+    own: &[&str],
+) -> Option<AgentConfig> {
+    let executable = s
+        .string(&["executable", "command", "binary"], true)
+        .unwrap_or_else(|| default_exe.to_owned());
+    // A relative path (not a bare name looked up on PATH) is relative to the targets file (D11).
+    let executable = if executable.contains('/') && !executable.starts_with('/') {
+        crate::load::normalize(&s.base_dir.join(&executable))
+            .display()
+            .to_string()
+    } else {
+        executable
+    };
+    let mut args = Vec::new();
+    if let Some(node) = s.node(&["args", "arguments"]).cloned() {
+        match node.as_seq() {
+            Some(items) => {
+                for item in items {
+                    let text = match &item.value {
+                        NodeValue::Str(t) => t.clone(),
+                        _ => item.to_json().to_string(),
+                    };
+                    if let Some(value) = s.resolve_text(&text, "args", true) {
+                        args.push(value);
+                    }
+                }
+            }
+            None => s.error(node.pos, "`args` must be a list of strings".to_owned(), None),
+        }
+    }
+    let cwd = s.dir(&["cwd"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let model = s.string(&["model"], true);
+    let system_prompt = s.string(&["system_prompt"], true);
+    let log_dir = s
+        .string(&["log_dir", "log_directory", "stream_log_dir"], false)
+        .map(|d| crate::load::normalize(&s.base_dir.join(d)));
+    let _ = s.string(&["log_format"], false);
+    let mut known = vec![
+        "executable",
+        "command",
+        "binary",
+        "args",
+        "arguments",
+        "cwd",
+        "timeout_seconds",
+        "model",
+        "system_prompt",
+        "log_dir",
+        "log_directory",
+        "stream_log_dir",
+        "log_format",
+    ];
+    known.extend_from_slice(own);
+    s.finish(&known);
+    Some(AgentConfig {
+        executable,
+        args,
+        cwd,
+        timeout,
+        model,
+        system_prompt,
+        log_dir,
+        env,
+    })
+}
+
+fn vscode(def: &TargetDef, s: &mut Settings<'_>, env: Arc<[(String, String)]>) -> Option<VsCodeConfig> {
+    let default_cmd = if def.provider == ProviderKind::VsCodeInsiders {
+        "code-insiders"
+    } else {
+        "code"
+    };
+    let vscode_cmd = s
+        .string(&["vscode_cmd", "command"], true)
+        .unwrap_or_else(|| default_cmd.to_owned());
+    let dispatch_pos = s.node(&["dispatch", "dispatch_command"]).map(|n| n.pos);
+    let dispatch = s.string(&["dispatch", "dispatch_command"], true);
+    if let (Some(template), Some(pos)) = (&dispatch, dispatch_pos) {
+        let allowed = ["PROMPT_FILE", "RESPONSE_FILE", "WORKSPACE", "EVAL_ID"];
+        let unknown = unknown_placeholders(template, &allowed);
+        if !unknown.is_empty() {
+            s.error(
+                pos,
+                format!(
+                    "unsupported placeholder {} in `dispatch`",
+                    unknown
+                        .iter()
+                        .map(|u| format!("{{{u}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some("use {PROMPT_FILE}, {RESPONSE_FILE}, {WORKSPACE}, {EVAL_ID}".to_owned()),
+            );
+        }
+    }
+    let wait = s.boolean(&["wait"]).unwrap_or(true);
+    let dry_run = s.boolean(&["dry_run"]).unwrap_or(false);
+    let subagent_root = s
+        .string(&["subagent_root"], false)
+        .map(|d| crate::load::normalize(&s.base_dir.join(d)))
+        .unwrap_or_else(|| PathBuf::from(".agentv").join("vscode"));
+    let workspace = s.dir(&["workspace", "workspace_template"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    s.finish(&[
+        "vscode_cmd",
+        "command",
+        "dispatch",
+        "dispatch_command",
+        "wait",
+        "dry_run",
+        "subagent_root",
+        "workspace",
+        "workspace_template",
+        "timeout_seconds",
+    ]);
+    Some(VsCodeConfig {
+        vscode_cmd,
+        dispatch,
+        wait,
+        dry_run,
+        subagent_root,
+        workspace,
+        timeout,
+        env,
     })
 }
 

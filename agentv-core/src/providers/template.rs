@@ -11,12 +11,17 @@ pub const CLI_PLACEHOLDERS: &[&str] = &["PROMPT", "GUIDELINES", "EVAL_ID", "ATTE
 
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{([A-Z_]+)\}").expect("static regex"));
 
-/// The unsupported placeholders in `template`, in order of appearance (empty when valid).
+/// The unsupported placeholders in a `cli` template, in order of appearance (empty when valid).
 pub fn check_template(template: &str) -> Vec<String> {
+    unknown_placeholders(template, CLI_PLACEHOLDERS)
+}
+
+/// Placeholders in `template` that are not in `allowed`.
+pub fn unknown_placeholders(template: &str, allowed: &[&str]) -> Vec<String> {
     let mut unknown: Vec<String> = Vec::new();
     for cap in PLACEHOLDER.captures_iter(template) {
         let name = &cap[1];
-        if !CLI_PLACEHOLDERS.contains(&name) && !unknown.iter().any(|u| u == name) {
+        if !allowed.contains(&name) && !unknown.iter().any(|u| u == name) {
             unknown.push(name.to_owned());
         }
     }

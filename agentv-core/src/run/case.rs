@@ -93,6 +93,14 @@ pub async fn run_case(
         execution_metrics: None,
         error: None,
     };
+    let mut provider_request = provider_request;
+    if let Ok(response) = &result
+        && let Some(metadata) = &response.metadata
+        && let Some(obj) = provider_request.as_object_mut()
+    {
+        // Log paths, HTTP attempts, session ids: where to look when an answer surprises.
+        obj.insert("response_metadata".to_owned(), Value::Object(metadata.clone()));
+    }
     if job.target.provider.kind().is_agent() {
         record.agent_provider_request = Some(provider_request);
     } else {

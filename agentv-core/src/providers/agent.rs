@@ -1,0 +1,201 @@
+//! What the agent CLI providers share: finding the executable, the working directory, the
+//! preread block, stream logs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Told to agents when the target sets no system prompt: answer in the response itself.
+pub const DEFAULT_AGENT_SYSTEM_PROMPT: &str = "Answer in your final response. Do not create or modify files in the workspace: put any code change in the response as `diff --git` unified diffs.";
+
+/// When neither the target nor the run sets a timeout (the run's timeout still applies).
+pub const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Settings every agent CLI takes.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Name on PATH or a path.
+    pub executable: String,
+    /// Extra arguments after the built-in ones.
+    pub args: Vec<String>,
+    /// Working directory; `None` = a fresh temporary workspace per call.
+    pub cwd: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+    pub model: Option<String>,
+    pub system_prompt: Option<String>,
+    /// Where stream logs go (default `.agentv/logs/<provider>/`).
+    pub log_dir: Option<PathBuf>,
+    /// Variables from `.env` files.
+    pub env: std::sync::Arc<[(String, String)]>,
+}
+
+/// The executable's full path: `name` itself when it contains a `/`, else the first match on
+/// `PATH`.
+pub fn find_executable(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let path = PathBuf::from(name);
+        return path.is_file().then_some(path);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+/// The directory an agent runs in; a temporary one is deleted when this is dropped.
+pub struct AgentDir {
+    pub path: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+/// `cwd`, or a fresh temporary workspace named after `prefix`.
+pub fn agent_dir(cwd: Option<&Path>, prefix: &str) -> std::io::Result<AgentDir> {
+    match cwd {
+        Some(dir) => Ok(AgentDir {
+            path: dir.to_path_buf(),
+            _temp: None,
+        }),
+        None => {
+            let temp = tempfile::Builder::new().prefix(prefix).tempdir()?;
+            Ok(AgentDir {
+                path: temp.path().to_path_buf(),
+                _temp: Some(temp),
+            })
+        }
+    }
+}
+
+/// `file://` URL of an absolute path.
+pub fn file_url(path: &Path) -> String {
+    let text = path.display().to_string();
+    let encoded: String = text
+        .chars()
+        .map(|c| match c {
+            ' ' => "%20".to_owned(),
+            '#' => "%23".to_owned(),
+            '?' => "%3F".to_owned(),
+            '%' => "%25".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    format!("file://{encoded}")
+}
+
+/// How a file is named to the agent: relative to its working directory when inside it.
+fn display(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}
+
+/// The preread block: the guideline and input files the agent must read first, as links.
+/// Empty when there are no files.
+pub fn preread_block(guidelines: &[PathBuf], inputs: &[PathBuf], cwd: &Path) -> String {
+    let list = |files: &[PathBuf]| -> String {
+        files
+            .iter()
+            .map(|f| format!("* [{}]({})", display(f, cwd), file_url(f)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut parts = Vec::new();
+    if !guidelines.is_empty() {
+        parts.push(format!("Read all guideline files:\n{}", list(guidelines)));
+    }
+    if !inputs.is_empty() {
+        parts.push(format!("Read all input files:\n{}", list(inputs)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    parts.push("If any file is missing, fail with ERROR: missing-file <filename> and stop.".to_owned());
+    parts.join("\n\n")
+}
+
+/// The prompt document: system prompt, preread block, then the user query.
+pub fn prompt_document(system_prompt: Option<&str>, preread: &str, question: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(s) = system_prompt.filter(|s| !s.is_empty()) {
+        parts.push(s.to_owned());
+    }
+    if !preread.is_empty() {
+        parts.push(preread.to_owned());
+    }
+    parts.push(format!("[[ ## user_query ## ]]\n{question}"));
+    parts.join("\n\n")
+}
+
+/// Where to stream an agent's output: `<log_dir or .agentv/logs/<kind>>/<eval_id>-<attempt>-<time>.log`,
+/// unless `env_var` is `false`, `0` or `off`.
+pub fn stream_log_path(
+    kind: &str,
+    env_var: &str,
+    log_dir: Option<&Path>,
+    eval_id: &str,
+    attempt: u32,
+) -> Option<PathBuf> {
+    if std::env::var(env_var).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "false" | "0" | "off")) {
+        return None;
+    }
+    let dir = log_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".agentv").join("logs").join(kind));
+    let safe: String = eval_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%3f");
+    Some(dir.join(format!("{safe}-{attempt}-{stamp}.log")))
+}
+
+/// The last `n` non-empty lines of `output`, for error messages.
+pub fn last_lines(output: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(output);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..]
+        .iter()
+        .map(|l| crate::process::tail(l, 400))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preread_links_files_relative_to_the_workspace() {
+        let block = preread_block(
+            &[PathBuf::from("/repo/style.instructions.md")],
+            &[PathBuf::from("/repo/src/my file.py"), PathBuf::from("/elsewhere/x.md")],
+            Path::new("/repo"),
+        );
+        assert_eq!(
+            block,
+            "Read all guideline files:\n* [style.instructions.md](file:///repo/style.instructions.md)\n\nRead all input files:\n* [src/my file.py](file:///repo/src/my%20file.py)\n* [/elsewhere/x.md](file:///elsewhere/x.md)\n\nIf any file is missing, fail with ERROR: missing-file <filename> and stop."
+        );
+        assert_eq!(preread_block(&[], &[], Path::new("/")), "");
+    }
+
+    #[test]
+    fn prompt_document_orders_its_parts() {
+        assert_eq!(
+            prompt_document(Some("S"), "P", "Q"),
+            "S\n\nP\n\n[[ ## user_query ## ]]\nQ"
+        );
+        assert_eq!(prompt_document(None, "", "Q"), "[[ ## user_query ## ]]\nQ");
+    }
+
+    #[test]
+    fn finds_executables_on_path_or_by_path() {
+        assert!(find_executable("sh").is_some());
+        assert!(find_executable("/bin/sh").is_some());
+        assert!(find_executable("agentv-no-such-binary").is_none());
+        assert!(find_executable("/no/such/claude").is_none());
+    }
+}

@@ -1,0 +1,407 @@
+//! `claude-code`: runs `claude -p --output-format stream-json --verbose` and reads its JSONL
+//! stream into output messages with tool calls, usage, cost and duration.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use super::agent::{self, AgentConfig, NO_TIMEOUT};
+use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::model::{OutputMessage, TokenUsage, ToolCall};
+use crate::process::{self, ProcessError, ProcessSpec};
+
+/// Variables that make a nested Claude Code run think it is inside another one.
+const NESTED_VARS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"];
+/// Set to `false`, `0` or `off` to turn stream logs off.
+pub const STREAM_LOGS_ENV: &str = "AGENTV_CLAUDE_CODE_STREAM_LOGS";
+
+/// Claude Code as a target.
+#[derive(Debug)]
+pub struct ClaudeCodeProvider {
+    name: String,
+    config: AgentConfig,
+}
+
+impl ClaudeCodeProvider {
+    pub fn new(name: impl Into<String>, config: AgentConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+
+    /// argv after the executable: the built-in flags, the model and system prompt when set, then
+    /// the target's extra `args`.
+    pub fn arguments(&self) -> Vec<String> {
+        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
+            .map(String::from)
+            .to_vec();
+        if let Some(model) = &self.config.model {
+            args.extend(["--model".to_owned(), model.clone()]);
+        }
+        if let Some(prompt) = &self.config.system_prompt {
+            args.extend(["--system-prompt".to_owned(), prompt.clone()]);
+        }
+        args.extend(self.config.args.iter().cloned());
+        args
+    }
+
+    /// The prompt sent on stdin. Without a configured system prompt (which replaces Claude
+    /// Code's own), the default instruction leads the prompt instead.
+    pub fn prompt(&self, request: &ProviderRequest, cwd: &std::path::Path) -> String {
+        let preread = agent::preread_block(&request.guideline_files, &request.input_files, cwd);
+        let lead = match &self.config.system_prompt {
+            Some(_) => None,
+            None => Some(agent::DEFAULT_AGENT_SYSTEM_PROMPT),
+        };
+        agent::prompt_document(lead, &preread, &request.question)
+    }
+}
+
+impl Provider for ClaudeCodeProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::ClaudeCode
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let executable =
+                agent::find_executable(&self.config.executable).ok_or_else(|| missing(&self.config.executable))?;
+            let dir = agent::agent_dir(self.config.cwd.as_deref(), "agentv-claude-")
+                .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
+            let prompt = self.prompt(request, &dir.path);
+            let mut argv = vec![executable.display().to_string()];
+            argv.extend(self.arguments());
+            let log = agent::stream_log_path(
+                "claude-code",
+                STREAM_LOGS_ENV,
+                self.config.log_dir.as_deref(),
+                &request.eval_id,
+                request.attempt,
+            );
+            let started = Instant::now();
+            let outcome = process::run(ProcessSpec {
+                argv: &argv,
+                cwd: &dir.path,
+                env: &self.config.env,
+                env_remove: NESTED_VARS,
+                stdin: Some(prompt.as_bytes()),
+                timeout: self.config.timeout.unwrap_or(NO_TIMEOUT),
+                tee: log.as_deref(),
+                keep_children: false,
+            })
+            .await;
+            let log_note = log
+                .as_ref()
+                .map(|p| format!(" (log: {})", p.display()))
+                .unwrap_or_default();
+            let done = match outcome {
+                Ok(done) => done,
+                Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
+                Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
+            };
+            let stdout = String::from_utf8_lossy(&done.stdout);
+            let parsed = parse_stream(&stdout);
+            if !done.status.success() {
+                let reported = parsed.as_ref().err().filter(|e| e.starts_with("claude reported"));
+                let why = reported.cloned().unwrap_or_else(|| {
+                    format!(
+                        "stderr: {}; last stdout lines:\n{}",
+                        crate::process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
+                        agent::last_lines(&done.stdout, 5)
+                    )
+                });
+                return Err(ProviderError::failed(format!(
+                    "claude exited with code {}: {why}{log_note}",
+                    done.code_text()
+                )));
+            }
+            let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
+            response.duration_ms = response.duration_ms.or(Some(started.elapsed().as_secs_f64() * 1000.0));
+            if let Some(path) = log {
+                response
+                    .metadata
+                    .get_or_insert_with(Map::new)
+                    .insert("log_path".to_owned(), json!(path.display().to_string()));
+            }
+            Ok(response)
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        json!({"executable": self.config.executable, "args": self.config.args, "model": self.config.model, "system_prompt": self.config.system_prompt})
+    }
+}
+
+fn missing(executable: &str) -> ProviderError {
+    ProviderError::failed(format!(
+        "Claude Code executable `{executable}` not found; install Claude Code or set `executable` on the target"
+    ))
+}
+
+/// Reads Claude Code's `stream-json` output.
+///
+/// `assistant` lines carry one content block each; blocks of one API message share
+/// `message.id` and are merged into one output message. `tool_use` blocks become tool calls;
+/// `tool_result` blocks on `user` lines fill in the output of the call with the same id. The
+/// `result` line has the final answer and the run's totals. Non-JSON lines are skipped.
+pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, String> {
+    let mut messages: Vec<OutputMessage> = Vec::new();
+    let mut by_message_id: HashMap<String, usize> = HashMap::new();
+    let mut call_index: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut metadata = Map::new();
+    let mut result: Option<Value> = None;
+    let mut events = 0;
+    for line in stdout.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line.trim()) else {
+            continue;
+        };
+        events += 1;
+        match event.get("type").and_then(Value::as_str) {
+            Some("system") => {
+                for key in ["session_id", "model", "claude_code_version"] {
+                    if let Some(v) = event.get(key) {
+                        metadata.insert(key.to_owned(), v.clone());
+                    }
+                }
+            }
+            Some("assistant") => assistant(&event, &mut messages, &mut by_message_id, &mut call_index),
+            Some("user") => tool_results(&event, &mut messages, &call_index),
+            Some("result") => result = Some(event),
+            _ => {}
+        }
+    }
+    if events == 0 {
+        return Err(format!(
+            "claude printed no JSON events; output was: {}",
+            crate::process::tail(stdout, 300)
+        ));
+    }
+    let Some(result) = result else {
+        return Err("claude output has no `result` event (the run ended early)".to_owned());
+    };
+    let text = result
+        .get("result")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or_default();
+    if result.get("is_error").and_then(Value::as_bool) == Some(true) || subtype.starts_with("error") {
+        let detail = match (text.is_empty(), result.get("errors")) {
+            (false, _) => text.clone(),
+            (true, Some(errors)) => errors.to_string(),
+            (true, None) => subtype.to_owned(),
+        };
+        let what = if subtype == "error_max_turns" {
+            "stopped at the maximum number of turns"
+        } else {
+            "an error"
+        };
+        return Err(format!("claude reported {what}: {detail}"));
+    }
+    if agentv_eval_sdk::last_assistant_text(&messages).as_deref() != Some(text.as_str()) && !text.is_empty() {
+        messages.push(OutputMessage::assistant(text));
+    }
+    for key in ["num_turns", "session_id", "duration_api_ms", "stop_reason"] {
+        if let Some(v) = result.get(key) {
+            metadata.insert(key.to_owned(), v.clone());
+        }
+    }
+    let count = |key: &str| result.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
+    let token_usage = match (count("input_tokens"), count("output_tokens")) {
+        (Some(input), Some(output)) => {
+            let read = count("cache_read_input_tokens");
+            Some(TokenUsage {
+                input: input + read.unwrap_or(0) + count("cache_creation_input_tokens").unwrap_or(0),
+                output,
+                cached: read,
+            })
+        }
+        _ => None,
+    };
+    Ok(ProviderResponse {
+        output_messages: messages,
+        token_usage,
+        cost_usd: result
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .filter(|c| *c >= 0.0),
+        duration_ms: result.get("duration_ms").and_then(Value::as_f64).filter(|d| *d >= 0.0),
+        raw: None,
+        metadata: Some(metadata),
+        ..ProviderResponse::default()
+    })
+}
+
+fn assistant(
+    event: &Value,
+    messages: &mut Vec<OutputMessage>,
+    by_message_id: &mut HashMap<String, usize>,
+    call_index: &mut HashMap<String, (usize, usize)>,
+) {
+    let Some(message) = event.get("message") else { return };
+    let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+    let index = match id.as_ref().and_then(|i| by_message_id.get(i)) {
+        Some(&i) => i,
+        None => {
+            messages.push(OutputMessage {
+                role: "assistant".to_owned(),
+                id: id.clone(),
+                ..OutputMessage::default()
+            });
+            if let Some(i) = id {
+                by_message_id.insert(i, messages.len() - 1);
+            }
+            messages.len() - 1
+        }
+    };
+    let blocks = message
+        .get("content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let Some(text) = block.get("text").and_then(Value::as_str) else {
+                    continue;
+                };
+                let msg = &mut messages[index];
+                let joined = match msg.content.as_ref().and_then(Value::as_str) {
+                    Some(existing) if existing == text || existing.ends_with(&format!("\n{text}")) => continue,
+                    Some(existing) => format!("{existing}\n{text}"),
+                    None => text.to_owned(),
+                };
+                msg.content = Some(Value::String(joined));
+            }
+            Some("tool_use") => {
+                let call_id = block.get("id").and_then(Value::as_str).map(str::to_owned);
+                if call_id.as_ref().is_some_and(|c| call_index.contains_key(c)) {
+                    continue;
+                }
+                let msg = &mut messages[index];
+                msg.tool_calls.push(ToolCall {
+                    tool: block
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown")
+                        .to_owned(),
+                    input: block.get("input").cloned(),
+                    id: call_id.clone(),
+                    ..ToolCall::default()
+                });
+                if let Some(c) = call_id {
+                    call_index.insert(c, (index, msg.tool_calls.len() - 1));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn tool_results(event: &Value, messages: &mut [OutputMessage], call_index: &HashMap<String, (usize, usize)>) {
+    let blocks = event
+        .pointer("/message/content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) != Some("tool_result") {
+            continue;
+        }
+        let Some(&(m, c)) = block
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .and_then(|id| call_index.get(id))
+        else {
+            continue;
+        };
+        let call = &mut messages[m].tool_calls[c];
+        call.output = block.get("content").cloned();
+        if let Some(ts) = event.get("timestamp").and_then(Value::as_str) {
+            call.timestamp = Some(ts.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOL_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream.jsonl");
+    const TEXT_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream-text.jsonl");
+    const API_ERROR: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream-api-error-400.jsonl");
+
+    #[test]
+    fn tool_run_yields_messages_calls_usage_and_cost() {
+        let r = parse_stream(TOOL_RUN).expect("parses");
+        assert_eq!(r.output_messages.len(), 2, "two API messages");
+        let first = &r.output_messages[0];
+        assert_eq!(first.text().as_deref(), Some("I will run a command."));
+        assert_eq!(first.tool_calls.len(), 1);
+        let call = &first.tool_calls[0];
+        assert_eq!(call.tool, "Bash");
+        assert_eq!(call.id.as_deref(), Some("toolu_fake_d90d6815de374cfb866a"));
+        assert_eq!(
+            call.input.as_ref().and_then(|i| i.get("command")),
+            Some(&json!("echo fake-tool-output"))
+        );
+        assert_eq!(call.output, Some(json!("fake-tool-output")));
+        assert_eq!(
+            agentv_eval_sdk::last_assistant_text(&r.output_messages).as_deref(),
+            Some("Done: the tool ran and I read its output.")
+        );
+        assert_eq!(
+            r.token_usage,
+            Some(TokenUsage {
+                input: 3468,
+                output: 69,
+                cached: Some(0)
+            })
+        );
+        assert_eq!(r.cost_usd, Some(0.019065));
+        assert_eq!(r.duration_ms, Some(183.0));
+        assert_eq!(r.metadata.as_ref().and_then(|m| m.get("num_turns")), Some(&json!(2)));
+    }
+
+    #[test]
+    fn text_run_has_no_tool_calls() {
+        let r = parse_stream(TEXT_RUN).expect("parses");
+        assert_eq!(r.output_messages.len(), 1);
+        assert!(r.output_messages[0].tool_calls.is_empty());
+        assert_eq!(
+            r.output_messages[0].text().as_deref(),
+            Some("Hello from the fake Anthropic server.")
+        );
+        assert_eq!(r.cost_usd, Some(0.00874));
+    }
+
+    #[test]
+    fn api_error_is_reported_with_its_message() {
+        let err = parse_stream(API_ERROR).expect_err("is_error");
+        assert_eq!(err, "claude reported an error: API Error: 400 fake: injected error");
+    }
+
+    #[test]
+    fn max_turns_and_garbage() {
+        let max = r#"{"type":"result","subtype":"error_max_turns","is_error":false,"errors":["Reached maximum number of turns (3)"]}"#;
+        assert_eq!(
+            parse_stream(max).expect_err("max turns"),
+            r#"claude reported stopped at the maximum number of turns: ["Reached maximum number of turns (3)"]"#
+        );
+        assert!(
+            parse_stream("segfault\n")
+                .expect_err("garbage")
+                .starts_with("claude printed no JSON events")
+        );
+        assert_eq!(
+            parse_stream("{\"type\":\"system\"}\n").expect_err("no result"),
+            "claude output has no `result` event (the run ended early)"
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! `codex`: runs `codex exec --json` and reads its JSONL events into output messages with
+//! tool calls and token usage.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use super::agent::{self, AgentConfig, NO_TIMEOUT};
+use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::model::{OutputMessage, TokenUsage, ToolCall};
+use crate::process::{self, ProcessError, ProcessSpec};
+
+/// Set to `false`, `0` or `off` to turn stream logs off.
+pub const STREAM_LOGS_ENV: &str = "AGENTV_CODEX_STREAM_LOGS";
+
+/// Codex as a target.
+#[derive(Debug)]
+pub struct CodexProvider {
+    name: String,
+    config: AgentConfig,
+    /// `--ask-for-approval` value; empty leaves the flag out. Codex takes it before `exec`.
+    approval_policy: String,
+}
+
+impl CodexProvider {
+    pub fn new(name: impl Into<String>, config: AgentConfig, approval_policy: String) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            approval_policy,
+        }
+    }
+
+    /// argv after the executable.
+    pub fn arguments(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if !self.approval_policy.is_empty() {
+            args.extend(["--ask-for-approval".to_owned(), self.approval_policy.clone()]);
+        }
+        args.extend(["exec", "--json", "--color", "never", "--skip-git-repo-check"].map(String::from));
+        if let Some(model) = &self.config.model {
+            args.extend(["--model".to_owned(), model.clone()]);
+        }
+        args.extend(self.config.args.iter().cloned());
+        args.push("-".to_owned());
+        args
+    }
+
+    /// The preread prompt document sent on stdin.
+    pub fn prompt(&self, request: &ProviderRequest, cwd: &std::path::Path) -> String {
+        let preread = agent::preread_block(&request.guideline_files, &request.input_files, cwd);
+        let system = self
+            .config
+            .system_prompt
+            .as_deref()
+            .unwrap_or(agent::DEFAULT_AGENT_SYSTEM_PROMPT);
+        agent::prompt_document(Some(system), &preread, &request.question)
+    }
+}
+
+impl Provider for CodexProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Codex
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let executable = agent::find_executable(&self.config.executable).ok_or_else(|| {
+                ProviderError::failed(format!(
+                    "Codex executable `{}` not found; install the Codex CLI or set `executable` on the target",
+                    self.config.executable
+                ))
+            })?;
+            let dir = agent::agent_dir(self.config.cwd.as_deref(), "agentv-codex-")
+                .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
+            let prompt = self.prompt(request, &dir.path);
+            if self.config.cwd.is_none() {
+                let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
+            }
+            let mut argv = vec![executable.display().to_string()];
+            argv.extend(self.arguments());
+            let log = agent::stream_log_path(
+                "codex",
+                STREAM_LOGS_ENV,
+                self.config.log_dir.as_deref(),
+                &request.eval_id,
+                request.attempt,
+            );
+            let started = Instant::now();
+            let outcome = process::run(ProcessSpec {
+                argv: &argv,
+                cwd: &dir.path,
+                env: &self.config.env,
+                env_remove: &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"],
+                stdin: Some(prompt.as_bytes()),
+                timeout: self.config.timeout.unwrap_or(NO_TIMEOUT),
+                tee: log.as_deref(),
+                keep_children: false,
+            })
+            .await;
+            let log_note = log
+                .as_ref()
+                .map(|p| format!(" (log: {})", p.display()))
+                .unwrap_or_default();
+            let done = match outcome {
+                Ok(done) => done,
+                Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
+                Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
+            };
+            let parsed = parse_events(&String::from_utf8_lossy(&done.stdout));
+            if !done.status.success() {
+                let why = match &parsed {
+                    Err(e) if e.starts_with("codex turn failed") => e.clone(),
+                    _ => format!(
+                        "stderr: {}; last stdout lines:\n{}",
+                        crate::process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
+                        agent::last_lines(&done.stdout, 5)
+                    ),
+                };
+                return Err(ProviderError::failed(format!(
+                    "codex exited with code {}: {why}{log_note}",
+                    done.code_text()
+                )));
+            }
+            let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
+            response.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+            if let Some(path) = log {
+                response
+                    .metadata
+                    .get_or_insert_with(Map::new)
+                    .insert("log_path".to_owned(), json!(path.display().to_string()));
+            }
+            Ok(response)
+        })
+    }
+
+    fn public_settings(&self) -> Value {
+        json!({"executable": self.config.executable, "args": self.config.args, "model": self.config.model,
+               "system_prompt": self.config.system_prompt, "approval_policy": self.approval_policy})
+    }
+}
+
+/// Reads `codex exec --json` events.
+///
+/// `item.completed` items become output: `agent_message` → an assistant message;
+/// `command_execution`, `file_change`, `mcp_tool_call` and `web_search` → tool calls (named by
+/// item type, or by the MCP tool's name) with their input and output. `turn.completed` usage
+/// adds up. `turn.failed` fails the run; a bare `error` event (e.g. a reconnect notice) does not.
+pub fn parse_events(stdout: &str) -> Result<ProviderResponse, String> {
+    let mut messages: Vec<OutputMessage> = Vec::new();
+    let mut usage: Option<TokenUsage> = None;
+    let mut notices: Vec<Value> = Vec::new();
+    let mut metadata = Map::new();
+    let mut events = 0;
+    for line in stdout.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line.trim()) else {
+            continue;
+        };
+        events += 1;
+        match event.get("type").and_then(Value::as_str) {
+            Some("thread.started") => {
+                if let Some(id) = event.get("thread_id") {
+                    metadata.insert("thread_id".to_owned(), id.clone());
+                }
+            }
+            Some("item.completed") => {
+                if let Some(item) = event.get("item") {
+                    completed_item(item, &mut messages, &mut notices);
+                }
+            }
+            Some("turn.completed") => {
+                let count = |key: &str| event.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
+                if let (Some(input), Some(output)) = (count("input_tokens"), count("output_tokens")) {
+                    let turn = TokenUsage {
+                        input,
+                        output,
+                        cached: count("cached_input_tokens"),
+                    };
+                    usage.get_or_insert_with(TokenUsage::default).add(&turn);
+                }
+            }
+            Some("turn.failed") => {
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| event.to_string(), str::to_owned);
+                return Err(format!("codex turn failed: {message}"));
+            }
+            Some("error") => notices.push(event.get("message").cloned().unwrap_or(event.clone())),
+            _ => {}
+        }
+    }
+    if events == 0 {
+        return Err(format!(
+            "codex printed no JSON events; output was: {}",
+            crate::process::tail(stdout, 300)
+        ));
+    }
+    if !messages.iter().any(|m| m.content.is_some()) {
+        return Err("codex finished without an agent message".to_owned());
+    }
+    if !notices.is_empty() {
+        metadata.insert("notices".to_owned(), Value::Array(notices));
+    }
+    Ok(ProviderResponse {
+        output_messages: messages,
+        token_usage: usage,
+        metadata: Some(metadata),
+        ..ProviderResponse::default()
+    })
+}
+
+fn completed_item(item: &Value, messages: &mut Vec<OutputMessage>, notices: &mut Vec<Value>) {
+    let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+    let id = item.get("id").and_then(Value::as_str).map(str::to_owned);
+    let call = match kind {
+        "agent_message" => {
+            let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
+            let mut msg = OutputMessage::assistant(text);
+            msg.id = id;
+            messages.push(msg);
+            return;
+        }
+        "command_execution" => ToolCall {
+            tool: "command_execution".to_owned(),
+            input: Some(json!({"command": item.get("command")})),
+            output: Some(json!({
+                "output": item.get("aggregated_output"),
+                "exit_code": item.get("exit_code"),
+                "status": item.get("status"),
+            })),
+            id,
+            ..ToolCall::default()
+        },
+        "file_change" => ToolCall {
+            tool: "file_change".to_owned(),
+            input: Some(json!({"changes": item.get("changes")})),
+            output: Some(json!({"status": item.get("status")})),
+            id,
+            ..ToolCall::default()
+        },
+        "mcp_tool_call" => ToolCall {
+            tool: item
+                .get("tool")
+                .and_then(Value::as_str)
+                .unwrap_or("mcp_tool_call")
+                .to_owned(),
+            input: item.get("arguments").cloned(),
+            output: item.get("result").or_else(|| item.get("error")).cloned(),
+            id,
+            ..ToolCall::default()
+        },
+        "web_search" => ToolCall {
+            tool: "web_search".to_owned(),
+            input: Some(json!({"query": item.get("query")})),
+            id,
+            ..ToolCall::default()
+        },
+        "error" => {
+            notices.push(item.get("message").cloned().unwrap_or(item.clone()));
+            return;
+        }
+        _ => return,
+    };
+    // Tool calls join the preceding tool-calling assistant message, or start one.
+    match messages.last_mut() {
+        Some(last) if last.content.is_none() => last.tool_calls.push(call),
+        _ => messages.push(OutputMessage {
+            role: "assistant".to_owned(),
+            tool_calls: vec![call],
+            ..OutputMessage::default()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOL_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec.jsonl");
+    const TEXT_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec-text.jsonl");
+    const FAILED_COMMAND: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec-command-failed.jsonl");
+
+    #[test]
+    fn tool_run_yields_a_command_call_and_the_answer() {
+        let r = parse_events(TOOL_RUN).expect("parses");
+        assert_eq!(r.output_messages.len(), 2);
+        let call = &r.output_messages[0].tool_calls[0];
+        assert_eq!(call.tool, "command_execution");
+        assert_eq!(call.id.as_deref(), Some("item_1"));
+        assert_eq!(
+            call.input,
+            Some(json!({"command": "/bin/bash -lc 'echo fake-tool-output'"}))
+        );
+        assert_eq!(
+            call.output,
+            Some(json!({"output": "fake-tool-output\n", "exit_code": 0, "status": "completed"}))
+        );
+        assert_eq!(
+            agentv_eval_sdk::last_assistant_text(&r.output_messages).as_deref(),
+            Some("Done: the command ran and I read its output.")
+        );
+        assert_eq!(
+            r.token_usage,
+            Some(TokenUsage {
+                input: 14396,
+                output: 181,
+                cached: Some(0)
+            })
+        );
+        assert_eq!(r.cost_usd, None, "codex reports no cost");
+    }
+
+    #[test]
+    fn text_run_and_failed_command() {
+        let r = parse_events(TEXT_RUN).expect("parses");
+        assert_eq!(r.output_messages.len(), 1);
+        assert_eq!(
+            r.output_messages[0].text().as_deref(),
+            Some("Hello from the fake OpenAI server.")
+        );
+        let r = parse_events(FAILED_COMMAND).expect("a failed command is not a failed turn");
+        let call = &r.output_messages[0].tool_calls[0];
+        assert_eq!(call.output.as_ref().and_then(|o| o.get("exit_code")), Some(&json!(3)));
+        assert_eq!(
+            call.output.as_ref().and_then(|o| o.get("status")),
+            Some(&json!("failed"))
+        );
+    }
+
+    #[test]
+    fn failures_notices_and_garbage() {
+        let failed =
+            "{\"type\":\"turn.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n";
+        assert_eq!(
+            parse_events(failed).expect_err("fails"),
+            "codex turn failed: stream disconnected"
+        );
+        let notice = format!("{{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}}\n{TEXT_RUN}");
+        let r = parse_events(&notice).expect("a reconnect notice is not a failure");
+        assert_eq!(
+            r.metadata.as_ref().and_then(|m| m.get("notices")),
+            Some(&json!(["Reconnecting... 1/5"]))
+        );
+        assert!(
+            parse_events("not json")
+                .expect_err("garbage")
+                .starts_with("codex printed no JSON events")
+        );
+    }
+
+    #[test]
+    fn approval_flag_comes_before_exec() {
+        let config = AgentConfig {
+            executable: "codex".into(),
+            args: vec!["--full-auto".into()],
+            cwd: None,
+            timeout: None,
+            model: Some("gpt-5".into()),
+            system_prompt: None,
+            log_dir: None,
+            env: std::sync::Arc::from(Vec::new()),
+        };
+        let p = CodexProvider::new("c", config, "never".into());
+        assert_eq!(
+            p.arguments(),
+            [
+                "--ask-for-approval",
+                "never",
+                "exec",
+                "--json",
+                "--color",
+                "never",
+                "--skip-git-repo-check",
+                "--model",
+                "gpt-5",
+                "--full-auto",
+                "-"
+            ]
+        );
+    }
+}
