@@ -65,8 +65,10 @@ impl RunObserver for Progress {
                 )
             }
         };
-        let line = self.secrets.redact(&line);
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        let mut line = self.secrets.redact(&line).into_owned();
+        line.push('\n');
+        // stderr is unbuffered: one write per line, not one per formatted piece.
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 
     fn warning(&mut self, message: &str) {

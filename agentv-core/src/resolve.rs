@@ -28,7 +28,10 @@ pub struct ResolveOptions {
 
 /// Jobs ready to run, and what the run needs besides.
 pub struct Plan {
-    pub jobs: Vec<Job>,
+    /// Each suite with the target that answers it; cases are read as the run consumes them.
+    pub suites: Vec<(LoadedSuite, Arc<ResolvedTarget>)>,
+    /// Number of cases the suites hold.
+    pub total: usize,
     /// Distinct targets, in first-use order.
     pub targets: Vec<Arc<ResolvedTarget>>,
     pub secrets: Secrets,
@@ -52,7 +55,7 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     let mut targets: Vec<Arc<ResolvedTarget>> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     let mut missing = Vec::new();
-    let mut jobs = Vec::new();
+    let mut planned = Vec::new();
     let override_name = options.target.as_deref().filter(|t| *t != "default");
 
     for suite in suites {
@@ -111,10 +114,7 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         if !targets.iter().any(|t| Arc::ptr_eq(t, &target)) {
             targets.push(target.clone());
         }
-        jobs.extend(suite.cases.into_iter().map(|case| Job {
-            case,
-            target: target.clone(),
-        }));
+        planned.push((suite, target));
     }
     if !missing.is_empty() {
         errors.push(ResolveError::MissingCredentials(missing).to_string());
@@ -123,13 +123,27 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         return Err(errors);
     }
     let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    let total = planned.iter().map(|(s, _)| s.case_count).sum();
     Ok(Plan {
-        jobs,
+        suites: planned,
+        total,
         targets,
         secrets,
         child_env: Arc::from(child_env),
         warnings,
     })
+}
+
+impl Plan {
+    /// The jobs, lazily: JSONL datasets are read as the run goes.
+    pub fn jobs(suites: Vec<(LoadedSuite, Arc<ResolvedTarget>)>) -> Box<dyn Iterator<Item = Job> + Send> {
+        Box::new(suites.into_iter().flat_map(|(suite, target)| {
+            suite.into_cases().map(move |case| Job {
+                case,
+                target: target.clone(),
+            })
+        }))
+    }
 }
 
 fn push_unique(errors: &mut Vec<String>, message: String) {

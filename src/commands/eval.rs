@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentv_core::evaluators::GradeSettings;
-use agentv_core::load::{LoadedSuite, Workspace, expand_paths, load_eval_file};
+use std::sync::Arc;
+
+use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_eval_file_filtered};
 use agentv_core::report::{JsonlWriter, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
 use agentv_core::run::{self as runner, Interrupt, RunOptions};
@@ -78,35 +80,37 @@ fn load_suites(args: &EvalArgs, ws: &Workspace) -> Option<Vec<LoadedSuite>> {
             return None;
         }
     };
-    let mut suites: Vec<LoadedSuite> = files.iter().map(|f| load_eval_file(f, ws)).collect();
-    for suite in &suites {
-        printer::diagnostics(&suite.diagnostics);
-    }
-    if !args.eval_id.is_empty() {
-        let filter = match id_filter(&args.eval_id) {
-            Ok(f) => f,
+    let filter: Option<CaseFilter> = if args.eval_id.is_empty() {
+        None
+    } else {
+        match id_filter(&args.eval_id) {
+            Ok(set) => Some(Arc::new(move |id: &str| set.is_match(id))),
             Err(e) => {
                 printer::error(&e);
                 return None;
             }
-        };
-        for suite in &mut suites {
-            suite.cases.retain(|c| filter.is_match(&c.id));
         }
-        if suites.iter().all(|s| s.cases.is_empty()) {
-            printer::error(&format!("no eval case matches --eval-id {}", args.eval_id.join(", ")));
-            return None;
-        }
+    };
+    let mut suites: Vec<LoadedSuite> = files
+        .iter()
+        .map(|f| load_eval_file_filtered(f, ws, filter.clone()))
+        .collect();
+    for suite in &suites {
+        printer::diagnostics(&suite.diagnostics);
     }
-    let runnable: usize = suites.iter().map(|s| s.cases.len()).sum();
+    let runnable: usize = suites.iter().map(|s| s.case_count).sum();
     if runnable == 0 {
         let skipped: usize = suites.iter().map(|s| s.skipped).sum();
-        printer::error(&format!(
-            "nothing to run: no valid eval cases ({skipped} skipped because of errors)"
-        ));
+        if filter.is_some() {
+            printer::error(&format!("no eval case matches --eval-id {}", args.eval_id.join(", ")));
+        } else {
+            printer::error(&format!(
+                "nothing to run: no valid eval cases ({skipped} skipped because of errors)"
+            ));
+        }
         return None;
     }
-    suites.retain(|s| !s.cases.is_empty());
+    suites.retain(|s| s.case_count > 0);
     Some(suites)
 }
 
@@ -141,7 +145,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
             t.provider.kind().as_str()
         ));
     }
-    let total = plan.jobs.len();
+    let total = plan.total;
     printer::note(&format!("Running {total} case(s) with {workers} worker(s)"));
     let options = RunOptions {
         workers,
@@ -159,7 +163,8 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     let interrupt = Interrupt::default();
     let listener = tokio::spawn(listen_for_ctrl_c(interrupt.clone()));
     let mut progress = printer::Progress::new(plan.secrets.clone(), total);
-    let report = runner::run(plan.jobs, &options, &mut writer, &mut progress, &interrupt).await;
+    let jobs = Plan::jobs(plan.suites);
+    let report = runner::run(jobs, total, &options, &mut writer, &mut progress, &interrupt).await;
     listener.abort();
 
     println!("\n{}", report.summary.render(Some(writer.path())));

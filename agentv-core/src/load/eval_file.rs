@@ -34,17 +34,39 @@ const CASE_KEYS: &[&str] = &[
     "note",
 ];
 
+/// Which case ids to keep (`--eval-id`).
+pub type CaseFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// The cases of one eval file and every problem found in it.
-#[derive(Debug)]
+///
+/// YAML suites hold their cases. JSONL datasets are validated line by line when loaded but their
+/// cases are not kept: [`LoadedSuite::into_cases`] reads the file again as the run consumes it,
+/// so memory stays flat however many cases a dataset has.
 pub struct LoadedSuite {
     pub file: PathBuf,
     pub dataset: Arc<str>,
     /// Target named by the file (`execution.target`, or legacy `target`).
     pub target: Option<Arc<str>>,
+    /// The cases of a YAML suite (empty for a JSONL dataset; see `case_count`).
     pub cases: Vec<EvalCase>,
+    /// Valid cases that pass the filter.
+    pub case_count: usize,
     /// Cases left out because of errors.
     pub skipped: usize,
     pub diagnostics: Vec<Diagnostic>,
+    /// Set for JSONL datasets: what is needed to read the cases again.
+    stream: Option<Loader>,
+    filter: Option<CaseFilter>,
+}
+
+impl std::fmt::Debug for LoadedSuite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedSuite")
+            .field("file", &self.file)
+            .field("case_count", &self.case_count)
+            .field("skipped", &self.skipped)
+            .finish()
+    }
 }
 
 impl LoadedSuite {
@@ -52,10 +74,40 @@ impl LoadedSuite {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.severity == super::Severity::Error)
     }
+
+    /// The suite's valid, filtered cases, in file order. JSONL datasets are read again, one line
+    /// at a time (lines already reported as invalid are skipped silently).
+    pub fn into_cases(self) -> Box<dyn Iterator<Item = EvalCase> + Send> {
+        let Some(loader) = self.stream else {
+            return Box::new(self.cases.into_iter());
+        };
+        let filter = self.filter;
+        let reader = match std::fs::File::open(&loader.file) {
+            Ok(f) => std::io::BufReader::new(f),
+            Err(e) => {
+                tracing::warn!("cannot read {} again: {e}", loader.file.display());
+                return Box::new(std::iter::empty());
+            }
+        };
+        use std::io::BufRead;
+        let mut diags = Diagnostics::new(&loader.file);
+        Box::new(reader.lines().enumerate().filter_map(move |(i, line)| {
+            let line = line.ok()?;
+            let case = loader.jsonl_case(&line, i as u64 + 1, &mut diags);
+            // Already reported by the first pass.
+            diags = Diagnostics::new(&loader.file);
+            case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.id)))
+        }))
+    }
 }
 
 /// Loads one eval file. Never fails: problems become diagnostics, and good cases are kept.
 pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
+    load_eval_file_filtered(path, ws, None)
+}
+
+/// [`load_eval_file`] keeping only the cases whose id passes `filter`.
+pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseFilter>) -> LoadedSuite {
     let file: Arc<Path> = Arc::from(super::paths::normalize(&ws.cwd.join(path)));
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| ws.cwd.clone());
     let dataset: Arc<str> = Arc::from(
@@ -67,31 +119,65 @@ pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
     let mut extra = Vec::new();
     let guidelines = GuidelineMatcher::for_dir(ws, &dir, &mut extra);
     let mut loader = Loader {
-        ws,
+        ws: ws.clone(),
         dir,
         file,
         dataset,
         target: None,
         guidelines,
         suite_evaluators: SuiteEvaluators::Default,
-        cases: Vec::new(),
-        skipped: 0,
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
+    let mut tally = Tally {
+        cases: Vec::new(),
+        count: 0,
+        skipped: 0,
+        keep: !is_jsonl,
+        filter: filter.clone(),
+    };
     match std::fs::read_to_string(&loader.file) {
         Err(e) => diags.error(Pos::default(), format!("cannot read eval file: {e}"), None),
-        Ok(text) if is_jsonl => loader.load_jsonl(&text, &mut diags, &mut extra),
-        Ok(text) => loader.load_yaml(&text, &mut diags),
+        Ok(text) if is_jsonl => loader.load_jsonl(&text, &mut diags, &mut extra, &mut tally),
+        Ok(text) => loader.load_yaml(&text, &mut diags, &mut tally),
     }
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
     LoadedSuite {
         file: path.to_path_buf(),
-        dataset: loader.dataset,
-        target: loader.target,
-        cases: loader.cases,
-        skipped: loader.skipped,
+        dataset: loader.dataset.clone(),
+        target: loader.target.clone(),
+        cases: tally.cases,
+        case_count: tally.count,
+        skipped: tally.skipped,
         diagnostics,
+        stream: is_jsonl.then_some(loader),
+        filter,
+    }
+}
+
+/// What loading found: kept cases (YAML), counts.
+struct Tally {
+    cases: Vec<EvalCase>,
+    count: usize,
+    skipped: usize,
+    /// Keep cases in memory (YAML) or only count them (JSONL, streamed later).
+    keep: bool,
+    filter: Option<CaseFilter>,
+}
+
+impl Tally {
+    fn add(&mut self, case: Option<EvalCase>) {
+        match case {
+            None => self.skipped += 1,
+            Some(case) => {
+                if self.filter.as_ref().is_none_or(|f| f(&case.id)) {
+                    self.count += 1;
+                    if self.keep {
+                        self.cases.push(case);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -104,20 +190,19 @@ enum SuiteEvaluators {
     Invalid,
 }
 
-struct Loader<'a> {
-    ws: &'a Workspace,
+/// The context cases of one file are read in (kept to read a JSONL dataset again).
+struct Loader {
+    ws: Workspace,
     dir: PathBuf,
     file: Arc<Path>,
     dataset: Arc<str>,
     target: Option<Arc<str>>,
     guidelines: GuidelineMatcher,
     suite_evaluators: SuiteEvaluators,
-    cases: Vec<EvalCase>,
-    skipped: usize,
 }
 
-impl Loader<'_> {
-    fn load_yaml(&mut self, text: &str, diags: &mut Diagnostics) {
+impl Loader {
+    fn load_yaml(&mut self, text: &str, diags: &mut Diagnostics, tally: &mut Tally) {
         let root = match parse_yaml(text) {
             Ok(root) => root,
             Err(e) => {
@@ -140,7 +225,7 @@ impl Loader<'_> {
             Some(node) => match node.as_seq() {
                 Some(items) => {
                     for item in items {
-                        self.add_case(item, diags);
+                        tally.add(self.checked_case(item, diags));
                     }
                 }
                 None => diags.error(
@@ -152,7 +237,7 @@ impl Loader<'_> {
         }
     }
 
-    fn load_jsonl(&mut self, text: &str, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>) {
+    fn load_jsonl(&mut self, text: &str, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>, tally: &mut Tally) {
         let sidecar = self.file.with_extension("yaml");
         if let Ok(side_text) = std::fs::read_to_string(&sidecar) {
             let mut side = Diagnostics::new(&sidecar);
@@ -168,20 +253,27 @@ impl Loader<'_> {
             extra.extend(side.into_vec());
         }
         for (index, line) in text.lines().enumerate() {
-            let line_no = index as u64 + 1;
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Value>(line) {
-                Ok(value) => self.add_case(&Node::from_json(&value, Pos::new(line_no, 1)), diags),
-                Err(e) => {
-                    diags.error(
-                        Pos::new(line_no, e.column() as u64),
-                        format!("invalid JSON: {e}"),
-                        Some("each line must be one complete JSON object".to_owned()),
-                    );
-                    self.skipped += 1;
-                }
+            tally.add(self.jsonl_case(line, index as u64 + 1, diags));
+        }
+    }
+
+    /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
+    fn jsonl_case(&self, line: &str, line_no: u64, diags: &mut Diagnostics) -> Option<EvalCase> {
+        if line.trim().is_empty() {
+            return None;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), diags),
+            Err(e) => {
+                diags.error(
+                    Pos::new(line_no, e.column() as u64),
+                    format!("invalid JSON: {e}"),
+                    Some("each line must be one complete JSON object".to_owned()),
+                );
+                None
             }
         }
     }
@@ -204,7 +296,7 @@ impl Loader<'_> {
             self.target = f.string(&["target"], diags).map(Arc::from);
         }
         if let Some(node) = evaluators {
-            self.suite_evaluators = match parse_evaluators(node, self.ws, &self.dir, diags) {
+            self.suite_evaluators = match parse_evaluators(node, &self.ws, &self.dir, diags) {
                 Some(specs) => SuiteEvaluators::Valid(Arc::from(specs)),
                 None => SuiteEvaluators::Invalid,
             };
@@ -221,13 +313,11 @@ impl Loader<'_> {
         }
     }
 
-    fn add_case(&mut self, node: &Node, diags: &mut Diagnostics) {
+    /// A case, or `None` when it has any error.
+    fn checked_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
         let before = diags.error_count();
         let case = self.parse_case(node, diags);
-        match case {
-            Some(case) if diags.error_count() == before => self.cases.push(case),
-            _ => self.skipped += 1,
-        }
+        case.filter(|_| diags.error_count() == before)
     }
 
     fn parse_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
@@ -266,7 +356,7 @@ impl Loader<'_> {
         f.warn_unknown("an eval case", CASE_KEYS, diags);
 
         let evaluators = match own_evaluators {
-            Some(list) => Arc::from(parse_evaluators(list, self.ws, &self.dir, diags)?),
+            Some(list) => Arc::from(parse_evaluators(list, &self.ws, &self.dir, diags)?),
             None => match &self.suite_evaluators {
                 SuiteEvaluators::Valid(specs) => specs.clone(),
                 SuiteEvaluators::Default => Arc::from(vec![default_judge()]),
@@ -682,12 +772,28 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_is_validated_then_streamed_with_the_filter() {
+        let jsonl = "{\"id\": \"a1\", \"expected_outcome\": \"x\", \"input\": \"q\"}\nnot json\n{\"id\": \"b1\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n{\"id\": \"a2\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::write(tmp.path().join("d.jsonl"), jsonl).expect("write");
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        let filter: CaseFilter = Arc::new(|id: &str| id.starts_with('a'));
+        let suite = load_eval_file_filtered(Path::new("d.jsonl"), &ws, Some(filter));
+        assert!(suite.cases.is_empty(), "JSONL cases are not held");
+        assert_eq!((suite.case_count, suite.skipped), (2, 1));
+        assert_eq!(errors(&suite).len(), 1);
+        let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
+        assert_eq!(ids, ["a1", "a2"]);
+    }
+
+    #[test]
     fn jsonl_lines_accept_short_forms() {
         let jsonl =
             "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hello\", \"expected_output\": {\"k\": 1}}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
         assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
-        let case = &suite.cases[0];
+        let cases: Vec<EvalCase> = suite.into_cases().collect();
+        let case = &cases[0];
         assert_eq!(case.question, "hello");
         assert_eq!(case.input_messages[0].role, Role::User);
         assert_eq!(case.reference_answer, "{\n  \"k\": 1\n}");

@@ -7,7 +7,7 @@ pub mod node;
 mod paths;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe};
-pub use eval_file::{LoadedSuite, load_eval_file};
+pub use eval_file::{CaseFilter, LoadedSuite, load_eval_file, load_eval_file_filtered};
 pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, normalize};
 mod env;
 mod targets;

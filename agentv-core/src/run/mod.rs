@@ -75,20 +75,30 @@ pub struct RunReport {
     pub write_error: Option<std::io::Error>,
 }
 
-/// Runs every job. Never fails: provider and grader failures become error records.
+/// Runs every job (`total` of them, for progress). Never fails: provider and grader failures
+/// become error records. Jobs are pulled as workers free up, so a lazy iterator keeps memory flat;
+/// targets with provider batching need all their cases up front and are collected first.
 pub async fn run(
-    jobs: Vec<Job>,
+    jobs: Box<dyn Iterator<Item = Job> + Send>,
+    total: usize,
     options: &RunOptions,
     sink: &mut dyn RecordSink,
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> RunReport {
-    let total = jobs.len();
-    let mut prefetched = prefetch_batches(&jobs, options, observer).await;
+    let mut jobs = jobs.peekable();
+    let batching = jobs.peek().is_some_and(|j| j.target.batching);
+    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if batching {
+        let all: Vec<Job> = jobs.collect();
+        let prefetched = prefetch_batches(&all, options, observer).await;
+        (Box::new(all.into_iter()), prefetched)
+    } else {
+        (Box::new(jobs), HashMap::new())
+    };
     let workers = options.workers.max(1);
     let stop = interrupt.stop.clone();
     let abort = interrupt.abort.clone();
-    let stream = futures::stream::iter(jobs.into_iter().enumerate())
+    let stream = futures::stream::iter(jobs.enumerate())
         .take_while(move |_| futures::future::ready(!stop.is_cancelled()))
         .map(|(index, job)| {
             let early = prefetched.remove(&index);

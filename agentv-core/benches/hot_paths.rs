@@ -1,0 +1,137 @@
+//! Micro-benchmarks of the per-case hot paths: `cargo bench -p agentv-core`.
+
+use std::path::Path;
+
+use agentv_core::evaluators::aggregate;
+use agentv_core::evaluators::llm_judge::first_json_object;
+use agentv_core::load::{Workspace, load_eval_file};
+use agentv_core::model::{EvaluationRecord, EvaluatorResult, TraceEvent, TraceEventKind, TraceSummary, Verdict};
+use divan::{Bencher, black_box};
+
+fn main() {
+    divan::main();
+}
+
+/// A workspace with a 10 000-case YAML suite and the same as JSONL.
+fn suites() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut yaml =
+        String::from("execution:\n  evaluators: [{name: kw, type: keywords, expected: ['4']}]\nevalcases:\n");
+    let mut jsonl = String::new();
+    for i in 0..10_000 {
+        yaml.push_str(&format!(
+            "  - id: case-{i}\n    expected_outcome: Answers 4.\n    input_messages:\n      - {{role: system, content: Be terse.}}\n      - {{role: user, content: 'Case {i}: what is 2+2?'}}\n"
+        ));
+        jsonl.push_str(&format!(
+            "{{\"id\": \"case-{i}\", \"expected_outcome\": \"Answers 4.\", \"input\": \"Case {i}: what is 2+2?\"}}\n"
+        ));
+    }
+    std::fs::write(dir.path().join("suite.yaml"), yaml).expect("write");
+    std::fs::write(dir.path().join("data.jsonl"), jsonl).expect("write");
+    let ws = Workspace::from_cwd(dir.path().to_path_buf());
+    (dir, ws)
+}
+
+#[divan::bench(sample_count = 10)]
+fn load_10k_cases_yaml(bencher: Bencher) {
+    let (_dir, ws) = suites();
+    bencher.bench_local(|| {
+        let suite = load_eval_file(Path::new("suite.yaml"), &ws);
+        assert_eq!(suite.case_count, 10_000);
+        black_box(suite)
+    });
+}
+
+#[divan::bench(sample_count = 10)]
+fn load_10k_cases_jsonl_streamed(bencher: Bencher) {
+    let (_dir, ws) = suites();
+    bencher.bench_local(|| {
+        let suite = load_eval_file(Path::new("data.jsonl"), &ws);
+        let n = suite
+            .into_cases()
+            .inspect(|c| {
+                black_box(c);
+            })
+            .count();
+        assert_eq!(n, 10_000);
+    });
+}
+
+#[divan::bench]
+fn trace_summary_1000_events(bencher: Bencher) {
+    let events: Vec<TraceEvent> = (0..1000)
+        .map(|i| {
+            let mut e = TraceEvent::new(if i % 2 == 0 {
+                TraceEventKind::ToolCall
+            } else {
+                TraceEventKind::ToolResult
+            });
+            e.name = Some(["read", "grep", "edit", "bash", "search"][i % 5].to_owned());
+            e
+        })
+        .collect();
+    bencher.bench_local(|| TraceSummary::from_events(black_box(&events)));
+}
+
+#[divan::bench(args = ["bare", "fenced", "prose"])]
+fn judge_reply_json_extraction(bencher: Bencher, shape: &str) {
+    let object = r#"{"score": 0.75, "hits": ["names the cause", "cites the log"], "misses": ["no fix"], "reasoning": "Correct diagnosis, incomplete remedy."}"#;
+    let reply = match shape {
+        "bare" => object.to_owned(),
+        "fenced" => format!("Here is my evaluation:\n```json\n{object}\n```"),
+        _ => format!("The answer {{mostly}} works. Verdict follows. {object} Thanks for asking {{again}}."),
+    };
+    bencher.bench_local(|| first_json_object(black_box(&reply)).expect("found"));
+}
+
+fn evaluator_result(i: usize) -> EvaluatorResult {
+    EvaluatorResult {
+        name: format!("e{i}"),
+        kind: "keywords".into(),
+        score: (i % 10) as f64 / 10.0,
+        weight: 1.0 + (i % 3) as f64,
+        verdict: Verdict::Pass,
+        hits: vec!["contains 4".into()],
+        misses: vec![],
+        reasoning: Some("1/1 expected found".into()),
+        details: None,
+        error: None,
+        evaluator_provider_request: None,
+    }
+}
+
+#[divan::bench]
+fn aggregate_5_evaluators(bencher: Bencher) {
+    let results: Vec<EvaluatorResult> = (0..5).map(evaluator_result).collect();
+    bencher.bench_local(|| aggregate(black_box(&results)));
+}
+
+#[divan::bench]
+fn result_record_serialization(bencher: Bencher) {
+    let record = EvaluationRecord {
+        timestamp: "2026-11-22T00:00:00.000000000Z".into(),
+        eval_id: "case-000001".into(),
+        dataset: "bench".into(),
+        conversation_id: None,
+        target: "default".into(),
+        attempt: 1,
+        score: 0.9,
+        verdict: Verdict::Pass,
+        hits: vec!["contains 4".into(), "answers 4".into()],
+        misses: vec![],
+        reasoning: Some("kw: 1/1 expected found | judge: correct".into()),
+        candidate_answer: "The answer is 4.".into(),
+        lm_provider_request: Some(serde_json::json!({"question": "Case 1: what is 2+2?", "guidelines": ""})),
+        agent_provider_request: None,
+        evaluator_results: (0..2).map(evaluator_result).collect(),
+        trace_summary: Some(TraceSummary::default()),
+        execution_metrics: None,
+        error: None,
+    };
+    let mut buf = Vec::with_capacity(4096);
+    bencher.bench_local(|| {
+        buf.clear();
+        serde_json::to_writer(&mut buf, black_box(&record)).expect("serializes");
+        buf.len()
+    });
+}
