@@ -85,6 +85,15 @@ pub struct EvalArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
     pub timeout: f64,
 
+    /// Tools counted as exploration in `exploration_ratio` (comma-separated, case-insensitive).
+    #[arg(
+        long,
+        value_name = "TOOLS",
+        value_delimiter = ',',
+        default_value = "read,grep,glob,search,list"
+    )]
+    pub exploration_tools: Vec<String>,
+
     /// Reuse answers cached in .agentv/cache/ and cache new ones (errors are never cached).
     #[arg(long)]
     pub cache: bool,

@@ -128,3 +128,43 @@ fn workers_bound_concurrency() {
     }
     assert_eq!(peak, 3, "peak concurrency");
 }
+
+#[test]
+fn exploration_tools_are_configurable() {
+    let answer = r#"{"text": "done", "output_messages": [{"role": "assistant", "content": "done", "tool_calls": [{"tool": "Read"}, {"tool": "lookup"}, {"tool": "Edit"}, {"tool": "lookup"}]}], "token_usage": {"input": 10, "output": 8}}"#;
+    let targets = format!("targets:\n  - name: default\n    provider: mock\n    response: '{answer}'\n");
+    let p = Project::new().file("targets.yaml", &targets).file("e.yaml", &cases(1));
+    p.run(&["eval", "e.yaml", "--out", "r1.jsonl"]).code(0);
+    let m = &p.result("r1.jsonl", "c0")["execution_metrics"];
+    assert_eq!(
+        (m["exploration_ratio"].as_f64(), m["tokens_per_tool"].as_f64()),
+        (Some(0.25), Some(2.0)),
+        "{m}"
+    );
+    p.run(&[
+        "eval",
+        "e.yaml",
+        "--out",
+        "r2.jsonl",
+        "--exploration-tools",
+        "read,LOOKUP",
+    ])
+    .code(0);
+    assert_eq!(
+        p.result("r2.jsonl", "c0")["execution_metrics"]["exploration_ratio"],
+        0.75
+    );
+}
+
+#[test]
+fn batching_on_a_provider_that_cannot_is_quiet_unless_verbose() {
+    let targets = "targets:\n  - name: default\n    provider: mock\n    provider_batching: true\n    response: done\n";
+    let p = Project::new().file("targets.yaml", targets).file("e.yaml", &cases(2));
+    let quiet = p.run(&["eval", "e.yaml", "--out", "r1.jsonl"]);
+    quiet.code(0);
+    assert!(!quiet.stderr.contains("cannot batch"), "{}", quiet.stderr);
+    p.run(&["eval", "e.yaml", "--out", "r2.jsonl", "--verbose"])
+        .code(0)
+        .stderr_has("target `default` sets provider_batching but provider `mock` cannot batch; running per case");
+    assert_eq!(p.results("r2.jsonl").len(), 2);
+}

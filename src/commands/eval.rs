@@ -10,7 +10,6 @@ use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_e
 use agentv_core::report::{JsonlWriter, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
 use agentv_core::run::{self as runner, Interrupt, RunOptions};
-use agentv_core::trace::DEFAULT_EXPLORATION_TOOLS;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::cli::EvalArgs;
@@ -152,7 +151,12 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
         timeout: Duration::from_secs_f64(args.timeout),
         max_retries: args.max_retries,
         grace: INTERRUPT_GRACE,
-        exploration_tools: DEFAULT_EXPLORATION_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+        exploration_tools: args
+            .exploration_tools
+            .iter()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect(),
         grade: GradeSettings {
             timeout: Duration::from_secs_f64(args.timeout),
             child_env: plan.child_env.clone(),

@@ -8,7 +8,7 @@ mod paths;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe};
 pub use eval_file::{CaseFilter, LoadedSuite, load_eval_file, load_eval_file_filtered};
-pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, normalize};
+pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, file_name_safe, normalize};
 mod env;
 mod targets;
 

@@ -99,6 +99,19 @@ impl Workspace {
     }
 }
 
+/// `text` as a file-name part: ASCII letters, digits, `-` and `_` kept, anything else `_`.
+pub fn file_name_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Removes `.` components and resolves `..` lexically, so paths in results read cleanly.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

@@ -2,7 +2,12 @@
 //! preread block, stream logs.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, json};
+
+use super::{ProviderError, ProviderRequest, ProviderResponse};
+use crate::process::{self, ProcessError, ProcessSpec};
 
 /// Told to agents when the target sets no system prompt: answer in the response itself.
 pub const DEFAULT_AGENT_SYSTEM_PROMPT: &str = "Answer in your final response. Do not create or modify files in the workspace: put any code change in the response as `diff --git` unified diffs.";
@@ -150,6 +155,106 @@ pub fn stream_log_path(
         .collect();
     let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%3f");
     Some(dir.join(format!("{safe}-{attempt}-{stamp}.log")))
+}
+
+/// What differs between agent CLIs when running one.
+pub struct AgentKind {
+    /// For messages: `claude`, `codex`.
+    pub program: &'static str,
+    /// Log folder under `.agentv/logs/`.
+    pub logs: &'static str,
+    /// The variable that turns stream logs off.
+    pub logs_env: &'static str,
+    /// Variables removed from the agent's environment.
+    pub env_remove: &'static [&'static str],
+    /// Also write the prompt to `prompt.md` in a temporary workspace.
+    pub prompt_md: bool,
+}
+
+/// Runs an agent CLI once: finds the executable, prepares the workspace, sends the prompt on
+/// stdin, streams the output to the log, then turns the outcome into a response with `parse`.
+/// A non-zero exit is an error with the exit code and the agent's own report when `parse` found
+/// one (its message starts with `<program> reported` or `<program> turn failed`), else stderr and
+/// the last stdout lines.
+pub async fn run(
+    config: &AgentConfig,
+    kind: &AgentKind,
+    request: &ProviderRequest,
+    args: Vec<String>,
+    prompt: impl FnOnce(&Path) -> String,
+    parse: impl FnOnce(&str) -> Result<ProviderResponse, String>,
+) -> Result<ProviderResponse, ProviderError> {
+    let executable = find_executable(&config.executable).ok_or_else(|| {
+        ProviderError::failed(format!(
+            "{} executable `{}` not found; install it or set `executable` on the target",
+            kind.program, config.executable
+        ))
+    })?;
+    let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", kind.program))
+        .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
+    let prompt = prompt(&dir.path);
+    if kind.prompt_md && config.cwd.is_none() {
+        let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
+    }
+    let mut argv = vec![executable.display().to_string()];
+    argv.extend(args);
+    let log = stream_log_path(
+        kind.logs,
+        kind.logs_env,
+        config.log_dir.as_deref(),
+        &request.eval_id,
+        request.attempt,
+    );
+    let started = Instant::now();
+    let outcome = process::run(ProcessSpec {
+        argv: &argv,
+        cwd: &dir.path,
+        env: &config.env,
+        env_remove: kind.env_remove,
+        stdin: Some(prompt.as_bytes()),
+        timeout: config.timeout.unwrap_or(NO_TIMEOUT),
+        tee: log.as_deref(),
+        keep_children: false,
+    })
+    .await;
+    let log_note = log
+        .as_ref()
+        .map(|p| format!(" (log: {})", p.display()))
+        .unwrap_or_default();
+    let done = match outcome {
+        Ok(done) => done,
+        Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
+        Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
+    };
+    let parsed = parse(&String::from_utf8_lossy(&done.stdout));
+    if !done.status.success() {
+        let own_report = |e: &String| {
+            e.starts_with(&format!("{} reported", kind.program))
+                || e.starts_with(&format!("{} turn failed", kind.program))
+        };
+        let why = match &parsed {
+            Err(e) if own_report(e) => e.clone(),
+            _ => format!(
+                "stderr: {}; last stdout lines:\n{}",
+                process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
+                last_lines(&done.stdout, 5)
+            ),
+        };
+        return Err(ProviderError::failed(format!(
+            "{} exited with code {}: {why}{log_note}",
+            kind.program,
+            done.code_text()
+        )));
+    }
+    let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
+    response.duration_ms = response.duration_ms.or(Some(started.elapsed().as_secs_f64() * 1000.0));
+    if let Some(path) = log {
+        response
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert("log_path".to_owned(), json!(path.display().to_string()));
+    }
+    Ok(response)
 }
 
 /// The last `n` non-empty lines of `output`, for error messages.

@@ -2,19 +2,24 @@
 //! stream into output messages with tool calls, usage, cost and duration.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::agent::{self, AgentConfig, NO_TIMEOUT};
-use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::agent::{self, AgentConfig, AgentKind};
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::model::{OutputMessage, TokenUsage, ToolCall};
-use crate::process::{self, ProcessError, ProcessSpec};
 
-/// Variables that make a nested Claude Code run think it is inside another one.
-const NESTED_VARS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"];
 /// Set to `false`, `0` or `off` to turn stream logs off.
 pub const STREAM_LOGS_ENV: &str = "AGENTV_CLAUDE_CODE_STREAM_LOGS";
+
+const KIND: AgentKind = AgentKind {
+    program: "claude",
+    logs: "claude-code",
+    logs_env: STREAM_LOGS_ENV,
+    // These make a nested Claude Code run think it is inside another one.
+    env_remove: &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"],
+    prompt_md: false,
+};
 
 /// Claude Code as a target.
 #[derive(Debug)]
@@ -69,79 +74,19 @@ impl Provider for ClaudeCodeProvider {
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
-        Box::pin(async move {
-            let executable =
-                agent::find_executable(&self.config.executable).ok_or_else(|| missing(&self.config.executable))?;
-            let dir = agent::agent_dir(self.config.cwd.as_deref(), "agentv-claude-")
-                .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
-            let prompt = self.prompt(request, &dir.path);
-            let mut argv = vec![executable.display().to_string()];
-            argv.extend(self.arguments());
-            let log = agent::stream_log_path(
-                "claude-code",
-                STREAM_LOGS_ENV,
-                self.config.log_dir.as_deref(),
-                &request.eval_id,
-                request.attempt,
-            );
-            let started = Instant::now();
-            let outcome = process::run(ProcessSpec {
-                argv: &argv,
-                cwd: &dir.path,
-                env: &self.config.env,
-                env_remove: NESTED_VARS,
-                stdin: Some(prompt.as_bytes()),
-                timeout: self.config.timeout.unwrap_or(NO_TIMEOUT),
-                tee: log.as_deref(),
-                keep_children: false,
-            })
-            .await;
-            let log_note = log
-                .as_ref()
-                .map(|p| format!(" (log: {})", p.display()))
-                .unwrap_or_default();
-            let done = match outcome {
-                Ok(done) => done,
-                Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
-                Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
-            };
-            let stdout = String::from_utf8_lossy(&done.stdout);
-            let parsed = parse_stream(&stdout);
-            if !done.status.success() {
-                let reported = parsed.as_ref().err().filter(|e| e.starts_with("claude reported"));
-                let why = reported.cloned().unwrap_or_else(|| {
-                    format!(
-                        "stderr: {}; last stdout lines:\n{}",
-                        crate::process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
-                        agent::last_lines(&done.stdout, 5)
-                    )
-                });
-                return Err(ProviderError::failed(format!(
-                    "claude exited with code {}: {why}{log_note}",
-                    done.code_text()
-                )));
-            }
-            let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
-            response.duration_ms = response.duration_ms.or(Some(started.elapsed().as_secs_f64() * 1000.0));
-            if let Some(path) = log {
-                response
-                    .metadata
-                    .get_or_insert_with(Map::new)
-                    .insert("log_path".to_owned(), json!(path.display().to_string()));
-            }
-            Ok(response)
-        })
+        Box::pin(agent::run(
+            &self.config,
+            &KIND,
+            request,
+            self.arguments(),
+            |cwd| self.prompt(request, cwd),
+            parse_stream,
+        ))
     }
 
     fn public_settings(&self) -> Value {
         json!({"executable": self.config.executable, "args": self.config.args, "model": self.config.model, "system_prompt": self.config.system_prompt})
     }
-}
-
-fn missing(executable: &str) -> ProviderError {
-    ProviderError::failed(format!(
-        "Claude Code executable `{executable}` not found; install Claude Code or set `executable` on the target"
-    ))
 }
 
 /// Reads Claude Code's `stream-json` output.

@@ -1,17 +1,22 @@
 //! `codex`: runs `codex exec --json` and reads its JSONL events into output messages with
 //! tool calls and token usage.
 
-use std::time::Instant;
-
 use serde_json::{Map, Value, json};
 
-use super::agent::{self, AgentConfig, NO_TIMEOUT};
-use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::agent::{self, AgentConfig, AgentKind};
+use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::model::{OutputMessage, TokenUsage, ToolCall};
-use crate::process::{self, ProcessError, ProcessSpec};
 
 /// Set to `false`, `0` or `off` to turn stream logs off.
 pub const STREAM_LOGS_ENV: &str = "AGENTV_CODEX_STREAM_LOGS";
+
+const KIND: AgentKind = AgentKind {
+    program: "codex",
+    logs: "codex",
+    logs_env: STREAM_LOGS_ENV,
+    env_remove: &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"],
+    prompt_md: true,
+};
 
 /// Codex as a target.
 #[derive(Debug)]
@@ -68,74 +73,14 @@ impl Provider for CodexProvider {
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
-        Box::pin(async move {
-            let executable = agent::find_executable(&self.config.executable).ok_or_else(|| {
-                ProviderError::failed(format!(
-                    "Codex executable `{}` not found; install the Codex CLI or set `executable` on the target",
-                    self.config.executable
-                ))
-            })?;
-            let dir = agent::agent_dir(self.config.cwd.as_deref(), "agentv-codex-")
-                .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
-            let prompt = self.prompt(request, &dir.path);
-            if self.config.cwd.is_none() {
-                let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
-            }
-            let mut argv = vec![executable.display().to_string()];
-            argv.extend(self.arguments());
-            let log = agent::stream_log_path(
-                "codex",
-                STREAM_LOGS_ENV,
-                self.config.log_dir.as_deref(),
-                &request.eval_id,
-                request.attempt,
-            );
-            let started = Instant::now();
-            let outcome = process::run(ProcessSpec {
-                argv: &argv,
-                cwd: &dir.path,
-                env: &self.config.env,
-                env_remove: &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"],
-                stdin: Some(prompt.as_bytes()),
-                timeout: self.config.timeout.unwrap_or(NO_TIMEOUT),
-                tee: log.as_deref(),
-                keep_children: false,
-            })
-            .await;
-            let log_note = log
-                .as_ref()
-                .map(|p| format!(" (log: {})", p.display()))
-                .unwrap_or_default();
-            let done = match outcome {
-                Ok(done) => done,
-                Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
-                Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
-            };
-            let parsed = parse_events(&String::from_utf8_lossy(&done.stdout));
-            if !done.status.success() {
-                let why = match &parsed {
-                    Err(e) if e.starts_with("codex turn failed") => e.clone(),
-                    _ => format!(
-                        "stderr: {}; last stdout lines:\n{}",
-                        crate::process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
-                        agent::last_lines(&done.stdout, 5)
-                    ),
-                };
-                return Err(ProviderError::failed(format!(
-                    "codex exited with code {}: {why}{log_note}",
-                    done.code_text()
-                )));
-            }
-            let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
-            response.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-            if let Some(path) = log {
-                response
-                    .metadata
-                    .get_or_insert_with(Map::new)
-                    .insert("log_path".to_owned(), json!(path.display().to_string()));
-            }
-            Ok(response)
-        })
+        Box::pin(agent::run(
+            &self.config,
+            &KIND,
+            request,
+            self.arguments(),
+            |cwd| self.prompt(request, cwd),
+            parse_events,
+        ))
     }
 
     fn public_settings(&self) -> Value {

@@ -118,11 +118,8 @@ impl Provider for GeminiProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let call = self.http_call(request);
-            let (result, attempts, elapsed) = llm::post_json(&call, &self.config.retry).await;
-            let body = result.map_err(|e| llm::with_attempts(e, attempts))?;
-            let (text, usage) = parse_generation(&body)
-                .map_err(|e| super::ProviderError::failed(format!("malformed response from the provider: {e}")))?;
+            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.retry).await?;
+            let (text, usage) = parse_generation(&body).map_err(llm::malformed)?;
             Ok(llm::response(text, usage, body, attempts, elapsed))
         })
     }

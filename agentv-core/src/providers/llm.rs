@@ -86,6 +86,20 @@ pub struct HttpCall {
     pub timeout: Option<Duration>,
 }
 
+/// POSTs `call` with retries: the JSON answer, the attempts made and the wall time, or the error
+/// (saying how many attempts were made).
+pub async fn send(call: &HttpCall, policy: &RetryPolicy) -> Result<(Value, u32, Duration), ProviderError> {
+    let (result, attempts, elapsed) = post_json(call, policy).await;
+    result
+        .map(|body| (body, attempts, elapsed))
+        .map_err(|e| with_attempts(e, attempts))
+}
+
+/// The error for an answer that is JSON but not the API's shape.
+pub fn malformed(problem: String) -> ProviderError {
+    ProviderError::failed(format!("malformed response from the provider: {problem}"))
+}
+
 /// POSTs `call` with retries. Returns the parsed JSON answer, the attempts made and the wall time.
 pub async fn post_json(call: &HttpCall, policy: &RetryPolicy) -> (Result<Value, ProviderError>, u32, Duration) {
     let started = Instant::now();

@@ -4,21 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::load::Secrets;
+use crate::load::{Secrets, file_name_safe as safe};
 use crate::providers::{Provider, ProviderRequest};
-
-/// A file name from an eval id: letters, digits, `-`, `_` and `.` kept, the rest `_`.
-fn safe(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
 
 /// Writes `request` to `<dir>/<eval_id>-<attempt>[-<suffix>].json` with the provider's public
 /// settings, secrets redacted. Failures are logged, never fatal.

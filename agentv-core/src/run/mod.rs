@@ -173,11 +173,12 @@ async fn prefetch_batches(
     let mut out = HashMap::new();
     for (target, members) in groups {
         if !target.provider.supports_batch() {
-            observer.warning(&format!(
+            // Not a configuration error (spec): a verbose note, then per-case calls.
+            tracing::info!(
                 "target `{}` sets provider_batching but provider `{}` cannot batch; running per case",
                 target.name,
                 target.provider.kind().as_str()
-            ));
+            );
             continue;
         }
         let requests: Vec<_> = members.iter().map(|&i| case::request_for(&jobs[i], 1)).collect();
