@@ -13,9 +13,6 @@ use super::template::{render, shell_quote};
 use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::process::{self, ProcessError, ProcessSpec};
 
-/// Default command timeout when neither the target nor the run sets one.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// `cli` target settings, validated.
 #[derive(Debug, Clone)]
 pub struct CliConfig {
@@ -173,7 +170,8 @@ impl CliProvider {
         let raw = HashMap::from([("FILES", self.files_arg(files))]);
         let command = render(&self.config.command_template, &values, &raw);
         let argv = [String::from("sh"), String::from("-c"), command];
-        let timeout = self.config.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        // Without `timeout_seconds` the run's own timeout (which wraps every call) applies.
+        let timeout = self.config.timeout.unwrap_or(super::agent::NO_TIMEOUT);
         let spec = ProcessSpec {
             argv: &argv,
             cwd,

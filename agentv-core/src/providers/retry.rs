@@ -78,7 +78,12 @@ impl RetryPolicy {
                 Err(error) if attempt <= self.max_retries && self.should_retry(&error) => {
                     let jitter = rand::random_range(0.75..=1.25);
                     let wait = self.delay(attempt - 1, &error, jitter);
-                    tracing::debug!(attempt, ?wait, %error, "retrying provider call");
+                    // The error's text may echo a credential: log only its kind.
+                    let status = match &error {
+                        ProviderError::Http { status, .. } => status.to_string(),
+                        _ => "network error".to_owned(),
+                    };
+                    tracing::debug!(attempt, ?wait, %status, "retrying provider call");
                     tokio::time::sleep(wait).await;
                 }
                 Err(error) => return (Err(error), attempt),
