@@ -9,23 +9,39 @@ use serde_json::Value;
 use super::ProviderResponse;
 use crate::model::{OutputMessage, TokenUsage, TraceEvent};
 
+/// Keys are snake_case; the camelCase spellings some agents write are accepted too.
 #[derive(Deserialize)]
 struct Structured {
     #[serde(default)]
     text: Option<Value>,
-    #[serde(default)]
+    #[serde(default, alias = "outputMessages")]
     output_messages: Option<Vec<OutputMessage>>,
-    #[serde(default)]
+    #[serde(default, alias = "tokenUsage")]
     token_usage: Option<Value>,
-    #[serde(default)]
+    #[serde(default, alias = "costUsd")]
     cost_usd: Option<Value>,
-    #[serde(default)]
+    #[serde(default, alias = "durationMs")]
     duration_ms: Option<Value>,
     #[serde(default)]
     trace: Option<Vec<TraceEvent>>,
-    #[serde(default)]
+    #[serde(default, alias = "traceRef")]
     trace_ref: Option<String>,
 }
+
+const STRUCTURED_KEYS: &[&str] = &[
+    "text",
+    "output_messages",
+    "outputMessages",
+    "token_usage",
+    "tokenUsage",
+    "cost_usd",
+    "costUsd",
+    "duration_ms",
+    "durationMs",
+    "trace",
+    "trace_ref",
+    "traceRef",
+];
 
 /// Parses an answer. Malformed metrics are dropped with a warning, never a failure.
 pub fn parse_answer(text: &str) -> ProviderResponse {
@@ -161,6 +177,26 @@ mod tests {
         assert_eq!(r.cost_usd, Some(0.01));
         assert_eq!(r.duration_ms, Some(1200.0));
         assert!(r.warnings.is_empty());
+    }
+
+    #[test]
+    fn trace_ref_names_a_trace_file_and_camel_case_is_accepted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("trace.json");
+        std::fs::write(
+            &path,
+            r#"[{"type": "tool_call", "name": "search"}, {"type": "error", "text": "boom"}]"#,
+        )
+        .expect("write");
+        let text = format!(r#"{{"text": "ok", "traceRef": "{}", "costUsd": 0.5}}"#, path.display());
+        let r = parse_answer(&text);
+        assert_eq!(r.cost_usd, Some(0.5));
+        let events = crate::trace::resolve(&r, &mut Vec::new());
+        let summary = crate::model::TraceSummary::from_events(&events);
+        assert_eq!(
+            (summary.event_count, summary.error_count, summary.tool_names.clone()),
+            (2, 1, vec!["search".to_owned()])
+        );
     }
 
     #[test]
