@@ -51,19 +51,10 @@ pub fn parse_answer(text: &str) -> ProviderResponse {
     } else {
         None
     };
-    let is_structured = value.as_ref().and_then(Value::as_object).is_some_and(|o| {
-        [
-            "text",
-            "output_messages",
-            "token_usage",
-            "cost_usd",
-            "duration_ms",
-            "trace",
-            "trace_ref",
-        ]
-        .iter()
-        .any(|k| o.contains_key(*k))
-    });
+    let is_structured = value
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|o| STRUCTURED_KEYS.iter().any(|k| o.contains_key(*k)));
     let Some(value) = value.filter(|_| is_structured) else {
         return ProviderResponse::text(text.trim_end_matches('\n'));
     };
@@ -188,9 +179,14 @@ mod tests {
             r#"[{"type": "tool_call", "name": "search"}, {"type": "error", "text": "boom"}]"#,
         )
         .expect("write");
-        let text = format!(r#"{{"text": "ok", "traceRef": "{}", "costUsd": 0.5}}"#, path.display());
+        // No snake_case key at all: the camelCase ones alone make the answer structured.
+        let text = format!(
+            r#"{{"outputMessages": [{{"role": "assistant", "content": "ok"}}], "traceRef": "{}", "costUsd": 0.5}}"#,
+            path.display()
+        );
         let r = parse_answer(&text);
         assert_eq!(r.cost_usd, Some(0.5));
+        assert_eq!(r.output_messages[0].text().as_deref(), Some("ok"));
         let events = crate::trace::resolve(&r, &mut Vec::new());
         let summary = crate::model::TraceSummary::from_events(&events);
         assert_eq!(
