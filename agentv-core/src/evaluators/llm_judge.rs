@@ -247,6 +247,29 @@ mod tests {
     }
 
     #[test]
+    fn default_prompts_follow_the_json_contract() {
+        let values = HashMap::from([
+            ("expected_outcome", "EO".to_owned()),
+            ("question", "Q".to_owned()),
+            ("reference_answer", "RA".to_owned()),
+            ("candidate_answer", "CA".to_owned()),
+        ]);
+        assert_eq!(
+            substitute(DEFAULT_TEMPLATE, &values),
+            "[[ ## expected_outcome ## ]]\nEO\n\n[[ ## question ## ]]\nQ\n\n[[ ## reference_answer ## ]]\nRA\n\n[[ ## candidate_answer ## ]]\nCA"
+        );
+        for needle in [
+            "exactly one JSON object",
+            "\"score\"",
+            "\"hits\": up to 4",
+            "\"misses\": up to 4",
+            "\"reasoning\"",
+        ] {
+            assert!(SYSTEM_PROMPT.contains(needle), "system prompt lacks {needle}");
+        }
+    }
+
+    #[test]
     fn substitution_allows_inner_whitespace_and_keeps_unknown() {
         let values = HashMap::from([("question", "Q".to_owned()), ("candidate_answer", "A".to_owned())]);
         assert_eq!(

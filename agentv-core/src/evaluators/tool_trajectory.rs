@@ -4,7 +4,9 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::{EvalContext, Evaluator, Grade};
-use crate::model::{ArgsMatch, ExpectedCall, TraceEventKind, TrajectoryMode, TrajectorySpec};
+use crate::model::{
+    ArgsMatch, ExpectedCall, OutputMessage, TraceEvent, TraceEventKind, TrajectoryMode, TrajectorySpec,
+};
 
 /// The message when there is nothing to evaluate.
 pub const NO_TRACE: &str = "No trace available for evaluation";
@@ -19,35 +21,43 @@ pub struct Call<'a> {
 impl Evaluator for TrajectorySpec {
     fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
-            let from_messages: Vec<Call<'_>> = ctx
-                .output_messages
-                .iter()
-                .flat_map(|m| &m.tool_calls)
-                .map(|c| Call {
-                    tool: &c.tool,
-                    input: c.input.as_ref(),
-                })
-                .collect();
-            let calls = if from_messages.is_empty() {
-                ctx.trace
-                    .iter()
-                    .filter(|e| e.kind == TraceEventKind::ToolCall)
-                    .filter_map(|e| {
-                        e.name.as_deref().map(|tool| Call {
-                            tool,
-                            input: e.input.as_ref(),
-                        })
-                    })
-                    .collect()
-            } else {
-                from_messages
-            };
-            if calls.is_empty() && ctx.trace_summary.event_count == 0 {
-                return Grade::scored(0.0, Vec::new(), vec![NO_TRACE.to_owned()]);
+            match observed_calls(ctx.output_messages, ctx.trace) {
+                Some(calls) => grade(self, &calls),
+                None => Grade::scored(0.0, Vec::new(), vec![NO_TRACE.to_owned()]),
             }
-            grade(self, &calls)
         })
     }
+}
+
+/// The calls to grade: the tool calls of the output messages (the primary source), else the
+/// `tool_call` events of the trace. `None` when there is neither a tool call nor any trace event.
+pub fn observed_calls<'a>(messages: &'a [OutputMessage], trace: &'a [TraceEvent]) -> Option<Vec<Call<'a>>> {
+    let from_messages: Vec<Call<'a>> = messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| Call {
+            tool: &c.tool,
+            input: c.input.as_ref(),
+        })
+        .collect();
+    if !from_messages.is_empty() {
+        return Some(from_messages);
+    }
+    if trace.is_empty() {
+        return None;
+    }
+    Some(
+        trace
+            .iter()
+            .filter(|e| e.kind == TraceEventKind::ToolCall)
+            .filter_map(|e| {
+                e.name.as_deref().map(|tool| Call {
+                    tool,
+                    input: e.input.as_ref(),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Grades `calls` against the spec (D17).
@@ -309,6 +319,32 @@ mod tests {
         let g = grade(&spec, &calls(&["A", "B", "C"]));
         assert_eq!(g.score, 0.0);
         assert_eq!(g.misses, ["expected exactly 2 tool calls, got 3; extra: C"]);
+    }
+
+    #[test]
+    fn spec_falls_back_to_the_trace_without_output_messages() {
+        let mut event = TraceEvent::new(TraceEventKind::ToolCall);
+        event.name = Some("semanticSearch".into());
+        let trace = vec![
+            event.clone(),
+            TraceEvent::new(TraceEventKind::ToolResult),
+            event.clone(),
+            event,
+        ];
+        let calls = observed_calls(&[], &trace).expect("trace calls");
+        assert_eq!(grade(&mins(&[("semanticSearch", 3)]), &calls).score, 1.0);
+        let text_only = [OutputMessage::assistant("no tools")];
+        assert_eq!(
+            observed_calls(&text_only, &trace).map(|c| c.len()),
+            Some(3),
+            "messages without calls fall back too"
+        );
+    }
+
+    #[test]
+    fn spec_no_trace_at_all_scores_zero() {
+        assert!(observed_calls(&[OutputMessage::assistant("hi")], &[]).is_none());
+        assert_eq!(NO_TRACE, "No trace available for evaluation");
     }
 
     #[test]
