@@ -28,7 +28,7 @@ pub enum Command {
 
 const EVAL_EXAMPLES: &str = "\
 Examples:
-  agentv eval examples/mock/evals/basic.yaml
+  agentv eval examples/mock/evals/capitals.yaml
   agentv eval 'evals/**/*.yaml' --target claude --workers 8
   agentv eval evals/dataset.jsonl --eval-id 'login-*' --out results.jsonl
   agentv eval evals/ --dry-run --threshold 0.8
@@ -38,7 +38,7 @@ Exit codes: 0 run completed; 1 --threshold given and a case scored below it or e
 
 const VALIDATE_EXAMPLES: &str = "\
 Examples:
-  agentv validate evals/basic.yaml
+  agentv validate examples/mock/evals/capitals.yaml
   agentv validate evals/ targets.yaml
 
 Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist.";
