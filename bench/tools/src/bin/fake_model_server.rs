@@ -1,5 +1,5 @@
 //! A fake model server for benchmarks: OpenAI Chat Completions (`/v1/chat/completions`) and
-//! Anthropic Messages (`/v1/messages`) with a fixed latency, a canned answer, a canned judge
+//! Anthropic Messages (`/v1/messages`; Chat Completions also streamed when asked) with a fixed latency, a canned answer, a canned judge
 //! verdict for requests whose prompt is the LLM judge's, and a request counter at `/stats`.
 //! Loopback only.
 //!
@@ -114,6 +114,10 @@ async fn serve(listener: tokio::net::TcpListener, counters: Arc<Counters>, laten
     }
 }
 
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 fn json(body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
     r.headers_mut().insert(
@@ -142,7 +146,7 @@ async fn handle(req: Request<Incoming>, c: &Counters, latency: Duration) -> Resp
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let judge = body.windows(JUDGE_MARK.len()).any(|w| w == JUDGE_MARK);
+    let judge = contains(&body, JUDGE_MARK);
     c.requests.fetch_add(1, Ordering::SeqCst);
     if judge {
         c.judge.fetch_add(1, Ordering::SeqCst);
@@ -151,6 +155,24 @@ async fn handle(req: Request<Incoming>, c: &Counters, latency: Duration) -> Resp
         tokio::time::sleep(latency).await;
     }
     let text = if judge { VERDICT } else { ANSWER };
+    // Streaming clients (`"stream": true`) get Server-Sent Events, as the real API sends them.
+    let streaming = contains(&body, b"\"stream\":true") || contains(&body, b"\"stream\": true");
+    if streaming && path != "/v1/messages" {
+        c.openai.fetch_add(1, Ordering::SeqCst);
+        let chunk = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
+        let stop = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        let usage = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
+            "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}});
+        let events = format!("data: {chunk}\n\ndata: {stop}\n\ndata: {usage}\n\ndata: [DONE]\n\n");
+        let mut r = Response::new(Full::new(Bytes::from(events)));
+        r.headers_mut().insert(
+            "content-type",
+            hyper::header::HeaderValue::from_static("text/event-stream"),
+        );
+        return r;
+    }
     match path.as_str() {
         "/v1/messages" => {
             c.anthropic.fetch_add(1, Ordering::SeqCst);
