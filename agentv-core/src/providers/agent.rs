@@ -143,16 +143,7 @@ pub fn stream_log_path(
     let dir = log_dir
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(".agentv").join("logs").join(kind));
-    let safe: String = eval_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::load::file_name_safe(eval_id);
     let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%3f");
     Some(dir.join(format!("{safe}-{attempt}-{stamp}.log")))
 }

@@ -110,17 +110,7 @@ impl Provider for VsCodeProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let safe: String = request
-                .eval_id
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let safe = crate::load::file_name_safe(&request.eval_id);
             let dir = self.config.subagent_root.join(format!("{safe}-{}", request.attempt));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| ProviderError::failed(format!("cannot create {}: {e}", dir.display())))?;
