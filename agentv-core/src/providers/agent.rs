@@ -2,11 +2,14 @@
 //! preread block, stream logs.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, json};
 
+use super::settings::Settings;
 use super::{ProviderError, ProviderRequest, ProviderResponse};
+use crate::load::node::NodeValue;
 use crate::process::{self, ProcessError, ProcessSpec};
 
 /// Told to agents when the target sets no system prompt: answer in the response itself.
@@ -258,6 +261,78 @@ pub fn last_lines(output: &[u8], n: usize) -> String {
         .map(|l| crate::process::tail(l, 400))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Settings of `claude-code` and `codex`.
+pub(crate) fn from_settings(
+    s: &mut Settings<'_>,
+    env: Arc<[(String, String)]>,
+    default_exe: &str,
+    own: &[&str],
+) -> Option<AgentConfig> {
+    let executable = s
+        .string(&["executable", "command", "binary"], true)
+        .unwrap_or_else(|| default_exe.to_owned());
+    // A relative path (not a bare name looked up on PATH) is relative to the targets file (D11).
+    let executable = if executable.contains('/') && !executable.starts_with('/') {
+        crate::load::normalize(&s.base_dir.join(&executable))
+            .display()
+            .to_string()
+    } else {
+        executable
+    };
+    let mut args = Vec::new();
+    if let Some(node) = s.node(&["args", "arguments"]).cloned() {
+        match node.as_seq() {
+            Some(items) => {
+                for item in items {
+                    let text = match &item.value {
+                        NodeValue::Str(t) => t.clone(),
+                        _ => item.to_json().to_string(),
+                    };
+                    if let Some(value) = s.resolve_text(&text, "args", true) {
+                        args.push(value);
+                    }
+                }
+            }
+            None => s.error(node.pos, "`args` must be a list of strings".to_owned(), None),
+        }
+    }
+    let cwd = s.dir(&["cwd"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let model = s.string(&["model"], true);
+    let system_prompt = s.string(&["system_prompt"], true);
+    let log_dir = s
+        .string(&["log_dir", "log_directory", "stream_log_dir"], false)
+        .map(|d| crate::load::normalize(&s.base_dir.join(d)));
+    let _ = s.string(&["log_format"], false);
+    let mut known = vec![
+        "executable",
+        "command",
+        "binary",
+        "args",
+        "arguments",
+        "cwd",
+        "timeout_seconds",
+        "model",
+        "system_prompt",
+        "log_dir",
+        "log_directory",
+        "stream_log_dir",
+        "log_format",
+    ];
+    known.extend_from_slice(own);
+    s.finish(&known);
+    Some(AgentConfig {
+        executable,
+        args,
+        cwd,
+        timeout,
+        model,
+        system_prompt,
+        log_dir,
+        env,
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@ use serde_json::{Map, Value, json};
 
 use super::llm::{self, HttpCall, Speaker};
 use super::retry::RetryPolicy;
+use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::load::TargetDef;
+use crate::load::node::Node;
 use crate::model::TokenUsage;
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -169,6 +172,56 @@ impl Provider for AnthropicProvider {
             "thinking": c.thinking,
         })
     }
+}
+
+/// An `anthropic` target's settings.
+pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<AnthropicConfig> {
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
+    let model = s.string(&["model", "deployment", "variant"], true);
+    let api_key = s.credential(&["api_key"], "ANTHROPIC_API_KEY", def.pos);
+    let anthropic_version = s
+        .string(&["anthropic_version"], false)
+        .unwrap_or_else(|| ANTHROPIC_VERSION.to_owned());
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let thinking_budget = s.whole(&["thinking_budget"]);
+    let thinking = s.node(&["thinking"]).map(Node::to_json);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    finish_llm(
+        s,
+        &[
+            "base_url",
+            "model",
+            "deployment",
+            "variant",
+            "api_key",
+            "anthropic_version",
+            "thinking_budget",
+            "thinking",
+        ],
+    );
+    if model.is_none() && s.missing.is_empty() {
+        s.error(
+            def.pos,
+            format!("anthropic target `{}` needs `model`", def.name),
+            Some("for example `model: claude-sonnet-4-5`".to_owned()),
+        );
+    }
+    Some(AnthropicConfig {
+        base_url,
+        model: model?,
+        api_key: api_key?,
+        anthropic_version,
+        temperature,
+        max_output_tokens,
+        thinking_budget,
+        thinking,
+        retry,
+        timeout,
+    })
 }
 
 #[cfg(test)]

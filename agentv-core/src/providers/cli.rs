@@ -9,8 +9,12 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::answer::parse_answer;
+use super::settings::Settings;
+use super::template::check_template;
 use super::template::{render, shell_quote};
 use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::load::node::{Node, Pos};
+use crate::load::{Fields, TargetDef};
 use crate::process::{self, ProcessError, ProcessSpec};
 
 /// `cli` target settings, validated.
@@ -348,6 +352,137 @@ fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, P
         by_id.insert(id, parse_answer(line));
     }
     Ok(by_id)
+}
+
+/// A `cli` target from its settings.
+pub(crate) fn from_settings(
+    def: &TargetDef,
+    s: &mut Settings<'_>,
+    env: Arc<[(String, String)]>,
+) -> Option<CliProvider> {
+    let template_pos = s.node(&["command_template"]).map(|n| n.pos);
+    let command_template = s.string(&["command_template"], true);
+    match (&command_template, template_pos) {
+        (None, None) => s.error(
+            def.pos,
+            format!("cli target `{}` is missing `command_template`", def.name),
+            Some("add `command_template: my-agent {PROMPT} > {OUTPUT_FILE}`".to_owned()),
+        ),
+        (Some(t), pos) if t.trim().is_empty() => {
+            s.error(pos.unwrap_or(def.pos), "`command_template` is empty".to_owned(), None)
+        }
+        (Some(t), pos) => check_placeholders(s, t, pos.unwrap_or(def.pos)),
+        (None, Some(_)) => {}
+    }
+    let files_format = s
+        .string(&["files_format", "attachments_format"], false)
+        .unwrap_or_else(|| "{path}".to_owned());
+    let cwd = s.dir(&["cwd"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let keep_temp_files = s.boolean(&["keep_temp_files", "keep_output_files"]).unwrap_or(false);
+    let _ = s.boolean(&["verbose", "cli_verbose"]);
+    let healthcheck = match s.node(&["healthcheck"]).cloned() {
+        None => None,
+        Some(node) => healthcheck(&node, s),
+    };
+    s.finish(&[
+        "command_template",
+        "files_format",
+        "attachments_format",
+        "cwd",
+        "timeout_seconds",
+        "healthcheck",
+        "verbose",
+        "cli_verbose",
+        "keep_temp_files",
+        "keep_output_files",
+    ]);
+    let config = CliConfig {
+        command_template: command_template?,
+        files_format,
+        cwd,
+        timeout,
+        healthcheck,
+        keep_temp_files,
+    };
+    Some(CliProvider::new(def.name.clone(), config, env))
+}
+
+fn check_placeholders(s: &mut Settings<'_>, template: &str, pos: Pos) {
+    let unknown = check_template(template);
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.iter().map(|u| format!("{{{u}}}")).collect();
+        s.error(
+            pos,
+            format!("unsupported placeholder {} in `command_template`", list.join(", ")),
+            Some(format!(
+                "use {}",
+                super::CLI_PLACEHOLDERS
+                    .iter()
+                    .map(|p| format!("{{{p}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        );
+    }
+}
+
+fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
+    let mut f = Fields::of(node, "`healthcheck`", &mut s.diags)?;
+    let kind = f.string(&["type"], &mut s.diags);
+    let timeout = match f.non_negative(&["timeout_seconds"], &mut s.diags) {
+        Some(t) if t > 0.0 => Duration::from_secs_f64(t),
+        _ => Duration::from_secs(30),
+    };
+    match kind.as_deref() {
+        Some("http") => {
+            let url = f
+                .string(&["url"], &mut s.diags)
+                .and_then(|u| s.resolve_text(&u, "healthcheck.url", true));
+            f.warn_unknown("`healthcheck`", &["type", "url", "timeout_seconds"], &mut s.diags);
+            match url {
+                Some(url) => Some(Healthcheck::Http { url, timeout }),
+                None => {
+                    s.error(node.pos, "http healthcheck needs `url`".to_owned(), None);
+                    None
+                }
+            }
+        }
+        Some("command") => {
+            let pos = f.take(&["command_template"]).map_or(node.pos, |n| n.pos);
+            let template = f.string(&["command_template"], &mut s.diags);
+            let cwd = f
+                .string(&["cwd"], &mut s.diags)
+                .map(|c| crate::load::normalize(&s.base_dir.join(c)));
+            f.warn_unknown(
+                "`healthcheck`",
+                &["type", "command_template", "cwd", "timeout_seconds"],
+                &mut s.diags,
+            );
+            match template {
+                Some(template) => {
+                    check_placeholders(s, &template, pos);
+                    Some(Healthcheck::Command { template, cwd, timeout })
+                }
+                None => {
+                    s.error(
+                        node.pos,
+                        "command healthcheck needs `command_template`".to_owned(),
+                        None,
+                    );
+                    None
+                }
+            }
+        }
+        other => {
+            s.error(
+                node.pos,
+                format!("unsupported healthcheck type `{}`", other.unwrap_or("(none)")),
+                Some("use `type: http` with `url`, or `type: command` with `command_template`".to_owned()),
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::llm::{self, HttpCall, Speaker};
 use super::retry::RetryPolicy;
+use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::model::TokenUsage;
 
@@ -128,6 +129,32 @@ impl Provider for GeminiProvider {
         let c = &self.config;
         json!({"base_url": c.base_url, "model": c.model, "temperature": c.temperature, "max_output_tokens": c.max_output_tokens})
     }
+}
+
+/// A `gemini` target's settings.
+pub(crate) fn from_settings(s: &mut Settings<'_>) -> Option<GeminiConfig> {
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| GEMINI_BASE_URL.to_owned());
+    let model = s
+        .string(&["model", "deployment", "variant"], false)
+        .unwrap_or_else(|| GEMINI_DEFAULT_MODEL.to_owned());
+    let pos = s.fields.pos;
+    let api_key = s.credential(&["api_key"], "GOOGLE_API_KEY", pos);
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    finish_llm(s, &["base_url", "model", "deployment", "variant", "api_key"]);
+    Some(GeminiConfig {
+        base_url,
+        model,
+        api_key: api_key?,
+        temperature,
+        max_output_tokens,
+        retry,
+        timeout,
+    })
 }
 
 #[cfg(test)]

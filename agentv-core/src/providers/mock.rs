@@ -6,7 +6,10 @@ use std::time::Duration;
 use rand::RngExt;
 use serde_json::{Value, json};
 
+use super::settings::Settings;
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
+use crate::load::TargetDef;
+use crate::load::node::NodeValue;
 
 /// The answer when none is configured.
 pub const DEFAULT_RESPONSE: &str =
@@ -80,6 +83,40 @@ impl Provider for MockProvider {
     fn public_settings(&self) -> Value {
         json!({ "response": self.response, "responses": self.responses })
     }
+}
+
+/// A `mock` target from its settings.
+pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
+    let response = match s.node(&["response"]).map(|n| (n.value.clone(), n.to_json())) {
+        Some((NodeValue::Map(_) | NodeValue::Seq(_), json)) => Some(json.to_string()),
+        Some(_) => s.string(&["response"], true),
+        None => None,
+    };
+    let mut responses = HashMap::new();
+    if let Some(node) = s.node(&["responses"]).cloned() {
+        match node.as_map() {
+            Some(entries) => {
+                for (k, v) in entries {
+                    let text = match &v.value {
+                        NodeValue::Str(t) => t.clone(),
+                        _ => v.to_json().to_string(),
+                    };
+                    responses.insert(k.key_text(), text);
+                }
+            }
+            None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),
+        }
+    }
+    let fixed = s.millis(&["delay_ms"]);
+    let min = s.millis(&["delay_min_ms"]);
+    let max = s.millis(&["delay_max_ms"]);
+    let delay = match (min, max, fixed) {
+        (Some(lo), Some(hi), _) => Delay::Between(lo, hi.max(lo)),
+        (_, _, Some(d)) => Delay::Fixed(d),
+        _ => Delay::None,
+    };
+    s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
+    Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
 }
 
 #[cfg(test)]

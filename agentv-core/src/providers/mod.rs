@@ -13,6 +13,7 @@ pub mod mock;
 mod openai;
 mod registry;
 pub mod retry;
+mod settings;
 mod template;
 mod vscode;
 

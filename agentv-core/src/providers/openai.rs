@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use super::llm::{self, HttpCall, Speaker};
 use super::retry::RetryPolicy;
+use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::load::TargetDef;
 use crate::model::TokenUsage;
 
 /// The official endpoint.
@@ -177,6 +179,100 @@ impl Provider for OpenAiProvider {
         out["max_output_tokens"] = json!(c.max_output_tokens);
         out
     }
+}
+
+/// An `openai` or `azure` target's settings.
+pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<OpenAiConfig> {
+    let temperature = s.number(&["temperature"]);
+    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    let retry = s.retry();
+    if def.provider == ProviderKind::Azure {
+        let endpoint = s.string(&["endpoint", "resource_name", "resource"], true);
+        let deployment = s.string(&["deployment_name", "deployment", "model"], true);
+        let version = s
+            .string(&["api_version", "version"], false)
+            .map(|v| v.trim_start_matches("api-version=").to_owned())
+            .unwrap_or_else(|| AZURE_API_VERSION.to_owned());
+        let api_key = s.credential(&["api_key"], "AZURE_OPENAI_API_KEY", def.pos);
+        finish_llm(
+            s,
+            &[
+                "endpoint",
+                "resource_name",
+                "resource",
+                "deployment_name",
+                "deployment",
+                "model",
+                "api_version",
+                "version",
+                "api_key",
+            ],
+        );
+        if endpoint.is_none() && s.missing.is_empty() {
+            s.error(
+                def.pos,
+                format!("azure target `{}` needs `endpoint` or `resource_name`", def.name),
+                None,
+            );
+        }
+        if deployment.is_none() && s.missing.is_empty() {
+            s.error(
+                def.pos,
+                format!("azure target `{}` needs `deployment_name`", def.name),
+                None,
+            );
+        }
+        let endpoint = endpoint?;
+        let endpoint = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+            endpoint
+        } else {
+            format!("https://{endpoint}.openai.azure.com")
+        };
+        return Some(OpenAiConfig {
+            flavor: Flavor::Azure {
+                endpoint,
+                deployment: deployment?,
+                api_version: version,
+            },
+            api_key: Some(api_key?),
+            temperature,
+            max_output_tokens,
+            retry,
+            timeout,
+        });
+    }
+    let base_url = s
+        .string(&["base_url"], true)
+        .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
+    let model = s.string(&["model"], true);
+    let organization = s.string(&["organization"], false);
+    let key_configured = s.fields.take(&["api_key"]).is_some();
+    let api_key = if base_url == OPENAI_BASE_URL || key_configured {
+        s.credential(&["api_key"], "OPENAI_API_KEY", def.pos)
+    } else {
+        None
+    };
+    finish_llm(s, &["base_url", "model", "organization", "api_key"]);
+    if model.is_none() && s.missing.is_empty() {
+        s.error(
+            def.pos,
+            format!("openai target `{}` needs `model`", def.name),
+            Some("for example `model: gpt-4o-mini`".to_owned()),
+        );
+    }
+    Some(OpenAiConfig {
+        flavor: Flavor::OpenAi {
+            base_url,
+            model: model?,
+            organization,
+        },
+        api_key,
+        temperature,
+        max_output_tokens,
+        retry,
+        timeout,
+    })
 }
 
 #[cfg(test)]

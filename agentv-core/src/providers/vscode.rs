@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::agent::{self, NO_TIMEOUT};
+use super::settings::Settings;
 use super::template::render;
+use super::template::unknown_placeholders;
 use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
+use crate::load::TargetDef;
 use crate::process::{self, ProcessSpec};
 
 /// `vscode` target settings, validated.
@@ -192,6 +195,72 @@ async fn wait_for(path: &Path, timeout: Duration) -> Result<String, ProviderErro
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A `vscode` or `vscode-insiders` target's settings.
+pub(crate) fn from_settings(
+    def: &TargetDef,
+    s: &mut Settings<'_>,
+    env: Arc<[(String, String)]>,
+) -> Option<VsCodeConfig> {
+    let default_cmd = if def.provider == ProviderKind::VsCodeInsiders {
+        "code-insiders"
+    } else {
+        "code"
+    };
+    let vscode_cmd = s
+        .string(&["vscode_cmd", "command"], true)
+        .unwrap_or_else(|| default_cmd.to_owned());
+    let dispatch_pos = s.node(&["dispatch", "dispatch_command"]).map(|n| n.pos);
+    let dispatch = s.string(&["dispatch", "dispatch_command"], true);
+    if let (Some(template), Some(pos)) = (&dispatch, dispatch_pos) {
+        let allowed = ["PROMPT_FILE", "RESPONSE_FILE", "WORKSPACE", "EVAL_ID"];
+        let unknown = unknown_placeholders(template, &allowed);
+        if !unknown.is_empty() {
+            s.error(
+                pos,
+                format!(
+                    "unsupported placeholder {} in `dispatch`",
+                    unknown
+                        .iter()
+                        .map(|u| format!("{{{u}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some("use {PROMPT_FILE}, {RESPONSE_FILE}, {WORKSPACE}, {EVAL_ID}".to_owned()),
+            );
+        }
+    }
+    let wait = s.boolean(&["wait"]).unwrap_or(true);
+    let dry_run = s.boolean(&["dry_run"]).unwrap_or(false);
+    let subagent_root = s
+        .string(&["subagent_root"], false)
+        .map(|d| crate::load::normalize(&s.base_dir.join(d)))
+        .unwrap_or_else(|| PathBuf::from(".agentv").join("vscode"));
+    let workspace = s.dir(&["workspace", "workspace_template"]);
+    let timeout = s.seconds(&["timeout_seconds"]);
+    s.finish(&[
+        "vscode_cmd",
+        "command",
+        "dispatch",
+        "dispatch_command",
+        "wait",
+        "dry_run",
+        "subagent_root",
+        "workspace",
+        "workspace_template",
+        "timeout_seconds",
+    ]);
+    Some(VsCodeConfig {
+        vscode_cmd,
+        dispatch,
+        wait,
+        dry_run,
+        subagent_root,
+        workspace,
+        timeout,
+        env,
+    })
 }
 
 #[cfg(test)]
