@@ -314,3 +314,40 @@ fn no_matching_files_or_ids_exit_2() {
         .code(2)
         .stderr_has("error: no eval case matches --eval-id zzz*");
 }
+
+#[test]
+fn llm_judge_custom_prompt_file_renders_variables_and_trace_section() {
+    let answer = r#"{"output_messages": [{"role": "assistant", "content": "done", "tool_calls": [{"tool": "searchDocs", "input": {"q": "x"}}]}]}"#;
+    let targets = format!(
+        "targets:\n  - name: default\n    provider: mock\n    judge_target: judge\n    response: '{answer}'\n  - name: judge\n    provider: mock\n    response: '{{\"score\": 0.5}}'\n"
+    );
+    let yaml = "execution:\n  evaluators:\n    - name: custom\n      type: llm_judge\n      prompt: judges/grade.md\n      include_trace_summary: true\n    - name: inline\n      type: llm_judge\n      prompt: 'Q={{question}} A={{ candidate_answer }} ?={{ nope }}'\nevalcases:\n  - {id: c, expected_outcome: uses search, input_messages: [{role: user, content: find x}]}\n";
+    let template = "Outcome: {{ expected_outcome }}\nAnswer: {{ candidate_answer }}\nCalls:\n{{ output_messages }}\n";
+    let p = Project::new()
+        .file("targets.yaml", &targets)
+        .file("evals/judges/grade.md", template)
+        .file("evals/e.yaml", yaml);
+    p.run(&["eval", "evals/e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stderr_has("warning: unknown variable `{{ nope }}` in the llm_judge prompt; it is left as written");
+    let r = p.result("r.jsonl", "c");
+    let custom = r["evaluator_results"][0]["evaluator_provider_request"]["user_prompt"]
+        .as_str()
+        .expect("prompt")
+        .to_owned();
+    assert!(
+        custom.starts_with("Outcome: uses search\nAnswer: done\nCalls:\n["),
+        "{custom}"
+    );
+    assert!(custom.contains("\"tool\": \"searchDocs\""), "{custom}");
+    assert!(
+        custom.contains("[[ ## trace_summary ## ]]\n{\n  \"event_count\": 1"),
+        "{custom}"
+    );
+    let inline = r["evaluator_results"][1]["evaluator_provider_request"]["user_prompt"]
+        .as_str()
+        .expect("prompt")
+        .to_owned();
+    assert_eq!(inline, "Q=find x A=done ?={{ nope }}");
+    assert_eq!(r["score"], 0.5);
+}

@@ -74,9 +74,15 @@ pub fn check_template(template: &str, pos: Pos, diags: &mut Diagnostics) {
 
 /// Replaces `{{ name }}` with `values[name]`; unknown names stay as written.
 pub fn substitute(template: &str, values: &HashMap<&str, String>) -> String {
+    substitute_with(template, |name| values.get(name).cloned())
+}
+
+/// Replaces `{{ name }}` with `value(name)`, computed only for the names the template uses;
+/// `None` leaves the placeholder as written.
+pub fn substitute_with(template: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
     VARIABLE
         .replace_all(template, |cap: &regex::Captures<'_>| {
-            values.get(&cap[1]).cloned().unwrap_or_else(|| cap[0].to_owned())
+            value(&cap[1]).unwrap_or_else(|| cap[0].to_owned())
         })
         .into_owned()
 }
@@ -93,26 +99,31 @@ fn pretty(value: &impl serde::Serialize) -> String {
 
 /// The rendered user prompt for this case.
 pub fn user_prompt(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> String {
-    let case = ctx.case;
-    let values: HashMap<&str, String> = HashMap::from([
-        ("candidate_answer", ctx.candidate_answer.to_owned()),
-        ("question", case.question.clone()),
-        ("expected_outcome", case.expected_outcome.clone()),
-        ("reference_answer", case.reference_answer.clone()),
-        (
-            "expected_messages",
-            pretty(&case.expected_messages.iter().map(Message::to_json).collect::<Vec<_>>()),
-        ),
-        ("input_messages", pretty(&case.raw_input_messages)),
-        ("output_messages", pretty(&ctx.output_messages)),
-        ("trace_summary", pretty(ctx.trace_summary)),
-    ]);
-    let mut prompt = substitute(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), &values);
+    let mut prompt = substitute_with(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), |name| {
+        variable(name, ctx)
+    });
     if spec.include_trace_summary && !spec.prompt.as_deref().is_some_and(|p| p.contains("trace_summary")) {
         prompt.push_str("\n\n[[ ## trace_summary ## ]]\n");
-        prompt.push_str(&values["trace_summary"]);
+        prompt.push_str(&pretty(ctx.trace_summary));
     }
     prompt
+}
+
+/// The value of one template variable. The JSON ones are rendered only when a template asks
+/// for them: they can be large, and most templates do not use them.
+fn variable(name: &str, ctx: &EvalContext<'_>) -> Option<String> {
+    let case = ctx.case;
+    Some(match name {
+        "candidate_answer" => ctx.candidate_answer.to_owned(),
+        "question" => case.question.clone(),
+        "expected_outcome" => case.expected_outcome.clone(),
+        "reference_answer" => case.reference_answer.clone(),
+        "expected_messages" => pretty(&case.expected_messages.iter().map(Message::to_json).collect::<Vec<_>>()),
+        "input_messages" => pretty(&case.raw_input_messages),
+        "output_messages" => pretty(&ctx.output_messages),
+        "trace_summary" => pretty(ctx.trace_summary),
+        _ => return None,
+    })
 }
 
 async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
