@@ -168,3 +168,29 @@ fn batching_on_a_provider_that_cannot_is_quiet_unless_verbose() {
         .stderr_has("target `default` sets provider_batching but provider `mock` cannot batch; running per case");
     assert_eq!(p.results("r2.jsonl").len(), 2);
 }
+
+#[test]
+fn batching_target_of_a_later_suite_still_batches() {
+    let script = "#!/bin/sh\necho run >> calls\nfor i in 0 1; do echo \"{\\\"id\\\": \\\"c$i\\\", \\\"text\\\": \\\"done $i\\\"}\"; done > \"$1\"\n";
+    let targets = "targets:\n  - name: plain\n    provider: mock\n    response: done\n  - name: batcher\n    provider: cli\n    provider_batching: true\n    command_template: sh agent.sh {OUTPUT_FILE}\n";
+    let first = cases(1)
+        .replace("execution:\n", "execution:\n  target: plain\n")
+        .replace("id: c0", "id: first");
+    let second = cases(2).replace("execution:\n", "execution:\n  target: batcher\n");
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("agent.sh", script)
+        .file("a.yaml", &first)
+        .file("b.yaml", &second);
+    p.run(&["eval", "a.yaml", "b.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stdout_has("Verdicts: 3 pass");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("calls"))
+            .expect("calls")
+            .lines()
+            .count(),
+        1,
+        "one batch command"
+    );
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::load::{Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file};
 use crate::providers::mock::{Delay, MockProvider};
 use crate::providers::{ResolveError, ResolvedTarget, TargetRegistry};
-use crate::run::Job;
+use crate::run::{Job, Jobs};
 
 /// The answer of dry-run mocks.
 pub const DRY_RUN_RESPONSE: &str = r#"{"answer":"Mock dry-run response"}"#;
@@ -136,13 +136,19 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
 
 impl Plan {
     /// The jobs, lazily: JSONL datasets are read as the run goes.
-    pub fn jobs(suites: Vec<(LoadedSuite, Arc<ResolvedTarget>)>) -> Box<dyn Iterator<Item = Job> + Send> {
-        Box::new(suites.into_iter().flat_map(|(suite, target)| {
+    pub fn into_jobs(self) -> Jobs {
+        let batching = self.targets.iter().any(|t| t.batching);
+        let iter = self.suites.into_iter().flat_map(|(suite, target)| {
             suite.into_cases().map(move |case| Job {
                 case,
                 target: target.clone(),
             })
-        }))
+        });
+        Jobs {
+            iter: Box::new(iter),
+            total: self.total,
+            batching,
+        }
     }
 }
 

@@ -167,8 +167,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     let interrupt = Interrupt::default();
     let listener = tokio::spawn(listen_for_ctrl_c(interrupt.clone()));
     let mut progress = printer::Progress::new(plan.secrets.clone(), total);
-    let jobs = Plan::jobs(plan.suites);
-    let report = runner::run(jobs, total, &options, &mut writer, &mut progress, &interrupt).await;
+    let report = runner::run(plan.into_jobs(), &options, &mut writer, &mut progress, &interrupt).await;
     listener.abort();
 
     println!("\n{}", report.summary.render(Some(writer.path())));

@@ -75,25 +75,32 @@ pub struct RunReport {
     pub write_error: Option<std::io::Error>,
 }
 
-/// Runs every job (`total` of them, for progress). Never fails: provider and grader failures
-/// become error records. Jobs are pulled as workers free up, so a lazy iterator keeps memory flat;
-/// targets with provider batching need all their cases up front and are collected first.
+/// The jobs of a run, pulled lazily.
+pub struct Jobs {
+    pub iter: Box<dyn Iterator<Item = Job> + Send>,
+    /// How many there are (for progress).
+    pub total: usize,
+    /// Some target uses provider batching: its cases must be known up front.
+    pub batching: bool,
+}
+
+/// Runs every job. Never fails: provider and grader failures become error records. Jobs are
+/// pulled as workers free up, so a lazy iterator keeps memory flat; when a target batches, the
+/// jobs are collected first so its cases can go out in one call.
 pub async fn run(
-    jobs: Box<dyn Iterator<Item = Job> + Send>,
-    total: usize,
+    jobs: Jobs,
     options: &RunOptions,
     sink: &mut dyn RecordSink,
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> RunReport {
-    let mut jobs = jobs.peekable();
-    let batching = jobs.peek().is_some_and(|j| j.target.batching);
-    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if batching {
-        let all: Vec<Job> = jobs.collect();
+    let total = jobs.total;
+    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if jobs.batching {
+        let all: Vec<Job> = jobs.iter.collect();
         let prefetched = prefetch_batches(&all, options, observer).await;
         (Box::new(all.into_iter()), prefetched)
     } else {
-        (Box::new(jobs), HashMap::new())
+        (jobs.iter, HashMap::new())
     };
     let workers = options.workers.max(1);
     let stop = interrupt.stop.clone();
