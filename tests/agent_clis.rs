@@ -289,3 +289,13 @@ fn vscode_dispatches_and_reads_the_response_file() {
     );
     assert!(prompt.contains("[[ ## user_query ## ]]"));
 }
+
+#[test]
+fn missing_executable_and_judge_credentials_are_reported_together() {
+    let targets = "targets:\n  - name: default\n    provider: claude-code\n    executable: agentv-no-such-claude\n    judge_target: judge\n  - name: judge\n    provider: anthropic\n    model: m\n    api_key: ${{ AGENTV_E2E_NO_SUCH_KEY }}\n";
+    let p = project(targets, "    - {name: kw, type: keywords, expected: [x]}\n");
+    run(&p, "", "replay", 0, &[])
+        .code(2)
+        .stderr_has("Claude Code executable `agentv-no-such-claude` not found on PATH")
+        .stderr_has("AGENTV_E2E_NO_SUCH_KEY (target `judge`, setting `api_key`)");
+}

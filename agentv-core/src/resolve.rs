@@ -92,20 +92,25 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
                         resolved.insert(key, t.clone());
                         t
                     }
-                    Err(ResolveError::MissingCredentials(vars)) => {
-                        for v in vars {
-                            if !missing.contains(&v) {
-                                missing.push(v);
+                    Err(problems) => {
+                        for problem in problems {
+                            match problem {
+                                ResolveError::MissingCredentials(vars) => {
+                                    for v in vars {
+                                        if !missing.contains(&v) {
+                                            missing.push(v);
+                                        }
+                                    }
+                                }
+                                e => {
+                                    let place = registry
+                                        .targets_path()
+                                        .map(|p| format!(" (in {})", p.display()))
+                                        .unwrap_or_default();
+                                    push_unique(&mut errors, format!("{e}{place}"));
+                                }
                             }
                         }
-                        continue;
-                    }
-                    Err(e) => {
-                        let place = registry
-                            .targets_path()
-                            .map(|p| format!(" (in {})", p.display()))
-                            .unwrap_or_default();
-                        push_unique(&mut errors, format!("{e}{place}"));
                         continue;
                     }
                 },

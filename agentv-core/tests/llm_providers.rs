@@ -394,8 +394,8 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 fn missing_credentials_are_listed_per_target() {
     let yaml = "targets:\n  - name: t\n    provider: anthropic\n    model: m\n    api_key: ${{ NO_SUCH_ANTHROPIC_KEY }}\n    judge_target: j\n  - name: j\n    provider: gemini\n    api_key: ${{ NO_SUCH_GEMINI_KEY }}\n";
     let (reg, _d) = registry(yaml, None);
-    let err = reg.resolve_target("t").expect_err("missing");
-    let text = err.to_string();
+    let errs = reg.resolve_target("t").expect_err("missing");
+    let text = errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
     assert!(
         text.contains("NO_SUCH_ANTHROPIC_KEY (target `t`, setting `api_key`)"),
         "{text}"

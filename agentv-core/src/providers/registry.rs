@@ -45,6 +45,28 @@ pub enum ResolveError {
     },
 }
 
+/// Every distinct problem once; all missing variables in one error.
+fn merge_errors(errors: impl Iterator<Item = ResolveError>) -> Vec<ResolveError> {
+    let mut missing: Vec<MissingVar> = Vec::new();
+    let mut others: Vec<ResolveError> = Vec::new();
+    for e in errors {
+        match e {
+            ResolveError::MissingCredentials(vars) => {
+                missing.extend(vars.into_iter().filter(|v| !missing.contains(v)).collect::<Vec<_>>())
+            }
+            other => {
+                if !others.iter().any(|o| o.to_string() == other.to_string()) {
+                    others.push(other);
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        others.push(ResolveError::MissingCredentials(missing));
+    }
+    others
+}
+
 fn list_or_none(names: &[String]) -> String {
     if names.is_empty() {
         "(none)".to_owned()
@@ -192,7 +214,7 @@ impl TargetRegistry {
 
     /// Resolves `name` and its judge target together, so one error lists every missing
     /// variable of both.
-    pub fn resolve_target(self: &Arc<Self>, name: &str) -> Result<ResolvedTarget, ResolveError> {
+    pub fn resolve_target(self: &Arc<Self>, name: &str) -> Result<ResolvedTarget, Vec<ResolveError>> {
         let def = self.definition(name);
         let judge_name = def
             .and_then(|d| d.judge_target.clone())
@@ -205,11 +227,7 @@ impl TargetRegistry {
         };
         let (provider, judge) = match (provider, judge) {
             (Ok(p), Ok(j)) => (p, j),
-            (Err(ResolveError::MissingCredentials(mut a)), Err(ResolveError::MissingCredentials(b))) => {
-                a.extend(b);
-                return Err(ResolveError::MissingCredentials(a));
-            }
-            (Err(e), _) | (_, Err(e)) => return Err(e),
+            (p, j) => return Err(merge_errors([p.err(), j.err()].into_iter().flatten())),
         };
         Ok(ResolvedTarget {
             name: name.to_owned(),
@@ -351,17 +369,18 @@ mod tests {
             "targets:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock}\n",
             &[],
         );
-        let err = reg.resolve_target("c").expect_err("unknown");
-        assert_eq!(err.to_string(), "unknown target `c`; available targets: a, b");
+        let errs = reg.resolve_target("c").expect_err("unknown");
+        assert_eq!(errs[0].to_string(), "unknown target `c`; available targets: a, b");
     }
 
     #[test]
     fn every_missing_variable_of_target_and_judge_is_listed() {
         let yaml = "targets:\n  - name: agent\n    provider: cli\n    judge_target: judge\n    command_template: ${{ AGENTV_T_CMD }}\n  - name: judge\n    provider: mock\n    response: ${{ AGENTV_T_JUDGE }}\n";
         let (reg, _d) = registry(yaml, &[]);
-        let err = reg.resolve_target("agent").expect_err("missing");
+        let errs = reg.resolve_target("agent").expect_err("missing");
+        assert_eq!(errs.len(), 1, "one error for every missing variable");
         assert_eq!(
-            err.to_string(),
+            errs[0].to_string(),
             "missing environment variables:\n  AGENTV_T_CMD (target `agent`, setting `command_template`)\n  AGENTV_T_JUDGE (target `judge`, setting `response`)\nset them in the environment or in a .env file next to the eval file"
         );
     }
