@@ -1,11 +1,8 @@
 //! `anthropic`: the Messages API, with optional extended thinking.
 
-use std::time::Duration;
-
 use serde_json::{Map, Value, json};
 
-use super::llm::{self, HttpCall, Speaker};
-use super::retry::RetryPolicy;
+use super::llm::{self, HttpCall, LlmSettings, Speaker};
 use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::load::TargetDef;
@@ -24,14 +21,12 @@ pub struct AnthropicConfig {
     pub model: String,
     pub api_key: String,
     pub anthropic_version: String,
-    pub temperature: Option<f64>,
-    pub max_output_tokens: Option<u64>,
+    /// Temperature, output limit, timeout and retries.
+    pub llm: LlmSettings,
     /// Extended thinking budget (`thinking: {type: enabled, budget_tokens}`).
     pub thinking_budget: Option<u64>,
     /// A `thinking` object passed through as written (newer models use other shapes).
     pub thinking: Option<Value>,
-    pub retry: RetryPolicy,
-    pub timeout: Option<Duration>,
 }
 
 /// A Claude model through the Messages API.
@@ -69,7 +64,7 @@ impl AnthropicProvider {
             .and_then(|t| t.get("budget_tokens"))
             .and_then(Value::as_u64);
         // max_tokens must exceed the thinking budget.
-        let max_tokens = match (c.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS), budget) {
+        let max_tokens = match (c.llm.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS), budget) {
             (m, Some(b)) if m <= b => b + DEFAULT_MAX_TOKENS,
             (m, _) => m,
         };
@@ -81,7 +76,7 @@ impl AnthropicProvider {
         });
         if let Some(t) = thinking {
             body["thinking"] = t;
-        } else if let Some(t) = c.temperature {
+        } else if let Some(t) = c.llm.temperature {
             // The API rejects a temperature other than 1 with thinking on.
             body["temperature"] = json!(t);
         }
@@ -93,7 +88,7 @@ impl AnthropicProvider {
                 ("anthropic-version", c.anthropic_version.clone()),
             ],
             body,
-            timeout: c.timeout,
+            timeout: c.llm.timeout,
         }
     }
 }
@@ -147,7 +142,7 @@ impl Provider for AnthropicProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.retry).await?;
+            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
             let (text, usage, thinking) = parse_message(&body).map_err(llm::malformed)?;
             let mut response = llm::response(text, usage, body, attempts, elapsed);
             if let Some(thinking) = thinking {
@@ -166,8 +161,8 @@ impl Provider for AnthropicProvider {
             "base_url": c.base_url,
             "model": c.model,
             "anthropic_version": c.anthropic_version,
-            "temperature": c.temperature,
-            "max_output_tokens": c.max_output_tokens,
+            "temperature": c.llm.temperature,
+            "max_output_tokens": c.llm.max_output_tokens,
             "thinking_budget": c.thinking_budget,
             "thinking": c.thinking,
         })
@@ -184,12 +179,9 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ant
     let anthropic_version = s
         .string(&["anthropic_version"], false)
         .unwrap_or_else(|| ANTHROPIC_VERSION.to_owned());
-    let temperature = s.number(&["temperature"]);
-    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
+    let llm = s.llm();
     let thinking_budget = s.whole(&["thinking_budget"]);
     let thinking = s.node(&["thinking"]).map(Node::to_json);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    let retry = s.retry();
     finish_llm(
         s,
         &[
@@ -215,12 +207,9 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ant
         model: model?,
         api_key: api_key?,
         anthropic_version,
-        temperature,
-        max_output_tokens,
+        llm,
         thinking_budget,
         thinking,
-        retry,
-        timeout,
     })
 }
 

@@ -1,11 +1,8 @@
 //! `gemini` / `google`: generateContent.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, Speaker};
-use super::retry::RetryPolicy;
+use super::llm::{self, HttpCall, LlmSettings, Speaker};
 use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::model::TokenUsage;
@@ -19,10 +16,8 @@ pub struct GeminiConfig {
     pub base_url: String,
     pub model: String,
     pub api_key: String,
-    pub temperature: Option<f64>,
-    pub max_output_tokens: Option<u64>,
-    pub retry: RetryPolicy,
-    pub timeout: Option<Duration>,
+    /// Temperature, output limit, timeout and retries.
+    pub llm: LlmSettings,
 }
 
 /// A Gemini model.
@@ -52,10 +47,10 @@ impl GeminiProvider {
             })
             .collect();
         let mut generation = serde_json::Map::new();
-        if let Some(t) = c.temperature {
+        if let Some(t) = c.llm.temperature {
             generation.insert("temperature".into(), json!(t));
         }
-        if let Some(m) = c.max_output_tokens {
+        if let Some(m) = c.llm.max_output_tokens {
             generation.insert("maxOutputTokens".into(), json!(m));
         }
         let mut body = json!({
@@ -77,7 +72,7 @@ impl GeminiProvider {
                 ("x-goog-api-key", c.api_key.clone()),
             ],
             body,
-            timeout: c.timeout,
+            timeout: c.llm.timeout,
         }
     }
 }
@@ -119,7 +114,7 @@ impl Provider for GeminiProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.retry).await?;
+            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
             let (text, usage) = parse_generation(&body).map_err(llm::malformed)?;
             Ok(llm::response(text, usage, body, attempts, elapsed))
         })
@@ -127,7 +122,7 @@ impl Provider for GeminiProvider {
 
     fn public_settings(&self) -> Value {
         let c = &self.config;
-        json!({"base_url": c.base_url, "model": c.model, "temperature": c.temperature, "max_output_tokens": c.max_output_tokens})
+        json!({"base_url": c.base_url, "model": c.model, "temperature": c.llm.temperature, "max_output_tokens": c.llm.max_output_tokens})
     }
 }
 
@@ -141,19 +136,13 @@ pub(crate) fn from_settings(s: &mut Settings<'_>) -> Option<GeminiConfig> {
         .unwrap_or_else(|| GEMINI_DEFAULT_MODEL.to_owned());
     let pos = s.fields.pos;
     let api_key = s.credential(&["api_key"], "GOOGLE_API_KEY", pos);
-    let temperature = s.number(&["temperature"]);
-    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    let retry = s.retry();
+    let llm = s.llm();
     finish_llm(s, &["base_url", "model", "deployment", "variant", "api_key"]);
     Some(GeminiConfig {
         base_url,
         model,
         api_key: api_key?,
-        temperature,
-        max_output_tokens,
-        retry,
-        timeout,
+        llm,
     })
 }
 

@@ -14,6 +14,16 @@ use crate::model::{OutputMessage, TokenUsage};
 pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a careful assistant. Follow all provided instructions and do not fabricate results.";
 
+/// Settings every LLM API target shares.
+#[derive(Debug, Clone, Default)]
+pub struct LlmSettings {
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    /// Per HTTP attempt; `None` leaves it to the run's timeout.
+    pub timeout: Option<Duration>,
+    pub retry: RetryPolicy,
+}
+
 /// Who speaks a turn, in the two-role form LLM APIs take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Speaker {

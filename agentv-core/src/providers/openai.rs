@@ -1,11 +1,8 @@
 //! `openai` (Chat Completions on any compatible server) and `azure` (deployment URLs).
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, Speaker};
-use super::retry::RetryPolicy;
+use super::llm::{self, HttpCall, LlmSettings, Speaker};
 use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::load::TargetDef;
@@ -39,10 +36,8 @@ pub struct OpenAiConfig {
     pub flavor: Flavor,
     /// Optional for OpenAI-compatible servers that need none (Ollama, llama.cpp).
     pub api_key: Option<String>,
-    pub temperature: Option<f64>,
-    pub max_output_tokens: Option<u64>,
-    pub retry: RetryPolicy,
-    pub timeout: Option<Duration>,
+    /// Temperature, output limit, timeout and retries.
+    pub llm: LlmSettings,
 }
 
 /// An OpenAI-style chat model.
@@ -72,10 +67,10 @@ impl OpenAiProvider {
             messages.push(json!({"role": role, "content": text}));
         }
         let mut body = json!({ "messages": messages });
-        if let Some(t) = self.config.temperature {
+        if let Some(t) = self.config.llm.temperature {
             body["temperature"] = json!(t);
         }
-        if let Some(m) = self.config.max_output_tokens {
+        if let Some(m) = self.config.llm.max_output_tokens {
             body["max_tokens"] = json!(m);
         }
         let mut headers = vec![("content-type", "application/json".to_owned())];
@@ -112,7 +107,7 @@ impl OpenAiProvider {
             url,
             headers,
             body,
-            timeout: self.config.timeout,
+            timeout: self.config.llm.timeout,
         }
     }
 }
@@ -159,7 +154,7 @@ impl Provider for OpenAiProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.retry).await?;
+            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
             let (text, usage) = parse_completion(&body).map_err(llm::malformed)?;
             Ok(llm::response(text, usage, body, attempts, elapsed))
         })
@@ -175,18 +170,15 @@ impl Provider for OpenAiProvider {
                 api_version,
             } => json!({"endpoint": endpoint, "deployment_name": deployment, "api_version": api_version}),
         };
-        out["temperature"] = json!(c.temperature);
-        out["max_output_tokens"] = json!(c.max_output_tokens);
+        out["temperature"] = json!(c.llm.temperature);
+        out["max_output_tokens"] = json!(c.llm.max_output_tokens);
         out
     }
 }
 
 /// An `openai` or `azure` target's settings.
 pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<OpenAiConfig> {
-    let temperature = s.number(&["temperature"]);
-    let max_output_tokens = s.whole(&["max_output_tokens", "max_tokens"]);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    let retry = s.retry();
+    let llm = s.llm();
     if def.provider == ProviderKind::Azure {
         let endpoint = s.string(&["endpoint", "resource_name", "resource"], true);
         let deployment = s.string(&["deployment_name", "deployment", "model"], true);
@@ -236,10 +228,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ope
                 api_version: version,
             },
             api_key: Some(api_key?),
-            temperature,
-            max_output_tokens,
-            retry,
-            timeout,
+            llm,
         });
     }
     let base_url = s
@@ -268,10 +257,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ope
             organization,
         },
         api_key,
-        temperature,
-        max_output_tokens,
-        retry,
-        timeout,
+        llm,
     })
 }
 

@@ -144,6 +144,16 @@ impl Settings<'_> {
         value
     }
 
+    /// The settings every LLM API target shares.
+    pub(crate) fn llm(&mut self) -> super::llm::LlmSettings {
+        super::llm::LlmSettings {
+            temperature: self.number(&["temperature"]),
+            max_output_tokens: self.whole(&["max_output_tokens", "max_tokens"]),
+            timeout: self.seconds(&["timeout_seconds"]),
+            retry: self.retry(),
+        }
+    }
+
     /// The retry policy (D14) from `max_retries`, `initial_delay_ms`, `max_delay_ms`,
     /// `backoff_factor` and `retryable_status_codes` (also with a `retry_` prefix).
     pub(crate) fn retry(&mut self) -> RetryPolicy {
