@@ -90,7 +90,7 @@ pub struct EvalArgs {
         long,
         value_name = "TOOLS",
         value_delimiter = ',',
-        default_value = "read,grep,glob,search,list"
+        default_values_t = default_exploration_tools()
     )]
     pub exploration_tools: Vec<String>,
 
@@ -105,6 +105,14 @@ pub struct EvalArgs {
     /// Exit with 1 if any case scores below this (0 to 1) or errors.
     #[arg(long, value_name = "SCORE")]
     pub threshold: Option<f64>,
+}
+
+/// The core's exploration tools, as the flag's default.
+fn default_exploration_tools() -> Vec<String> {
+    agentv_core::trace::DEFAULT_EXPLORATION_TOOLS
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect()
 }
 
 #[derive(Debug, Args)]

@@ -171,24 +171,20 @@ impl<'a> Fields<'a> {
 
     /// A required non-empty string; reports an error naming the field when missing.
     pub fn required_string(&mut self, names: &[&str], what: &str, diags: &mut Diagnostics) -> Option<String> {
-        match self.string(names, diags) {
-            Some(s) if !s.trim().is_empty() => Some(s),
-            Some(_) => {
-                let pos = self.take(names).map_or(self.pos, |n| n.pos);
-                diags.error(pos, format!("{what} has an empty `{}`", names[0]), None);
-                None
-            }
-            None => {
-                if self.take(names).is_none_or(Node::is_null) {
-                    diags.error(
-                        self.pos,
-                        format!("{what} is missing the required key `{}`", names[0]),
-                        Some(format!("add `{}: ...` to it", names[0])),
-                    );
-                }
-                None
-            }
+        let Some(node) = self.take(names).filter(|n| !n.is_null()) else {
+            diags.error(
+                self.pos,
+                format!("{what} is missing the required key `{}`", names[0]),
+                Some(format!("add `{}: ...` to it", names[0])),
+            );
+            return None;
+        };
+        let text = self.string(names, diags)?;
+        if text.trim().is_empty() {
+            diags.error(node.pos, format!("{what} has an empty `{}`", names[0]), None);
+            return None;
         }
+        Some(text)
     }
 
     /// A non-negative number field.

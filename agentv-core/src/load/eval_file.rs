@@ -190,6 +190,32 @@ enum SuiteEvaluators {
     Invalid,
 }
 
+/// A case's input messages with guideline files split out.
+#[derive(Default)]
+struct Inputs {
+    messages: Vec<Message>,
+    /// As written, for judges.
+    raw: Vec<Value>,
+    guidelines: Vec<FileRef>,
+    files: Vec<PathBuf>,
+}
+
+impl Inputs {
+    /// The `input: "text"` short form: one user message.
+    fn question(text: &str, raw: Value) -> Self {
+        Self {
+            messages: vec![Message {
+                role: Role::User,
+                content: Content::Text(text.to_owned()),
+                name: None,
+                tool_calls: None,
+            }],
+            raw: vec![serde_json::json!({"role": "user", "content": raw})],
+            ..Self::default()
+        }
+    }
+}
+
 /// The context cases of one file are read in (kept to read a JSONL dataset again).
 struct Loader {
     ws: Workspace,
@@ -327,7 +353,7 @@ impl Loader {
         let conversation_id = f.string(&["conversation_id"], diags);
         let _ = f.take(&["note"]);
 
-        let (inputs, raw_inputs) = self.input_messages(&mut f, diags);
+        let inputs = self.input_messages(&mut f, diags);
         let expected = self.expected_messages(&mut f, diags);
 
         let mut own_evaluators = f.take(&["evaluators"]);
@@ -370,7 +396,12 @@ impl Loader {
                 }
             },
         };
-        let (input_messages, guidelines, input_files) = inputs?;
+        let Inputs {
+            messages: input_messages,
+            raw: raw_input_messages,
+            guidelines,
+            files: input_files,
+        } = inputs?;
         let expected_messages = expected?;
         let question = input_messages
             .iter()
@@ -384,7 +415,7 @@ impl Loader {
             conversation_id,
             expected_outcome: expected_outcome?,
             input_messages,
-            raw_input_messages: raw_inputs,
+            raw_input_messages,
             expected_messages,
             guidelines,
             input_files,
@@ -399,32 +430,20 @@ impl Loader {
         })
     }
 
-    #[allow(clippy::type_complexity)]
-    fn input_messages(
-        &self,
-        f: &mut Fields<'_>,
-        diags: &mut Diagnostics,
-    ) -> (Option<(Vec<Message>, Vec<FileRef>, Vec<PathBuf>)>, Vec<Value>) {
+    fn input_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Inputs> {
         let node = match (f.take(&["input_messages"]), f.take(&["input"])) {
             (Some(node), _) => node,
-            (None, Some(input)) if input.as_str().is_some() => {
-                let msg = Message {
-                    role: Role::User,
-                    content: Content::Text(input.as_str().unwrap_or_default().to_owned()),
-                    name: None,
-                    tool_calls: None,
-                };
-                let raw = serde_json::json!({"role": "user", "content": input.to_json()});
-                return (Some((vec![msg], Vec::new(), Vec::new())), vec![raw]);
-            }
-            (None, Some(input)) => input,
+            (None, Some(input)) => match input.as_str() {
+                Some(text) => return Some(Inputs::question(text, input.to_json())),
+                None => input,
+            },
             (None, None) => {
                 diags.error(
                     f.pos,
                     "eval case is missing the required key `input_messages`",
                     Some("add `input_messages: [{role: user, content: ...}]`".to_owned()),
                 );
-                return (None, Vec::new());
+                return None;
             }
         };
         let Some(items) = node.as_seq() else {
@@ -433,44 +452,43 @@ impl Loader {
                 format!("`input_messages` must be a list, found {}", node.type_name()),
                 None,
             );
-            return (None, Vec::new());
+            return None;
         };
-        let raw: Vec<Value> = items.iter().map(Node::to_json).collect();
-        let mut messages = Vec::new();
-        let mut guidelines: Vec<FileRef> = Vec::new();
-        let mut files: Vec<PathBuf> = Vec::new();
+        let mut inputs = Inputs {
+            raw: items.iter().map(Node::to_json).collect(),
+            ..Inputs::default()
+        };
         let before = diags.error_count();
         for item in items {
             if let Some(mut msg) = self.message(item, diags) {
                 if let Content::Segments(segs) = &mut msg.content {
                     segs.retain(|seg| match seg {
                         Segment::File(file) if self.guidelines.is_guideline(&self.ws.repo_relative(&file.path)) => {
-                            if !guidelines.iter().any(|g| g.path == file.path) {
-                                guidelines.push(file.clone());
+                            if !inputs.guidelines.iter().any(|g| g.path == file.path) {
+                                inputs.guidelines.push(file.clone());
                             }
                             false
                         }
                         Segment::File(file) => {
-                            if !files.contains(&file.path) {
-                                files.push(file.path.clone());
+                            if !inputs.files.contains(&file.path) {
+                                inputs.files.push(file.path.clone());
                             }
                             true
                         }
                         _ => true,
                     });
                 }
-                messages.push(msg);
+                inputs.messages.push(msg);
             }
         }
-        if messages.is_empty() && diags.error_count() == before {
+        if inputs.messages.is_empty() && diags.error_count() == before {
             diags.error(
                 node.pos,
                 "`input_messages` is empty",
                 Some("add at least one `{role: user, content: ...}`".to_owned()),
             );
         }
-        let ok = diags.error_count() == before;
-        (ok.then_some((messages, guidelines, files)), raw)
+        (diags.error_count() == before).then_some(inputs)
     }
 
     fn expected_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Vec<Message>> {

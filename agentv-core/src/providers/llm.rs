@@ -99,22 +99,16 @@ pub struct HttpCall {
 /// POSTs `call` with retries: the JSON answer, the attempts made and the wall time, or the error
 /// (saying how many attempts were made).
 pub async fn send(call: &HttpCall, policy: &RetryPolicy) -> Result<(Value, u32, Duration), ProviderError> {
-    let (result, attempts, elapsed) = post_json(call, policy).await;
+    let started = Instant::now();
+    let (result, attempts) = policy.run(|| send_once(call)).await;
     result
-        .map(|body| (body, attempts, elapsed))
+        .map(|body| (body, attempts, started.elapsed()))
         .map_err(|e| with_attempts(e, attempts))
 }
 
 /// The error for an answer that is JSON but not the API's shape.
 pub fn malformed(problem: String) -> ProviderError {
     ProviderError::failed(format!("malformed response from the provider: {problem}"))
-}
-
-/// POSTs `call` with retries. Returns the parsed JSON answer, the attempts made and the wall time.
-pub async fn post_json(call: &HttpCall, policy: &RetryPolicy) -> (Result<Value, ProviderError>, u32, Duration) {
-    let started = Instant::now();
-    let (result, attempts) = policy.run(|| send_once(call)).await;
-    (result, attempts, started.elapsed())
 }
 
 async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
@@ -201,7 +195,7 @@ pub fn response(
 }
 
 /// An error that says how many attempts were made when there was more than one.
-pub fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
+fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
     if attempts <= 1 {
         return error;
     }
