@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::load::{Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file};
 use crate::providers::mock::{Delay, MockProvider};
-use crate::providers::{ResolveError, ResolvedTarget, TargetRegistry};
+use crate::providers::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 use crate::run::{Job, Jobs};
 
 /// The answer of dry-run mocks.
@@ -45,7 +45,13 @@ pub struct Plan {
 pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, Vec<String>> {
     let eval_dirs: Vec<PathBuf> = suites
         .iter()
-        .filter_map(|s| ws.cwd.join(&s.file).parent().map(Path::to_path_buf))
+        .map(|s| {
+            ws.cwd
+                .join(&s.file)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| ws.cwd.clone())
+        })
         .collect();
     let (env, mut warnings) = Env::load(&eval_dirs, ws);
     let env = Arc::new(env);
@@ -58,21 +64,15 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     let mut planned = Vec::new();
     let override_name = options.target.as_deref().filter(|t| *t != "default");
 
-    for suite in suites {
+    for (suite, eval_dir) in suites.into_iter().zip(&eval_dirs) {
         let name = override_name
             .map(str::to_owned)
             .or_else(|| suite.target.as_deref().map(str::to_owned))
             .unwrap_or_else(|| "default".to_owned());
-        let eval_dir = ws
-            .cwd
-            .join(&suite.file)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| ws.cwd.clone());
         let target = if options.dry_run {
             dry_run_target(&name, &mut resolved, &env)
         } else {
-            let registry = match registry_for(&eval_dir, ws, options, &env, &secrets, &mut registries, &mut warnings) {
+            let registry = match registry_for(eval_dir, ws, options, &env, &secrets, &mut registries, &mut warnings) {
                 Ok(r) => r,
                 Err(e) => {
                     push_unique(&mut errors, e);
@@ -93,24 +93,7 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
                         t
                     }
                     Err(problems) => {
-                        for problem in problems {
-                            match problem {
-                                ResolveError::MissingCredentials(vars) => {
-                                    for v in vars {
-                                        if !missing.contains(&v) {
-                                            missing.push(v);
-                                        }
-                                    }
-                                }
-                                e => {
-                                    let place = registry
-                                        .targets_path()
-                                        .map(|p| format!(" (in {})", p.display()))
-                                        .unwrap_or_default();
-                                    push_unique(&mut errors, format!("{e}{place}"));
-                                }
-                            }
-                        }
+                        note_problems(problems, registry.targets_path(), &mut missing, &mut errors);
                         continue;
                     }
                 },
@@ -127,14 +110,13 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     if !errors.is_empty() {
         return Err(errors);
     }
-    let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
     let total = planned.iter().map(|(s, _)| s.case_count).sum();
     Ok(Plan {
         suites: planned,
         total,
         targets,
         secrets,
-        child_env: Arc::from(child_env),
+        child_env: env.child_env(),
         warnings,
     })
 }
@@ -153,6 +135,31 @@ impl Plan {
             iter: Box::new(iter),
             total: self.total,
             batching,
+        }
+    }
+}
+
+/// Adds a target's problems: missing variables go to one list (reported together at the end),
+/// the rest become messages naming the targets file.
+fn note_problems(
+    problems: Vec<ResolveError>,
+    file: Option<&Path>,
+    missing: &mut Vec<MissingVar>,
+    errors: &mut Vec<String>,
+) {
+    for problem in problems {
+        match problem {
+            ResolveError::MissingCredentials(vars) => {
+                for v in vars {
+                    if !missing.contains(&v) {
+                        missing.push(v);
+                    }
+                }
+            }
+            other => {
+                let place = file.map(|p| format!(" (in {})", p.display())).unwrap_or_default();
+                push_unique(errors, format!("{other}{place}"));
+            }
         }
     }
 }

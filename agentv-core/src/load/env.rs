@@ -97,8 +97,8 @@ impl Env {
     }
 
     /// Variables child processes must receive on top of the inherited environment.
-    pub fn child_vars(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.dotenv.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    pub fn child_env(&self) -> Arc<[(String, String)]> {
+        self.dotenv.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 }
 

@@ -127,12 +127,11 @@ pub struct TargetRegistry {
 
 impl TargetRegistry {
     pub fn new(file: Option<TargetsFile>, env: Arc<Env>, secrets: Secrets) -> Self {
-        let child_env: Vec<(String, String)> = env.child_vars().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
         Self {
             file,
+            child_env: env.child_env(),
             env,
             secrets,
-            child_env: Arc::from(child_env),
             cache: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
             responses: None,
