@@ -132,6 +132,16 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
     for (k, v) in spec.env {
         command.env(k, v);
     }
+    // Opened before spawning, so a log that cannot be written does not start the process.
+    let tee = match spec.tee {
+        Some(path) => Some(Arc::new(Mutex::new(open_log(path).map_err(|source| {
+            ProcessError::Io {
+                program: program.clone(),
+                source,
+            }
+        })?))),
+        None => None,
+    };
     let mut wrap = CommandWrap::from(command);
     wrap.wrap(ProcessGroup::leader());
     let child = wrap.spawn().map_err(|source| ProcessError::Spawn {
@@ -154,10 +164,6 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
             }))
         }
         _ => None,
-    };
-    let tee = match spec.tee {
-        Some(path) => Some(Arc::new(Mutex::new(open_log(path).map_err(io_error)?))),
-        None => None,
     };
     let stdout_task = group
         .child

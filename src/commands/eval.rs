@@ -148,7 +148,6 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     printer::note(&format!("Running {total} case(s) with {workers} worker(s)"));
     let options = RunOptions {
         workers,
-        timeout: Duration::from_secs_f64(args.timeout),
         max_retries: args.max_retries,
         grace: INTERRUPT_GRACE,
         exploration_tools: args

@@ -21,7 +21,7 @@ use crate::providers::ResolvedTarget;
 /// Run-wide settings graders need.
 #[derive(Debug, Clone)]
 pub struct GradeSettings {
-    /// Default timeout of code judges (the run's `--timeout`).
+    /// The run's `--timeout`: each provider call, and code judges without their own.
     pub timeout: Duration,
     /// Variables from `.env` files, for judge processes.
     pub child_env: Arc<[(String, String)]>,

@@ -48,9 +48,9 @@ async fn call_with_retries(
                 &options.grade.secrets,
             );
         }
-        let result = match tokio::time::timeout(options.timeout, job.target.provider.invoke(&request)).await {
+        let result = match tokio::time::timeout(options.grade.timeout, job.target.provider.invoke(&request)).await {
             Ok(result) => result,
-            Err(_) => Err(ProviderError::Timeout(options.timeout)),
+            Err(_) => Err(ProviderError::Timeout(options.grade.timeout)),
         };
         match result {
             Err(ProviderError::Timeout(_)) if attempt <= options.max_retries => attempt += 1,

@@ -29,13 +29,12 @@ pub struct Job {
 pub struct RunOptions {
     /// Cases in flight at once.
     pub workers: usize,
-    /// Per provider call and default per code judge.
-    pub timeout: Duration,
     /// Extra attempts after a timeout.
     pub max_retries: u32,
     /// After an interrupt, how long in-flight cases may still finish.
     pub grace: Duration,
     pub exploration_tools: Vec<String>,
+    /// Grader settings; its `timeout` (the run's `--timeout`) also bounds each provider call.
     pub grade: GradeSettings,
 }
 
@@ -71,8 +70,6 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Cases never started or cancelled before finishing.
     pub not_run: usize,
-    /// The first error writing results (the run continues; the summary still prints).
-    pub write_error: Option<std::io::Error>,
 }
 
 /// The jobs of a run, pulled lazily.
@@ -122,7 +119,7 @@ pub async fn run(
     tokio::pin!(stream);
 
     let mut summary = Summary::default();
-    let mut write_error = None;
+    let mut write_failed = false;
     let mut done = 0;
     let mut interrupted = false;
     let grace_timer = tokio::time::sleep(Duration::MAX);
@@ -134,11 +131,12 @@ pub async fn run(
                 Some(None) => {}
                 Some(Some((record, elapsed))) => {
                     done += 1;
+                    // Reported once; the run goes on so the summary still shows every case.
                     if let Err(e) = sink.write(&record)
-                        && write_error.is_none()
+                        && !write_failed
                     {
                         observer.warning(&format!("cannot write results: {e}"));
-                        write_error = Some(e);
+                        write_failed = true;
                     }
                     observer.case_finished(&record, elapsed, done, total);
                     summary.add(&record);
@@ -156,7 +154,6 @@ pub async fn run(
         summary,
         interrupted,
         not_run: total - done,
-        write_error,
     }
 }
 
