@@ -1,9 +1,11 @@
 //! `agentv validate`: reports every problem in every file without running anything.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use agentv_core::load::{Diagnostic, Env, Secrets, Severity, Workspace, load_eval_file, load_targets_file};
+use agentv_core::load::{
+    Diagnostic, Env, Secrets, Severity, Workspace, is_sidecar, load_eval_file, load_targets_file, walk,
+};
 use agentv_core::providers::{ResolveError, TargetRegistry};
 
 use crate::cli::ValidateArgs;
@@ -40,7 +42,7 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
     for path in &args.paths {
         let full = ws.cwd.join(path);
         if full.is_dir() {
-            files.extend(walk(path));
+            files.extend(walk(path, &ws));
         } else if full.is_file() {
             files.push(path.clone());
         } else {
@@ -74,9 +76,7 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
 }
 
 fn check_eval(file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
-    let sidecar = file.extension().is_some_and(|e| e == "yaml" || e == "yml")
-        && ws.cwd.join(file).with_extension("jsonl").is_file();
-    if sidecar {
+    if is_sidecar(file, ws) {
         // Checked together with its dataset.
         return Vec::new();
     }
@@ -101,27 +101,4 @@ fn check_targets(file: &Path) -> Vec<Diagnostic> {
     }
     diagnostics.extend(registry.take_warnings());
     diagnostics
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                out.extend(walk(&path));
-            }
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

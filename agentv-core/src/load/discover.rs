@@ -1,6 +1,6 @@
 //! Expands the paths and globs given on the command line into eval files.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
 use walkdir::WalkDir;
@@ -34,7 +34,7 @@ fn is_config_file(path: &Path) -> bool {
 }
 
 /// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
-fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
+pub fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
     path.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(path).with_extension("jsonl").is_file()
 }
 
@@ -114,9 +114,9 @@ fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverEr
 
 /// Files under `dir` (relative paths as the user would write them), sorted, skipping hidden
 /// directories and build output.
-fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
+pub fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
     let root = ws.cwd.join(dir);
-    let mut files: Vec<PathBuf> = WalkDir::new(&root)
+    WalkDir::new(&root)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
@@ -128,9 +128,7 @@ fn walk(dir: &Path, ws: &Workspace) -> Vec<PathBuf> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .filter_map(|e| e.path().strip_prefix(&root).ok().map(|rel| normalize(&dir.join(rel))))
-        .collect();
-    files.retain(|p| !p.components().any(|c| matches!(c, Component::ParentDir)) || dir.starts_with(".."));
-    files
+        .collect()
 }
 
 #[cfg(test)]
@@ -174,6 +172,16 @@ mod tests {
         let (_t, ws) = setup();
         let found = expand_paths(&["evals".into()], &ws).expect("matches");
         assert_eq!(strings(found), ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]);
+    }
+
+    #[test]
+    fn directories_reached_through_dot_dot_keep_their_files() {
+        let (t, ws) = setup();
+        // Climbs above the working directory and back: the relative paths keep their `..`.
+        let name = t.path().file_name().expect("name").to_string_lossy().into_owned();
+        let arg = format!("evals/../../{name}/evals/sub");
+        let found = expand_paths(&[arg], &ws).expect("matches");
+        assert_eq!(strings(found), [format!("../{name}/evals/sub/b.yml")]);
     }
 
     #[test]

@@ -18,4 +18,4 @@ pub use targets::{
 };
 mod discover;
 
-pub use discover::{DiscoverError, EVAL_EXTENSIONS, expand_paths};
+pub use discover::{DiscoverError, EVAL_EXTENSIONS, expand_paths, is_sidecar, walk};
