@@ -6,7 +6,7 @@ use super::{Job, RunOptions};
 use crate::evaluators::{self, EvalContext};
 use crate::model::{EvaluationRecord, EvaluatorResult, TraceSummary, Verdict};
 use crate::prompt::{self, PromptInputs};
-use crate::providers::{PromptMode, ProviderError, ProviderRequest, ProviderResponse};
+use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 
 /// The provider request for attempt `attempt` of `job`.
 pub fn request_for(job: &Job, attempt: u32) -> ProviderRequest {
@@ -164,13 +164,13 @@ fn combined_reasoning(results: &[EvaluatorResult]) -> Option<String> {
 /// What was sent, as recorded in results: agents get `{question, guideline_paths}`; others
 /// `{chat_prompt}` for multi-turn inputs, else `{question, guidelines}`.
 fn provider_request(job: &Job, inputs: &PromptInputs) -> Value {
-    let guideline_paths: Vec<String> = job
-        .case
-        .guidelines
-        .iter()
-        .map(|g| g.path.display().to_string())
-        .collect();
-    if job.target.provider.prompt_mode() == PromptMode::Agent && job.target.provider.kind().is_agent() {
+    if job.target.provider.kind().is_agent() {
+        let guideline_paths: Vec<String> = job
+            .case
+            .guidelines
+            .iter()
+            .map(|g| g.path.display().to_string())
+            .collect();
         return json!({ "question": inputs.question, "guideline_paths": guideline_paths });
     }
     match &inputs.chat_prompt {
