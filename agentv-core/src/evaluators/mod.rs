@@ -94,15 +94,13 @@ impl EvaluatorKind {
     }
 }
 
-/// Runs one evaluator and records its result; secrets are redacted from every text.
+/// Runs one evaluator and records its result. (Secrets are redacted where results leave the
+/// run: the JSONL writer and the terminal.)
 pub async fn evaluate(spec: &EvaluatorSpec, ctx: &EvalContext<'_>) -> EvaluatorResult {
     let grade = spec.kind.evaluator().evaluate(ctx).await;
-    let secrets = &ctx.settings.secrets;
-    let redact = |s: String| secrets.redact(&s).into_owned();
     let score = agentv_eval_sdk::clamp_score(grade.score);
-    let mut misses: Vec<String> = grade.misses.into_iter().map(redact).collect();
-    let error = grade.error.map(redact);
-    if let Some(e) = &error
+    let mut misses = grade.misses;
+    if let Some(e) = &grade.error
         && misses.is_empty()
     {
         misses.push(format!("Evaluator '{}' failed: {e}", spec.name));
@@ -113,11 +111,11 @@ pub async fn evaluate(spec: &EvaluatorSpec, ctx: &EvalContext<'_>) -> EvaluatorR
         score,
         weight: spec.weight,
         verdict: Verdict::from_score(score),
-        hits: grade.hits.into_iter().map(redact).collect(),
+        hits: grade.hits,
         misses,
-        reasoning: grade.reasoning.map(redact),
+        reasoning: grade.reasoning,
         details: grade.details,
-        error,
+        error: grade.error,
         evaluator_provider_request: grade.request,
     }
 }
