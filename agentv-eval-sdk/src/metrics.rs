@@ -15,13 +15,14 @@ pub struct TokenUsage {
 }
 
 impl TokenUsage {
-    /// Adds `other` into `self` (cached stays absent only if both are absent).
+    /// Adds `other` into `self` (cached stays absent only if both are absent). Saturates:
+    /// counts come from providers and may be anything.
     pub fn add(&mut self, other: &TokenUsage) {
-        self.input += other.input;
-        self.output += other.output;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
         self.cached = match (self.cached, other.cached) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
     }
 }
@@ -52,5 +53,28 @@ impl ExecutionMetrics {
     /// True when no field is known.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_from_providers_saturate() {
+        let mut total = TokenUsage {
+            input: u64::MAX,
+            output: 1,
+            cached: Some(u64::MAX),
+        };
+        total.add(&TokenUsage {
+            input: 1,
+            output: u64::MAX,
+            cached: Some(1),
+        });
+        assert_eq!(
+            (total.input, total.output, total.cached),
+            (u64::MAX, u64::MAX, Some(u64::MAX))
+        );
     }
 }

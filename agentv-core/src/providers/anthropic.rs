@@ -65,7 +65,7 @@ impl AnthropicProvider {
             .and_then(Value::as_u64);
         // max_tokens must exceed the thinking budget.
         let max_tokens = match (c.llm.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS), budget) {
-            (m, Some(b)) if m <= b => b + DEFAULT_MAX_TOKENS,
+            (m, Some(b)) if m <= b => b.saturating_add(DEFAULT_MAX_TOKENS),
             (m, _) => m,
         };
         let mut body = json!({
@@ -117,7 +117,7 @@ pub fn parse_message(body: &Value) -> Result<(String, Option<TokenUsage>, Option
             let created = llm::count(body, "/usage/cache_creation_input_tokens").unwrap_or(0);
             Some(TokenUsage {
                 // input_tokens excludes cache reads and writes; report everything sent.
-                input: input + read.unwrap_or(0) + created,
+                input: input.saturating_add(read.unwrap_or(0)).saturating_add(created),
                 output,
                 cached: read,
             })
@@ -234,5 +234,16 @@ mod tests {
                 cached: Some(100)
             })
         );
+    }
+
+    #[test]
+    fn huge_token_counts_saturate_instead_of_panicking() {
+        let body = json!({
+            "content": [{"type": "text", "text": "42"}],
+            "usage": {"input_tokens": u64::MAX, "output_tokens": 1, "cache_read_input_tokens": u64::MAX,
+                      "cache_creation_input_tokens": u64::MAX}
+        });
+        let (_, usage, _) = parse_message(&body).expect("parses");
+        assert_eq!(usage.map(|u| u.input), Some(u64::MAX));
     }
 }

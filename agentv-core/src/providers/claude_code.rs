@@ -162,7 +162,10 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, String> {
         (Some(input), Some(output)) => {
             let read = count("cache_read_input_tokens");
             Some(TokenUsage {
-                input: input + read.unwrap_or(0) + count("cache_creation_input_tokens").unwrap_or(0),
+                // Saturating: the counts are the agent's, and may be anything.
+                input: input
+                    .saturating_add(read.unwrap_or(0))
+                    .saturating_add(count("cache_creation_input_tokens").unwrap_or(0)),
                 output,
                 cached: read,
             })
@@ -348,5 +351,15 @@ mod tests {
             parse_stream("{\"type\":\"system\"}\n").expect_err("no result"),
             "claude output has no `result` event (the run ended early)"
         );
+    }
+
+    #[test]
+    fn huge_token_counts_saturate_instead_of_panicking() {
+        let max = u64::MAX;
+        let stream = format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"result":"ok","usage":{{"input_tokens":{max},"output_tokens":1,"cache_read_input_tokens":{max},"cache_creation_input_tokens":{max}}}}}"#
+        );
+        let response = parse_stream(&stream).expect("parses");
+        assert_eq!(response.token_usage.map(|u| u.input), Some(max));
     }
 }

@@ -96,8 +96,9 @@ pub fn parse_generation(body: &Value) -> Result<(String, Option<TokenUsage>), St
     let usage = llm::count(body, "/usageMetadata/promptTokenCount").map(|input| TokenUsage {
         input,
         // Thinking tokens are billed as output.
-        output: llm::count(body, "/usageMetadata/candidatesTokenCount").unwrap_or(0)
-            + llm::count(body, "/usageMetadata/thoughtsTokenCount").unwrap_or(0),
+        output: llm::count(body, "/usageMetadata/candidatesTokenCount")
+            .unwrap_or(0)
+            .saturating_add(llm::count(body, "/usageMetadata/thoughtsTokenCount").unwrap_or(0)),
         cached: llm::count(body, "/usageMetadata/cachedContentTokenCount"),
     });
     Ok((text, usage))
@@ -171,5 +172,15 @@ mod tests {
             parse_generation(&blocked).expect_err("blocked"),
             "the prompt was blocked: SAFETY"
         );
+    }
+
+    #[test]
+    fn huge_token_counts_saturate_instead_of_panicking() {
+        let body = json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "Paris"}]}}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": u64::MAX, "thoughtsTokenCount": u64::MAX}
+        });
+        let (_, usage) = parse_generation(&body).expect("parses");
+        assert_eq!(usage.map(|u| u.output), Some(u64::MAX));
     }
 }

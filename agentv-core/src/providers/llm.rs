@@ -262,6 +262,52 @@ mod tests {
         assert_eq!(c.turns[1].1, "@[Tool]:\nr\n\na");
     }
 
+    /// Answers every request with 429 and `retry-after: <value>` on 127.0.0.1.
+    async fn rate_limited(retry_after: &str) -> wiremock::MockServer {
+        let server = wiremock::MockServer::start().await;
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(
+                wiremock::ResponseTemplate::new(429)
+                    .insert_header("retry-after", retry_after)
+                    .set_body_json(json!({"error": {"message": "slow down"}})),
+            )
+            .mount(&server)
+            .await;
+        server
+    }
+
+    #[tokio::test]
+    async fn send_caps_hostile_retry_after_at_max_delay() {
+        let policy = RetryPolicy {
+            max_retries: 2,
+            max_delay: Duration::from_millis(20),
+            ..RetryPolicy::default()
+        };
+        for header in [
+            "1e30",
+            "-5",
+            "NaN",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            "18446744073709551616",
+        ] {
+            let server = rate_limited(header).await;
+            let call = HttpCall {
+                url: format!("{}/v1/chat", server.uri()),
+                headers: vec![],
+                body: json!({}),
+                timeout: Some(Duration::from_secs(10)),
+            };
+            let err = send(&call, &policy).await.expect_err("always 429");
+            assert_eq!(
+                err.to_string(),
+                "HTTP 429: slow down (gave up after 3 attempts)",
+                "{header}"
+            );
+            let requests = server.received_requests().await.expect("recorded");
+            assert_eq!(requests.len(), 3, "{header}");
+        }
+    }
+
     #[test]
     fn error_messages_come_from_the_body() {
         for (body, want) in [

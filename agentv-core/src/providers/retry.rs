@@ -49,7 +49,9 @@ impl RetryPolicy {
     }
 
     /// Delay before retry number `retry` (0-based): the server's `Retry-After` when it sent one,
-    /// else min(max, initial × factor^retry) × `jitter` (0.75–1.25), capped at `max_delay`.
+    /// else min(max, initial × factor^retry) × `jitter` (0.75–1.25). Every delay, the server's
+    /// included, is capped at `max_delay`: a server (or a typo in targets.yaml) must not stall or
+    /// crash a run.
     pub fn delay(&self, retry: u32, error: &ProviderError, jitter: f64) -> Duration {
         if let ProviderError::Http {
             retry_after: Some(after),
@@ -58,9 +60,10 @@ impl RetryPolicy {
         {
             return (*after).min(self.max_delay);
         }
-        let base = self.initial_delay.as_secs_f64() * self.backoff_factor.powi(retry as i32);
-        let capped = base.min(self.max_delay.as_secs_f64());
-        Duration::from_secs_f64((capped * jitter.clamp(0.75, 1.25)).min(self.max_delay.as_secs_f64()))
+        let exponent = i32::try_from(retry).unwrap_or(i32::MAX);
+        let base = self.initial_delay.as_secs_f64() * self.backoff_factor.powi(exponent);
+        let capped = capped_secs(base, self.max_delay).as_secs_f64();
+        capped_secs(capped * jitter.clamp(0.75, 1.25), self.max_delay)
     }
 
     /// Runs `call` until it succeeds, fails for good, or retries run out. Returns the result and
@@ -92,14 +95,25 @@ impl RetryPolicy {
     }
 }
 
-/// Parses a `Retry-After` header: delay seconds or an HTTP date.
+/// Parses a `Retry-After` header: delay seconds or an HTTP date. A value too large for a
+/// `Duration` (`1e30`, a date in the year 9999) means "very long", which the policy caps; a
+/// negative, NaN or unreadable one is ignored (the computed backoff applies).
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return (secs >= 0.0).then(|| capped_secs(secs, Duration::MAX));
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+/// `secs` as a duration no longer than `cap`; NaN and negative values are zero. Never panics,
+/// unlike `Duration::from_secs_f64`.
+pub fn capped_secs(secs: f64, cap: Duration) -> Duration {
+    if secs.is_nan() || secs <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(secs).map_or(cap, |d| d.min(cap))
 }
 
 #[cfg(test)]
@@ -162,6 +176,65 @@ mod tests {
             "past dates mean now"
         );
         assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn retry_after_huge_value_is_capped() {
+        let p = RetryPolicy::default();
+        let cases = [
+            ("1e30", Some(Duration::MAX)),
+            ("1e400", Some(Duration::MAX)),
+            ("inf", Some(Duration::MAX)),
+            ("18446744073709551616", Some(Duration::MAX)),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", None),
+            ("-1", None),
+            ("-inf", None),
+            ("NaN", None),
+            ("", None),
+        ];
+        for (header, parsed) in cases {
+            let after = parse_retry_after(header);
+            if let Some(want) = parsed {
+                assert_eq!(after, Some(want), "{header}");
+            }
+            let wait = p.delay(0, &http(429, after), 1.0);
+            assert!(wait <= p.max_delay, "{header}: waits {wait:?}");
+        }
+        assert!(
+            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT").is_some_and(|d| d > Duration::from_secs(86_400)),
+            "a far date is a long wait, capped by the policy"
+        );
+    }
+
+    #[test]
+    fn computed_delays_never_overflow() {
+        let wild = RetryPolicy {
+            initial_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            backoff_factor: f64::MAX,
+            ..RetryPolicy::default()
+        };
+        for retry in [0, 1, 100, u32::MAX] {
+            assert_eq!(wild.delay(retry, &http(500, None), 1.25), Duration::MAX);
+        }
+        let zero = RetryPolicy {
+            initial_delay: Duration::ZERO,
+            backoff_factor: f64::INFINITY,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            zero.delay(3, &http(500, None), 1.0),
+            Duration::ZERO,
+            "0 × inf is NaN, read as 0"
+        );
+        for (secs, want) in [
+            (f64::NAN, Duration::ZERO),
+            (-3.0, Duration::ZERO),
+            (1e30, Duration::from_secs(60)),
+            (2.5, Duration::from_millis(2500)),
+        ] {
+            assert_eq!(capped_secs(secs, Duration::from_secs(60)), want, "{secs}");
+        }
     }
 
     #[tokio::test]

@@ -183,14 +183,15 @@ impl Provider for VsCodeProvider {
 
 /// Polls until `path` exists with content, or `timeout` passes.
 async fn wait_for(path: &Path, timeout: Duration) -> Result<String, ProviderError> {
-    let deadline = Instant::now() + timeout;
+    // A timeout too long to add to now never expires.
+    let deadline = Instant::now().checked_add(timeout);
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
             && !text.trim().is_empty()
         {
             return Ok(text);
         }
-        if Instant::now() >= deadline {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(ProviderError::Timeout(timeout));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
