@@ -42,7 +42,7 @@ pub fn payload(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> CodeJudgePayload 
 async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
     let stdin = match serde_json::to_vec(&payload(spec, ctx)) {
         Ok(bytes) => bytes,
-        Err(e) => return Grade::failed(format!("cannot encode the judge payload: {e}")),
+        Err(e) => return Grade::crashed(format!("cannot encode the judge payload: {e}")),
     };
     let mut env: Vec<(String, String)> = ctx.settings.child_env.to_vec();
     let proxy = match spec.proxy {
@@ -64,7 +64,7 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
                     }
                     Some((handle, invoker))
                 }
-                Err(e) => return Grade::failed(format!("cannot start the target proxy: {e}")),
+                Err(e) => return Grade::crashed(format!("cannot start the target proxy: {e}")),
             }
         }
     };
@@ -85,9 +85,9 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         None => None,
     };
     let mut grade = match outcome {
-        Err(ProcessError::TimedOut(d)) => Grade::failed(format!("code judge timed out after {}s", d.as_secs_f64())),
-        Err(e) => Grade::failed(e.to_string()),
-        Ok(done) if !done.status.success() => Grade::failed(format!(
+        Err(ProcessError::TimedOut(d)) => Grade::crashed(format!("code judge timed out after {}s", d.as_secs_f64())),
+        Err(e) => Grade::crashed(e.to_string()),
+        Ok(done) if !done.status.success() => Grade::crashed(format!(
             "code judge exited with code {}: {}",
             done.code_text(),
             done.output_tail(2000)
@@ -119,7 +119,9 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
 }
 
 /// Parses a judge's stdout: exactly one JSON object `{score, hits?, misses?, reasoning?,
-/// details?}`. A missing or non-numeric score, or non-object `details`, fails the evaluator.
+/// details?}`. A missing or non-numeric score, a score outside [0, 1] (D21: a judge answering 2
+/// has a bug, and clamping it would turn the bug into a pass), or non-object `details` fails
+/// the evaluator, with empty hits and misses.
 pub fn parse_output(stdout: &str) -> Grade {
     let text = stdout.trim();
     let value: Value = match serde_json::from_str(text) {
@@ -137,6 +139,12 @@ pub fn parse_output(stdout: &str) -> Grade {
     let Some(score) = obj.get("score").and_then(Value::as_f64) else {
         return Grade::failed("code judge output has no numeric `score`".to_owned());
     };
+    if !(0.0..=1.0).contains(&score) {
+        return Grade::failed(format!(
+            "code judge score {} is out of range: scores must be between 0 and 1",
+            obj.get("score").map(Value::to_string).unwrap_or_default()
+        ));
+    }
     let details = match obj.get("details") {
         None | Some(Value::Null) => None,
         Some(Value::Object(map)) => Some(map.clone()),
@@ -162,13 +170,12 @@ pub fn parse_output(stdout: &str) -> Grade {
             .unwrap_or_default()
     };
     Grade {
-        score: agentv_eval_sdk::clamp_score(score),
+        score,
         hits: strings("hits"),
         misses: strings("misses"),
         reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
         details,
-        error: None,
-        request: None,
+        ..Grade::default()
     }
 }
 
@@ -190,9 +197,9 @@ mod tests {
     #[test]
     fn parses_valid_output() {
         let g = parse_output(
-            r#" {"score": 1.4, "hits": ["a", " ", 3], "misses": [], "reasoning": "r", "details": {"k": [1]}} "#,
+            r#" {"score": 0.75, "hits": ["a", " ", 3], "misses": [], "reasoning": "r", "details": {"k": [1]}} "#,
         );
-        assert_eq!(g.score, 1.0);
+        assert_eq!(g.score, 0.75);
         assert_eq!(g.hits, ["a"]);
         assert_eq!(g.reasoning.as_deref(), Some("r"));
         assert_eq!(g.details.expect("details")["k"], json!([1]));
@@ -223,6 +230,29 @@ mod tests {
             let error = g.error.expect("error");
             assert!(error.starts_with(want), "{stdout}: {error}");
             assert_eq!(g.score, 0.0);
+            assert!(!g.error_is_miss, "invalid output is not listed as a miss: {stdout}");
+        }
+    }
+
+    #[test]
+    fn code_judge_score_out_of_range_is_a_grader_error() {
+        for (stdout, shown) in [
+            (r#"{"score": 2, "hits": ["all good"]}"#, "2"),
+            (r#"{"score": 1.0000001}"#, "1.0000001"),
+            (r#"{"score": -0.5}"#, "-0.5"),
+            (r#"{"score": 1e308}"#, "1e+308"),
+            (r#"{"score": -1e-9}"#, "-1e-9"),
+        ] {
+            let g = parse_output(stdout);
+            assert_eq!(
+                g.error.as_deref(),
+                Some(format!("code judge score {shown} is out of range: scores must be between 0 and 1").as_str()),
+                "{stdout}"
+            );
+            assert_eq!((g.score, g.hits.len()), (0.0, 0), "{stdout}");
+        }
+        for edge in [r#"{"score": 0}"#, r#"{"score": 1}"#, r#"{"score": 1.0}"#] {
+            assert!(parse_output(edge).error.is_none(), "{edge}");
         }
     }
 }

@@ -53,16 +53,29 @@ pub struct Grade {
     pub details: Option<Map<String, Value>>,
     /// Set when the evaluator could not grade (D8).
     pub error: Option<String>,
+    /// The error is also listed as the miss `Evaluator '<name>' failed: <error>`, as the spec
+    /// reports a grader that crashed. Invalid judge output is not: the spec wants it scored 0
+    /// with empty hits and misses, the reason kept in `error` only.
+    pub error_is_miss: bool,
     /// What was sent to a judge, for the results file.
     pub request: Option<Value>,
 }
 
 impl Grade {
-    /// A grade for an evaluator that could not grade: score 0 and `error` set.
+    /// A grade for an evaluator that could not grade: score 0 and `error` set, no miss.
     pub fn failed(error: impl Into<String>) -> Self {
         Self {
             error: Some(error.into()),
             ..Self::default()
+        }
+    }
+
+    /// Like [`Grade::failed`], for a grader that crashed (could not start, exited non-zero,
+    /// timed out): the error is also listed as a miss.
+    pub fn crashed(error: impl Into<String>) -> Self {
+        Self {
+            error_is_miss: true,
+            ..Self::failed(error)
         }
     }
 
@@ -98,9 +111,12 @@ impl EvaluatorKind {
 /// run: the JSONL writer and the terminal.)
 pub async fn evaluate(spec: &EvaluatorSpec, ctx: &EvalContext<'_>) -> EvaluatorResult {
     let grade = spec.kind.evaluator().evaluate(ctx).await;
+    // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
+    // else as a grader error, D21); this only guards the weighted mean against a stray value.
     let score = agentv_eval_sdk::clamp_score(grade.score);
     let mut misses = grade.misses;
     if let Some(e) = &grade.error
+        && grade.error_is_miss
         && misses.is_empty()
     {
         misses.push(format!("Evaluator '{}' failed: {e}", spec.name));
