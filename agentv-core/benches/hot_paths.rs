@@ -5,7 +5,9 @@ use std::path::Path;
 use agentv_core::evaluators::aggregate;
 use agentv_core::evaluators::llm_judge::first_json_object;
 use agentv_core::load::{Workspace, load_eval_file};
-use agentv_core::model::{EvaluationRecord, EvaluatorResult, TraceEvent, TraceEventKind, TraceSummary, Verdict};
+use agentv_core::model::{
+    EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceEvent, TraceEventKind, TraceSummary, Verdict,
+};
 use divan::{Bencher, black_box};
 
 fn main() {
@@ -115,6 +117,7 @@ fn result_record_serialization(bencher: Bencher) {
         conversation_id: None,
         target: "default".into(),
         attempt: 1,
+        execution_status: ExecutionStatus::Ok,
         score: 0.9,
         verdict: Verdict::Pass,
         hits: vec!["contains 4".into(), "answers 4".into()],

@@ -13,6 +13,10 @@ use crate::run::{Job, Jobs};
 /// The answer of dry-run mocks.
 pub const DRY_RUN_RESPONSE: &str = r#"{"answer":"Mock dry-run response"}"#;
 
+/// The dry-run judge's answer: valid judge JSON, so `llm_judge` grades instead of failing.
+pub const DRY_RUN_JUDGE_RESPONSE: &str =
+    r#"{"score": 1, "hits": [], "misses": [], "reasoning": "dry run: no judge was called"}"#;
+
 /// How targets are chosen.
 #[derive(Debug, Clone, Default)]
 pub struct ResolveOptions {
@@ -125,6 +129,7 @@ impl Plan {
     /// The jobs, lazily: JSONL datasets are read as the run goes.
     pub fn into_jobs(self) -> Jobs {
         let batching = self.targets.iter().any(|t| t.batching);
+        let probes = crate::run::health_probes(&self.suites);
         let iter = self.suites.into_iter().flat_map(|(suite, target)| {
             suite.into_cases().map(move |case| Job {
                 case,
@@ -132,6 +137,7 @@ impl Plan {
             })
         });
         Jobs {
+            probes,
             iter: Box::new(iter),
             total: self.total,
             batching,
@@ -185,12 +191,18 @@ fn dry_run_target(
                 Some(DRY_RUN_RESPONSE.to_owned()),
                 Delay::None,
             ));
+            let judge_name = format!("{mock_name}-judge");
+            let judge: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
+                judge_name.clone(),
+                Some(DRY_RUN_JUDGE_RESPONSE.to_owned()),
+                Delay::None,
+            ));
             let registry = Arc::new(TargetRegistry::with_provider(provider.clone(), env.clone()));
             Arc::new(ResolvedTarget {
-                name: mock_name.clone(),
-                provider: provider.clone(),
-                judge_name: mock_name,
-                judge: provider,
+                name: mock_name,
+                provider,
+                judge_name,
+                judge,
                 workers: None,
                 batching: false,
                 registry,

@@ -64,7 +64,7 @@ pub use messages::{OutputMessage, ToolCall, content_text, last_assistant_text};
 pub use metrics::{ExecutionMetrics, TokenUsage};
 pub use payload::CodeJudgePayload;
 pub use proxy::{BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, ProxyInfo};
-pub use results::{EvaluationRecord, EvaluatorResult, Verdict};
+pub use results::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict};
 pub use trace::{TraceEvent, TraceEventKind, TraceSummary};
 
 #[cfg(feature = "client")]

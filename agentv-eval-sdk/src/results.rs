@@ -34,6 +34,29 @@ impl Verdict {
     }
 }
 
+/// Whether a case was run and graded (D19). A case that ran and was graded low is `ok`: the
+/// status says whether the score can be trusted, the verdict what it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// The target answered and every evaluator graded.
+    Ok,
+    /// The target could not answer (error, timeout, failed healthcheck); nothing was graded.
+    ExecutionError,
+    /// The target answered but an evaluator could not grade (its result carries `error`).
+    GraderError,
+}
+
+impl ExecutionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::ExecutionError => "execution_error",
+            Self::GraderError => "grader_error",
+        }
+    }
+}
+
 /// What one evaluator said about one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorResult {
@@ -90,6 +113,8 @@ pub struct EvaluationRecord {
     pub target: String,
     /// 1 for the first try; higher when the case was retried after a timeout.
     pub attempt: u32,
+    /// Whether the case ran and was graded; readers need not infer it from `error`.
+    pub execution_status: ExecutionStatus,
     pub score: f64,
     pub verdict: Verdict,
     pub hits: Vec<String>,
@@ -126,6 +151,18 @@ mod tests {
             (0.0, "fail"),
         ] {
             assert_eq!(Verdict::from_score(score).as_str(), want, "{score}");
+        }
+    }
+
+    #[test]
+    fn execution_status_is_written_in_snake_case() {
+        for (status, want) in [
+            (ExecutionStatus::Ok, "ok"),
+            (ExecutionStatus::ExecutionError, "execution_error"),
+            (ExecutionStatus::GraderError, "grader_error"),
+        ] {
+            assert_eq!(serde_json::to_value(status).expect("serializes"), want);
+            assert_eq!(status.as_str(), want);
         }
     }
 

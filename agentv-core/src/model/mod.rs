@@ -4,8 +4,8 @@ mod case;
 mod evaluator;
 
 pub use agentv_eval_sdk::{
-    EvaluationRecord, EvaluatorResult, ExecutionMetrics, OutputMessage, TokenUsage, ToolCall, TraceEvent,
-    TraceEventKind, TraceSummary, Verdict,
+    EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, OutputMessage, TokenUsage, ToolCall,
+    TraceEvent, TraceEventKind, TraceSummary, Verdict,
 };
 pub(crate) use case::pretty_json;
 pub use case::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};

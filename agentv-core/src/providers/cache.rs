@@ -117,6 +117,10 @@ impl Provider for CachedProvider {
         })
     }
 
+    fn healthcheck<'a>(&'a self, eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
+        self.inner.healthcheck(eval_dir)
+    }
+
     fn supports_batch(&self) -> bool {
         self.inner.supports_batch()
     }

@@ -71,20 +71,29 @@ impl CliProvider {
             .unwrap_or_else(|| PathBuf::from("."))
     }
 
-    /// Runs the healthcheck once; its command runs where the main command would.
+    /// Runs the healthcheck once (the runner does it before the first case; this is for any
+    /// other caller); its command runs where the main command would.
     async fn ensure_healthy(&self, request: &ProviderRequest) -> Result<(), ProviderError> {
-        let outcome = self
-            .health
+        let default_cwd = request.eval_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        self.health_once(&default_cwd)
+            .await
+            .map_err(|e| ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name)))
+    }
+
+    /// The healthcheck's result, computed on first use.
+    async fn health_once(&self, default_cwd: &Path) -> Result<(), String> {
+        self.health
             .get_or_init(|| async {
                 match &self.config.healthcheck {
                     None => Ok(()),
-                    Some(check) => self.probe(check, &self.cwd(request)).await,
+                    Some(check) => {
+                        let cwd = self.config.cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
+                        self.probe(check, &cwd).await
+                    }
                 }
             })
-            .await;
-        outcome
+            .await
             .clone()
-            .map_err(|e| ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name)))
     }
 
     async fn probe(&self, check: &Healthcheck, default_cwd: &Path) -> Result<(), String> {
@@ -119,11 +128,13 @@ impl CliProvider {
                 };
                 match process::run(spec).await {
                     Ok(done) if done.status.success() => Ok(()),
-                    Ok(done) => Err(format!(
-                        "command exited with code {}: {}",
-                        done.code_text(),
-                        done.output_tail(500)
-                    )),
+                    Ok(done) => {
+                        // stderr's tail, else stdout's: a check that explains itself on stdout
+                        // (or not at all) still gets a readable reason.
+                        let tail = done.output_tail(500);
+                        let output = if tail.is_empty() { "no output".to_owned() } else { tail };
+                        Err(format!("command exited with code {}: {output}", done.code_text()))
+                    }
                     Err(e) => Err(e.to_string()),
                 }
             }
@@ -254,6 +265,10 @@ impl Provider for CliProvider {
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::Cli
+    }
+
+    fn healthcheck<'a>(&'a self, eval_dir: &'a Path) -> ProviderFuture<'a, ()> {
+        Box::pin(async move { self.health_once(eval_dir).await.map_err(ProviderError::Failed) })
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -560,6 +575,31 @@ mod tests {
             );
         }
         assert_eq!(std::fs::read_to_string(&counter).expect("ran").lines().count(), 1);
+    }
+
+    #[tokio::test]
+    async fn healthcheck_reason_names_the_output_or_says_there_was_none() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for (script, want) in [
+            ("exit 3", "command exited with code 3: no output"),
+            (
+                "echo 'port 8080 closed'; exit 3",
+                "command exited with code 3: port 8080 closed",
+            ),
+            (
+                "echo out; echo 'on stderr' >&2; exit 2",
+                "command exited with code 2: on stderr",
+            ),
+        ] {
+            let check = Healthcheck::Command {
+                template: script.to_owned(),
+                cwd: None,
+                timeout: Duration::from_secs(5),
+            };
+            let p = provider("echo ok > {OUTPUT_FILE}", Some(check));
+            let err = p.healthcheck(dir.path()).await.expect_err("unhealthy");
+            assert_eq!(err.to_string(), want, "{script}");
+        }
     }
 
     /// Serves one fixed HTTP status on 127.0.0.1 for every connection; returns the URL.

@@ -151,6 +151,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Answers one request.
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse>;
 
+    /// Checks once, before the run, that the target can answer (a `cli` target's
+    /// `healthcheck`); `eval_dir` is where its commands run by default. The error says why
+    /// not, fit for the terminal. Most providers have nothing to check.
+    fn healthcheck<'a>(&'a self, _eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// True when [`Provider::invoke_batch`] sends many requests in one call.
     fn supports_batch(&self) -> bool {
         false

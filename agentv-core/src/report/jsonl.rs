@@ -1,7 +1,7 @@
-//! The results file: one JSON object per line, appended and flushed as each case completes.
+//! The results file: one JSON object per line, written as each case completes.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::load::Secrets;
@@ -14,25 +14,27 @@ pub fn default_results_path(base: &Path) -> PathBuf {
     base.join(".agentv").join("results").join(format!("eval_{stamp}.jsonl"))
 }
 
-/// Appends records to a JSONL file. Lines are complete and flushed one by one, so a crash or
-/// an interrupt loses nothing already written.
+/// Writes records to a JSONL file. Each line, newline included, goes out in one unbuffered
+/// write, so a crash or a `kill -9` leaves only whole lines behind and an interrupt loses
+/// nothing already written.
 pub struct JsonlWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: File,
     secrets: Secrets,
     line: Vec<u8>,
 }
 
 impl JsonlWriter {
-    /// Opens `path` for appending, creating parent directories.
+    /// Creates `path` (and its parent directories), emptying an existing file: a new run makes
+    /// a new results file (D23).
     pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let out = OpenOptions::new().create(true).write(true).truncate(true).open(path)?;
         Ok(Self {
             path: path.to_path_buf(),
-            out: BufWriter::new(file),
+            out,
             secrets,
             line: Vec::with_capacity(4096),
         })
@@ -48,9 +50,56 @@ impl RecordSink for JsonlWriter {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record)?;
         let text = String::from_utf8_lossy(&self.line);
-        let redacted = self.secrets.redact(&text);
-        self.out.write_all(redacted.as_bytes())?;
-        self.out.write_all(b"\n")?;
-        self.out.flush()
+        let mut redacted = self.secrets.redact(&text).into_owned();
+        redacted.push('\n');
+        self.out.write_all(redacted.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ExecutionStatus, Verdict};
+
+    fn record(id: &str) -> EvaluationRecord {
+        EvaluationRecord {
+            timestamp: "t".into(),
+            eval_id: id.into(),
+            dataset: "d".into(),
+            conversation_id: None,
+            target: "default".into(),
+            attempt: 1,
+            execution_status: ExecutionStatus::Ok,
+            score: 1.0,
+            verdict: Verdict::Pass,
+            hits: vec![],
+            misses: vec![],
+            reasoning: None,
+            candidate_answer: "a\nb".into(),
+            lm_provider_request: None,
+            agent_provider_request: None,
+            evaluator_results: vec![],
+            trace_summary: None,
+            execution_metrics: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn out_file_is_truncated_not_appended() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("sub").join("r.jsonl");
+        for _ in 0..2 {
+            let mut w = JsonlWriter::create(&path, Secrets::default()).expect("opens");
+            w.write(&record("a")).expect("writes");
+            w.write(&record("b")).expect("writes");
+        }
+        let text = std::fs::read_to_string(&path).expect("written");
+        let ids: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<EvaluationRecord>(l).expect("whole line").eval_id)
+            .collect();
+        assert_eq!(ids, ["a", "b"], "the second run replaced the first");
+        assert!(text.ends_with('\n'));
     }
 }

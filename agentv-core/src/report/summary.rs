@@ -3,14 +3,17 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::model::{EvaluationRecord, Verdict};
+use super::terminal::escape_line;
+use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
 /// How many best and worst cases are listed.
 const RANKED: usize = 3;
+/// How many errors of each kind the summary lists (the results file has them all).
+const LISTED_ERRORS: usize = 20;
 /// Width of the longest histogram bar.
 const BAR_WIDTH: usize = 30;
 
-/// Statistics over the scores of cases that ran without error.
+/// Statistics over the scores of cases that ran and were graded without error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stats {
     pub mean: f64,
@@ -62,9 +65,12 @@ pub fn histogram_bins(scores: &[f64]) -> [usize; 5] {
 #[derive(Debug, Default, Clone)]
 pub struct Summary {
     pub total: usize,
+    /// Scores of the cases that ran and were graded (`execution_status: ok`).
     scores: Vec<f64>,
     /// `(eval_id, message)` of cases whose target failed.
     pub errors: Vec<(String, String)>,
+    /// `(eval_id, "evaluator 'name': message")` of cases an evaluator could not grade.
+    pub grader_errors: Vec<(String, String)>,
     pub verdicts: [usize; 3],
     best: Vec<(f64, String)>,
     worst: Vec<(f64, String)>,
@@ -73,9 +79,17 @@ pub struct Summary {
 impl Summary {
     pub fn add(&mut self, record: &EvaluationRecord) {
         self.total += 1;
-        if let Some(error) = &record.error {
-            self.errors.push((record.eval_id.clone(), error.clone()));
-            return;
+        match record.execution_status {
+            ExecutionStatus::ExecutionError => {
+                let message = record.error.clone().unwrap_or_default();
+                self.errors.push((record.eval_id.clone(), message));
+                return;
+            }
+            ExecutionStatus::GraderError => {
+                self.grader_errors.push((record.eval_id.clone(), grader_error(record)));
+                return;
+            }
+            ExecutionStatus::Ok => {}
         }
         self.scores.push(record.score);
         self.verdicts[match record.verdict {
@@ -95,24 +109,25 @@ impl Summary {
         Stats::compute(&self.scores)
     }
 
-    /// Cases that scored below `threshold` or errored.
+    /// Graded cases that scored below `threshold`.
     pub fn below(&self, threshold: f64) -> usize {
-        self.errors.len() + self.scores.iter().filter(|s| **s < threshold).count()
+        self.scores.iter().filter(|s| **s < threshold).count()
     }
 
-    /// The summary as printed at the end of a run.
+    /// The summary as printed at the end of a run. Ids and messages are escaped for the terminal.
     pub fn render(&self, results: Option<&Path>) -> String {
         let mut out = String::new();
-        if !self.errors.is_empty() {
-            let _ = writeln!(out, "ERRORS ({})", self.errors.len());
-            for (id, message) in &self.errors {
-                let _ = writeln!(out, "  ✘ {id}: {}", first_line(message));
-            }
-            out.push('\n');
-        }
+        list_errors(&mut out, "EXECUTION ERRORS", '✘', &self.errors);
+        list_errors(&mut out, "GRADER ERRORS", '!', &self.grader_errors);
         let _ = writeln!(out, "EVALUATION SUMMARY");
         let _ = writeln!(out, "  Total eval cases: {}", self.total);
-        let _ = writeln!(out, "  Graded: {}   Errors: {}", self.scores.len(), self.errors.len());
+        let _ = writeln!(
+            out,
+            "  Graded: {}   Execution errors: {}   Grader errors: {}",
+            self.scores.len(),
+            self.errors.len(),
+            self.grader_errors.len()
+        );
         let [pass, borderline, fail] = self.verdicts;
         let _ = writeln!(out, "  Verdicts: {pass} pass, {borderline} borderline, {fail} fail");
         match self.stats() {
@@ -137,16 +152,20 @@ impl Summary {
                 out.push('\n');
                 let _ = writeln!(out, "Top {} cases:", self.best.len());
                 for (i, (score, id)) in self.best.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {id}: {score:.3}", i + 1);
+                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, escape_line(id));
                 }
                 let _ = writeln!(out, "Bottom {} cases:", self.worst.len());
                 for (i, (score, id)) in self.worst.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {id}: {score:.3}", i + 1);
+                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, escape_line(id));
                 }
             }
         }
         if let Some(path) = results {
-            let _ = writeln!(out, "\nResults written to: {}", path.display());
+            let _ = writeln!(
+                out,
+                "\nResults written to: {}",
+                escape_line(&path.display().to_string())
+            );
         }
         out
     }
@@ -185,6 +204,39 @@ fn rank(list: &mut Vec<(f64, String)>, record: &EvaluationRecord, better: fn(f64
     }
 }
 
+/// Lists up to `LISTED_ERRORS` errors under `title`, one line each.
+fn list_errors(out: &mut String, title: &str, mark: char, errors: &[(String, String)]) {
+    if errors.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{title} ({})", errors.len());
+    for (id, message) in errors.iter().take(LISTED_ERRORS) {
+        let _ = writeln!(
+            out,
+            "  {mark} {}: {}",
+            escape_line(id),
+            escape_line(first_line(message))
+        );
+    }
+    if errors.len() > LISTED_ERRORS {
+        let _ = writeln!(
+            out,
+            "  … and {} more (see the results file)",
+            errors.len() - LISTED_ERRORS
+        );
+    }
+    out.push('\n');
+}
+
+/// The first failed evaluator of `record`, as `evaluator 'name': message`.
+fn grader_error(record: &EvaluationRecord) -> String {
+    record
+        .evaluator_results
+        .iter()
+        .find_map(|r| r.error.as_ref().map(|e| format!("evaluator '{}': {e}", r.name)))
+        .unwrap_or_else(|| "an evaluator could not grade".to_owned())
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
@@ -212,11 +264,17 @@ mod tests {
         );
     }
 
-    fn record(id: &str, score: f64, error: Option<&str>) -> EvaluationRecord {
+    fn record(id: &str, score: f64, status: &str, error: Option<&str>) -> EvaluationRecord {
+        let failed = (status == "grader_error").then(|| {
+            serde_json::json!([{"name": "j", "type": "code_judge", "score": 0.0, "weight": 1.0,
+                                "verdict": "fail", "hits": [], "misses": [], "error": error}])
+        });
         serde_json::from_value(serde_json::json!({
             "timestamp": "t", "eval_id": id, "dataset": "d", "target": "t", "attempt": 1,
-            "score": score, "verdict": Verdict::from_score(score), "hits": [], "misses": [],
-            "candidate_answer": "", "evaluator_results": [], "error": error
+            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
+            "hits": [], "misses": [], "candidate_answer": "",
+            "evaluator_results": failed.unwrap_or_else(|| serde_json::json!([])),
+            "error": if status == "execution_error" { error } else { None }
         }))
         .expect("record")
     }
@@ -225,9 +283,9 @@ mod tests {
     fn summary_ranks_and_excludes_errors_from_stats() {
         let mut s = Summary::default();
         for (id, score) in [("a", 0.5), ("b", 0.9), ("c", 0.1), ("d", 0.9), ("e", 0.7)] {
-            s.add(&record(id, score, None));
+            s.add(&record(id, score, "ok", None));
         }
-        s.add(&record("x", 0.0, Some("target down")));
+        s.add(&record("x", 0.0, "execution_error", Some("target down")));
         let text = s.render(None);
         assert!(text.contains("ERRORS (1)\n  ✘ x: target down"), "{text}");
         assert!(text.contains("Total eval cases: 6"));
@@ -241,6 +299,67 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("0.8-1.0 │"), "{text}");
-        assert_eq!(s.below(0.6), 3);
+        assert_eq!(
+            s.below(0.6),
+            2,
+            "graded cases only; errors make the run incomplete instead"
+        );
+    }
+
+    #[test]
+    fn summary_counts_and_lists_grader_errors() {
+        let mut s = Summary::default();
+        s.add(&record("ok", 1.0, "ok", None));
+        s.add(&record(
+            "judged",
+            0.5,
+            "grader_error",
+            Some("can't open file judges/chek.py"),
+        ));
+        s.add(&record("down", 0.0, "execution_error", Some("HTTP 503: busy\nbody")));
+        let text = s.render(None);
+        assert!(
+            text.contains("Graded: 1   Execution errors: 1   Grader errors: 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("GRADER ERRORS (1)\n  ! judged: evaluator 'j': can't open file judges/chek.py"),
+            "{text}"
+        );
+        assert!(
+            text.contains("EXECUTION ERRORS (1)\n  ✘ down: HTTP 503: busy\n"),
+            "{text}"
+        );
+        assert!(text.contains("Verdicts: 1 pass, 0 borderline, 0 fail"), "{text}");
+        assert!(
+            text.contains("Mean score:    1.000"),
+            "grader errors are not in the stats: {text}"
+        );
+    }
+
+    #[test]
+    fn summary_escapes_ids_and_messages() {
+        let mut s = Summary::default();
+        s.add(&record("a\n  1. forged: 1.000", 0.9, "ok", None));
+        s.add(&record("b\u{1b}[2J", 0.0, "execution_error", Some("bad\u{1b}[31m")));
+        let text = s.render(None);
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+        assert!(text.contains("  1. a\\n  1. forged: 1.000: 0.900"), "{text}");
+        assert!(text.contains("✘ b\\u{1b}[2J: bad\\u{1b}[31m"), "{text}");
+    }
+
+    #[test]
+    fn summary_lists_a_bounded_number_of_errors() {
+        let mut s = Summary::default();
+        for i in 0..25 {
+            s.add(&record(&format!("c{i}"), 0.0, "execution_error", Some("down")));
+        }
+        let text = s.render(None);
+        assert!(text.contains("EXECUTION ERRORS (25)"), "{text}");
+        assert!(
+            text.contains("  ✘ c19: down\n  … and 5 more (see the results file)"),
+            "{text}"
+        );
+        assert!(!text.contains("c20"), "{text}");
     }
 }

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Job, RunOptions};
 use crate::evaluators::{self, EvalContext};
-use crate::model::{EvaluationRecord, EvaluatorResult, TraceSummary, Verdict};
+use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
 use crate::prompt::{self, PromptInputs};
 use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 
@@ -52,9 +52,9 @@ async fn call_with_retries(
             Ok(result) => result,
             Err(_) => Err(ProviderError::Timeout(options.grade.timeout)),
         };
-        match result {
-            Err(ProviderError::Timeout(_)) if attempt <= options.max_retries => attempt += 1,
-            other => return (other, attempt),
+        match (result, attempt.checked_add(1)) {
+            (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
+            (other, _) => return (other, attempt),
         }
     }
 }
@@ -71,29 +71,8 @@ pub async fn run_case(
         Some(result) => (result, 1),
         None => call_with_retries(job, &inputs, options).await,
     };
-    let provider_request = provider_request(job, &inputs);
-    let secrets = &options.grade.secrets;
-    let mut record = EvaluationRecord {
-        timestamp: String::new(),
-        eval_id: case.id.clone(),
-        dataset: case.dataset.to_string(),
-        conversation_id: case.conversation_id.clone(),
-        target: job.target.name.clone(),
-        attempt,
-        score: 0.0,
-        verdict: Verdict::Fail,
-        hits: Vec::new(),
-        misses: Vec::new(),
-        reasoning: None,
-        candidate_answer: String::new(),
-        lm_provider_request: None,
-        agent_provider_request: None,
-        evaluator_results: Vec::new(),
-        trace_summary: None,
-        execution_metrics: None,
-        error: None,
-    };
-    let mut provider_request = provider_request;
+    let mut record = empty_record(job, attempt);
+    let mut provider_request = provider_request(job, &inputs);
     if let Ok(response) = &result
         && let Some(metadata) = &response.metadata
         && let Some(obj) = provider_request.as_object_mut()
@@ -109,12 +88,8 @@ pub async fn run_case(
     let response = match result {
         Ok(response) => response,
         Err(e) => {
-            let message = secrets.redact(&e.to_string()).into_owned();
-            record.candidate_answer = format!("Error occurred: {message}");
-            record.misses = vec![format!("Error: {message}")];
-            record.error = Some(message);
-            record.timestamp = now();
-            return record;
+            let message = options.grade.secrets.redact(&e.to_string()).into_owned();
+            return execution_error(record, message);
         }
     };
     let mut warnings = response.warnings.clone();
@@ -146,9 +121,56 @@ pub async fn run_case(
     record.misses = results.iter().flat_map(|r| r.misses.iter().cloned()).collect();
     record.reasoning = combined_reasoning(&results);
     record.candidate_answer = candidate;
+    record.execution_status = if results.iter().any(|r| r.error.is_some()) {
+        ExecutionStatus::GraderError
+    } else {
+        ExecutionStatus::Ok
+    };
     record.evaluator_results = results;
     record.trace_summary = Some(summary);
     record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
+    record.timestamp = now();
+    record
+}
+
+/// The record of a case whose target was never called because it failed its healthcheck.
+pub fn unhealthy_target_record(job: &Job, message: &str) -> EvaluationRecord {
+    execution_error(empty_record(job, 1), message.to_owned())
+}
+
+/// A record for `job` with nothing answered or graded yet.
+fn empty_record(job: &Job, attempt: u32) -> EvaluationRecord {
+    let case = &job.case;
+    EvaluationRecord {
+        timestamp: String::new(),
+        eval_id: case.id.clone(),
+        dataset: case.dataset.to_string(),
+        conversation_id: case.conversation_id.clone(),
+        target: job.target.name.clone(),
+        attempt,
+        execution_status: ExecutionStatus::Ok,
+        score: 0.0,
+        verdict: Verdict::Fail,
+        hits: Vec::new(),
+        misses: Vec::new(),
+        reasoning: None,
+        candidate_answer: String::new(),
+        lm_provider_request: None,
+        agent_provider_request: None,
+        evaluator_results: Vec::new(),
+        trace_summary: None,
+        execution_metrics: None,
+        error: None,
+    }
+}
+
+/// Finishes `record` as a case the target could not answer: score 0, `error` set, and the
+/// spec's `candidate_answer` and miss wording.
+fn execution_error(mut record: EvaluationRecord, message: String) -> EvaluationRecord {
+    record.execution_status = ExecutionStatus::ExecutionError;
+    record.candidate_answer = format!("Error occurred: {message}");
+    record.misses = vec![format!("Error: {message}")];
+    record.error = Some(message);
     record.timestamp = now();
     record
 }

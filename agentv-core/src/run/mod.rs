@@ -2,9 +2,11 @@
 //! hands each record to the sink as soon as it is complete.
 
 mod case;
+mod outcome;
 pub mod proxy_invoker;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,10 +14,12 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::evaluators::GradeSettings;
+use crate::load::LoadedSuite;
 use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::Summary;
 pub use case::run_case;
+pub use outcome::{Outcome, RunFacts, decide};
 
 /// One case and the target that answers it.
 #[derive(Debug, Clone)]
@@ -53,6 +57,19 @@ pub trait RunObserver {
 
     /// The run was interrupted; `in_flight` cases are still finishing.
     fn interrupted(&mut self, _in_flight: usize, _grace: Duration) {}
+
+    /// A target (or the judge of one: `role` says which) failed its healthcheck before any case
+    /// ran. Said once; the cases then point to it.
+    fn healthcheck_failed(&mut self, _role: TargetRole, _target: &str, _message: &str) {}
+}
+
+/// What a probed provider is to the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetRole {
+    /// Answers the cases: when unhealthy, its cases are execution errors.
+    Target,
+    /// Grades the answers: when unhealthy, its grades are grader errors.
+    Judge,
 }
 
 /// Interrupt signals from the caller: `stop` ends scheduling (first Ctrl-C); `abort` cancels
@@ -70,6 +87,24 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Cases never started or cancelled before finishing.
     pub not_run: usize,
+    /// Finished cases whose record could not be written.
+    pub unwritten: usize,
+}
+
+impl RunReport {
+    /// The run's outcome (D9), given the cases skipped at load and the `--threshold`.
+    pub fn outcome(&self, skipped: usize, threshold: Option<f64>) -> Outcome {
+        decide(&RunFacts {
+            graded: self.summary.scores(),
+            execution_errors: self.summary.errors.len(),
+            grader_errors: self.summary.grader_errors.len(),
+            skipped,
+            not_run: self.not_run,
+            unwritten: self.unwritten,
+            threshold,
+            interrupted: self.interrupted,
+        })
+    }
 }
 
 /// The jobs of a run, pulled lazily.
@@ -79,7 +114,38 @@ pub struct Jobs {
     pub total: usize,
     /// Some target uses provider batching: its cases must be known up front.
     pub batching: bool,
+    /// Targets to healthcheck before any case runs.
+    pub probes: Vec<Probe>,
 }
+
+/// A target to healthcheck before the run, and where its commands run (the directory of the
+/// first eval file that uses it, as for its first case).
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub target: Arc<ResolvedTarget>,
+    pub eval_dir: PathBuf,
+}
+
+/// One probe per distinct target of `suites`, in first-use order.
+pub fn health_probes(suites: &[(LoadedSuite, Arc<ResolvedTarget>)]) -> Vec<Probe> {
+    let mut probes: Vec<Probe> = Vec::new();
+    for (suite, target) in suites {
+        if !probes.iter().any(|p| Arc::ptr_eq(&p.target, target)) {
+            probes.push(Probe {
+                target: target.clone(),
+                eval_dir: suite
+                    .file
+                    .parent()
+                    .filter(|dir| !dir.as_os_str().is_empty())
+                    .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf),
+            });
+        }
+    }
+    probes
+}
+
+/// Targets that failed their healthcheck, with the message their cases carry.
+type Unhealthy = Vec<(Arc<ResolvedTarget>, String)>;
 
 /// Runs every job. Never fails: provider and grader failures become error records. Jobs are
 /// pulled as workers free up, so a lazy iterator keeps memory flat; when a target batches, the
@@ -92,9 +158,10 @@ pub async fn run(
     interrupt: &Interrupt,
 ) -> RunReport {
     let total = jobs.total;
+    let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
     let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if jobs.batching {
         let all: Vec<Job> = jobs.iter.collect();
-        let prefetched = prefetch_batches(&all, options, observer).await;
+        let prefetched = prefetch_batches(&all, &unhealthy, options, observer).await;
         (Box::new(all.into_iter()), prefetched)
     } else {
         (jobs.iter, HashMap::new())
@@ -107,8 +174,15 @@ pub async fn run(
         .map(|(index, job)| {
             let early = prefetched.remove(&index);
             let abort = abort.clone();
+            let sick = unhealthy
+                .iter()
+                .find(|(t, _)| Arc::ptr_eq(t, &job.target))
+                .map(|(_, message)| message.clone());
             async move {
                 let started = Instant::now();
+                if let Some(message) = sick {
+                    return Some((case::unhealthy_target_record(&job, &message), started.elapsed()));
+                }
                 tokio::select! {
                     record = run_case(&job, early, options) => Some((record, started.elapsed())),
                     _ = abort.cancelled() => None,
@@ -119,7 +193,7 @@ pub async fn run(
     tokio::pin!(stream);
 
     let mut summary = Summary::default();
-    let mut write_failed = false;
+    let mut unwritten = 0;
     let mut done = 0;
     let mut interrupted = false;
     let grace_timer = tokio::time::sleep(Duration::MAX);
@@ -132,11 +206,11 @@ pub async fn run(
                 Some(Some((record, elapsed))) => {
                     done += 1;
                     // Reported once; the run goes on so the summary still shows every case.
-                    if let Err(e) = sink.write(&record)
-                        && !write_failed
-                    {
-                        observer.warning(&format!("cannot write results: {e}"));
-                        write_failed = true;
+                    if let Err(e) = sink.write(&record) {
+                        if unwritten == 0 {
+                            observer.warning(&format!("cannot write results: {e}"));
+                        }
+                        unwritten += 1;
                     }
                     observer.case_finished(&record, elapsed, done, total);
                     summary.add(&record);
@@ -144,8 +218,12 @@ pub async fn run(
             },
             _ = interrupt.stop.cancelled(), if !interrupted => {
                 interrupted = true;
-                observer.interrupted(workers.min(total - done), options.grace);
-                grace_timer.as_mut().reset(tokio::time::Instant::now() + options.grace);
+                observer.interrupted(workers.min(total.saturating_sub(done)), options.grace);
+                let now = tokio::time::Instant::now();
+                // An unrepresentable deadline (a huge grace) means: wait for the cases.
+                if let Some(deadline) = now.checked_add(options.grace) {
+                    grace_timer.as_mut().reset(deadline);
+                }
             }
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
@@ -153,20 +231,57 @@ pub async fn run(
     RunReport {
         summary,
         interrupted,
-        not_run: total - done,
+        not_run: total.saturating_sub(done),
+        unwritten,
     }
+}
+
+/// Runs each target's healthcheck (and its judge's, when that is another provider) once,
+/// before any case. A failure is reported once; the target's cases then become execution
+/// errors pointing to it, without calling the target.
+async fn check_health(probes: &[Probe], observer: &mut dyn RunObserver, interrupt: &Interrupt) -> Unhealthy {
+    let mut unhealthy = Unhealthy::new();
+    let mut checked: Vec<*const ()> = Vec::new();
+    for probe in probes {
+        let t = &probe.target;
+        for (role, name, provider) in [
+            (TargetRole::Target, &t.name, &t.provider),
+            (TargetRole::Judge, &t.judge_name, &t.judge),
+        ] {
+            let key = Arc::as_ptr(provider).cast::<()>();
+            if checked.contains(&key) {
+                continue;
+            }
+            checked.push(key);
+            let result = tokio::select! {
+                result = provider.healthcheck(&probe.eval_dir) => result,
+                _ = interrupt.stop.cancelled() => return unhealthy,
+            };
+            let Err(e) = result else { continue };
+            let reason = e.to_string();
+            observer.healthcheck_failed(role, name, &reason);
+            if role == TargetRole::Target {
+                let message = format!("target `{name}` failed its healthcheck before the run\n{reason}");
+                for other in probes.iter().filter(|p| Arc::ptr_eq(&p.target.provider, provider)) {
+                    unhealthy.push((other.target.clone(), message.clone()));
+                }
+            }
+        }
+    }
+    unhealthy
 }
 
 /// For targets with `provider_batching: true` whose provider can batch, answers all their cases
 /// in one call up front. A failed batch falls back to per-case calls (nothing prefetched).
 async fn prefetch_batches(
     jobs: &[Job],
+    unhealthy: &Unhealthy,
     options: &RunOptions,
     observer: &mut dyn RunObserver,
 ) -> HashMap<usize, Result<ProviderResponse, ProviderError>> {
     let mut groups: Vec<(Arc<ResolvedTarget>, Vec<usize>)> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        if !job.target.batching {
+        if !job.target.batching || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
             continue;
         }
         match groups.iter_mut().find(|(t, _)| Arc::ptr_eq(t, &job.target)) {
