@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod exit;
 mod printer;
+mod signals;
 
 use clap::Parser;
 

@@ -1,32 +1,57 @@
 //! Terminal output: progress lines and problems on stderr, the summary on stdout.
+//!
+//! Nothing here panics on a closed stream: a reader that goes away (`agentv eval … | head -1`)
+//! ends output quietly, as ripgrep does. User text (ids, messages, provider output) is redacted
+//! and escaped before it is printed, so it can neither leak a secret nor forge a line.
 
 use std::io::Write;
 use std::time::Duration;
 
 use agentv_core::load::{Diagnostic, Secrets, Severity};
-use agentv_core::model::EvaluationRecord;
-use agentv_core::run::RunObserver;
+use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use agentv_core::report::{escape_line, escape_text};
+use agentv_core::run::{RunObserver, TargetRole};
+
+/// How many misses of a failed case the progress line shows.
+const SHOWN_MISSES: usize = 3;
+/// Longest message shown under a progress line, in characters.
+const DETAIL_WIDTH: usize = 160;
 
 /// Prints diagnostics; returns the number of errors.
 pub fn diagnostics(items: &[Diagnostic]) -> usize {
-    let mut err = std::io::stderr().lock();
     for d in items {
-        let _ = writeln!(err, "{d}");
+        to_stderr(&format!("{}\n", escape_text(&d.to_string())));
     }
     items.iter().filter(|d| d.severity == Severity::Error).count()
 }
 
 /// Prints a message to stderr.
 pub fn note(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    to_stderr(&format!("{}\n", escape_text(message)));
 }
 
 /// Prints an error to stderr.
 pub fn error(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+    to_stderr(&format!("error: {}\n", escape_text(message)));
 }
 
-/// One line per finished case on stderr.
+/// Prints `text` to stdout. A closed pipe is not an error: the reader has what it wanted.
+pub fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => to_stderr(&format!("error: cannot write to stdout: {e}\n")),
+    }
+}
+
+/// One write per message (stderr is unbuffered), errors ignored: there is nowhere left to
+/// report them.
+fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// One line per finished case on stderr, with what went wrong under it.
 pub struct Progress {
     pub secrets: Secrets,
     width: usize,
@@ -39,51 +64,128 @@ impl Progress {
             width: total.to_string().len(),
         }
     }
+
+    /// `text` redacted, then escaped onto one line.
+    fn clean(&self, text: &str) -> String {
+        escape_line(&self.secrets.redact(text)).into_owned()
+    }
+
+    /// A detail line under a case: indented, one line, bounded.
+    fn detail(&self, label: &str, text: &str) -> String {
+        format!(
+            "      {label}: {}\n",
+            shorten(&self.clean(first_line(text)), DETAIL_WIDTH)
+        )
+    }
 }
 
 impl RunObserver for Progress {
     fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize) {
         let w = self.width;
+        let head = format!("[{done:>w$}/{total}]");
+        let id = self.clean(&record.eval_id);
         let secs = elapsed.as_secs_f64();
-        let line = match &record.error {
-            Some(e) => format!(
-                "[{done:>w$}/{total}] ✘ {}  ERROR  {}  ({secs:.1}s)",
-                record.eval_id,
-                first_line(e)
-            ),
-            None => {
-                let mark = if record.evaluator_results.iter().any(|r| r.error.is_some()) {
-                    "!"
-                } else {
-                    "✔"
+        let mut text = String::new();
+        match record.execution_status {
+            ExecutionStatus::ExecutionError => {
+                let error = self.clean(first_line(record.error.as_deref().unwrap_or_default()));
+                text.push_str(&format!("{head} ✘ {id}  ERROR  {error}  ({secs:.1}s)\n"));
+            }
+            ExecutionStatus::GraderError => {
+                text.push_str(&format!(
+                    "{head} ! {id}  {:.3}  GRADER ERROR  ({secs:.1}s)\n",
+                    record.score
+                ));
+                for r in &record.evaluator_results {
+                    if let Some(e) = &r.error {
+                        let label = format!("grader error in '{}'", self.clean(&r.name));
+                        text.push_str(&self.detail(&label, e));
+                    }
+                }
+            }
+            ExecutionStatus::Ok => {
+                let mark = match record.verdict {
+                    Verdict::Pass => '✔',
+                    Verdict::Borderline => '~',
+                    Verdict::Fail => '✘',
                 };
-                format!(
-                    "[{done:>w$}/{total}] {mark} {}  {:.3} {}  ({secs:.1}s)",
-                    record.eval_id,
+                text.push_str(&format!(
+                    "{head} {mark} {id}  {:.3} {}  ({secs:.1}s)\n",
                     record.score,
                     record.verdict.as_str()
-                )
+                ));
+                if record.verdict == Verdict::Fail {
+                    for miss in record.misses.iter().take(SHOWN_MISSES) {
+                        text.push_str(&self.detail("miss", miss));
+                    }
+                    if record.misses.len() > SHOWN_MISSES {
+                        text.push_str(&format!(
+                            "      … {} more miss(es) in the results file\n",
+                            record.misses.len() - SHOWN_MISSES
+                        ));
+                    }
+                }
             }
-        };
-        let mut line = self.secrets.redact(&line).into_owned();
-        line.push('\n');
-        // stderr is unbuffered: one write per line, not one per formatted piece.
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
+        to_stderr(&text);
     }
 
     fn warning(&mut self, message: &str) {
-        let _ = writeln!(std::io::stderr().lock(), "warning: {}", self.secrets.redact(message));
+        to_stderr(&format!("warning: {}\n", self.clean(message)));
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "interrupted: no new cases will start; waiting up to {}s for {in_flight} running case(s) (Ctrl-C again to cancel them)",
+        to_stderr(&format!(
+            "interrupted: no new cases will start; waiting up to {}s for {in_flight} running case(s) (interrupt again to cancel them)\n",
             grace.as_secs()
+        ));
+    }
+
+    fn healthcheck_failed(&mut self, role: TargetRole, target: &str, message: &str) {
+        let (what, consequence) = match role {
+            TargetRole::Target => (
+                "target",
+                "its cases will not run: each is recorded as an execution error",
+            ),
+            TargetRole::Judge => ("judge target", "the grades it gives are recorded as grader errors"),
+        };
+        let redacted = self.secrets.redact(message);
+        let mut lines = redacted.lines().map(escape_line);
+        let mut text = format!(
+            "error: {what} `{}` failed its healthcheck: {}\n",
+            self.clean(target),
+            lines.next().unwrap_or_default()
         );
+        for line in lines {
+            text.push_str(&format!("    {line}\n"));
+        }
+        text.push_str(&format!("  {consequence}\n"));
+        to_stderr(&text);
     }
 }
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_cuts_on_characters_not_bytes() {
+        assert_eq!(shorten("short", 10), "short");
+        assert_eq!(shorten("ééééé", 3), "éé…");
+        assert_eq!(shorten("", 0), "");
+    }
 }

@@ -143,7 +143,7 @@ fn claude_text_run_and_api_error() {
         1,
         &["--out", "r2.jsonl"],
     )
-    .code(0);
+    .code(3);
     let e = p.result("r2.jsonl", "run");
     let error = e["error"].as_str().expect("error");
     assert!(
@@ -155,14 +155,14 @@ fn claude_text_run_and_api_error() {
 #[test]
 fn claude_garbage_non_zero_exit_and_hang() {
     let p = project(CLAUDE, "    - {name: kw, type: keywords, expected: [x]}\n");
-    run(&p, "", "garbage", 0, &[]).code(0);
+    run(&p, "", "garbage", 0, &[]).code(3);
     let error = p.result("r.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
         error.starts_with("claude printed no JSON events; output was: Segmentation fault (core dumped)"),
         "{error}"
     );
 
-    run(&p, "claude-stream-text.jsonl", "garbage", 2, &["--out", "r2.jsonl"]).code(0);
+    run(&p, "claude-stream-text.jsonl", "garbage", 2, &["--out", "r2.jsonl"]).code(3);
     let error = p.result("r2.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
         error.starts_with("claude exited with code 2: stderr: ; last stdout lines:\nSegmentation fault (core dumped)"),
@@ -171,7 +171,7 @@ fn claude_garbage_non_zero_exit_and_hang() {
 
     let hanging = CLAUDE.replace("    model: sonnet\n", "    model: sonnet\n    timeout_seconds: 1\n");
     let p = project(&hanging, "    - {name: kw, type: keywords, expected: [x]}\n");
-    run(&p, "", "hang", 0, &["--max-retries", "0"]).code(0);
+    run(&p, "", "hang", 0, &["--max-retries", "0"]).code(3);
     assert_eq!(p.result("r.jsonl", "run")["error"], "timed out after 1s");
     let pid = recorded(&p, "child.pid");
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
@@ -267,7 +267,7 @@ fn codex_turn_failed_and_exit_code() {
         .env("FAKE_EXIT", "1")
         .output()
         .expect("runs");
-    Run::from(out).code(0);
+    Run::from(out).code(3);
     let error = p.result("r.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
         error.starts_with("codex exited with code 1: codex turn failed: stream disconnected before completion (log: "),

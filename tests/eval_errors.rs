@@ -27,13 +27,15 @@ fn case_missing_id_is_skipped_and_the_rest_run() {
         .file("targets.yaml", &mock_targets("hi"))
         .file("e.yaml", &yaml);
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    run.code(0)
+    // A skipped case makes the run incomplete (D9): exit 3, even with every other case green.
+    run.code(3)
         .stderr_has("e.yaml:2:5: error: eval case is missing the required key `id`\n  help: add `id: ...` to it")
-        .stderr_has("1 case(s) were skipped because of errors in the eval files");
+        .stderr_has("1 case(s) were skipped because of errors in the eval files")
+        .stderr_has("Run incomplete: 1 case(s) were skipped as invalid");
     assert_eq!(p.results("r.jsonl").len(), 1);
     p.run(&["eval", "e.yaml", "--out", "r2.jsonl", "--threshold", "0.5"])
-        .code(1)
-        .stderr_has("1 case(s) scored below the threshold 0.5 or errored");
+        .code(3)
+        .stderr_has("Run incomplete: 1 case(s) were skipped as invalid");
 }
 
 #[test]
@@ -113,7 +115,7 @@ fn judge_suite(script: &str, extra: &str) -> Project {
 fn judge_that_crashes_scores_zero_with_error() {
     let p = judge_suite("cat > /dev/null; echo 'boom: cannot grade' >&2; exit 3\n", "");
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .code(0)
+        .code(3)
         .stdout_has("Total eval cases: 2");
     let r = p.result("r.jsonl", "good");
     let ev = &r["evaluator_results"][0];
@@ -124,16 +126,22 @@ fn judge_that_crashes_scores_zero_with_error() {
         "Evaluator 'j' failed: code judge exited with code 3: boom: cannot grade"
     );
     assert!(r.get("error").is_none(), "the target answered; only the grader failed");
+    assert_eq!(r["execution_status"], "grader_error");
 }
 
 #[test]
 fn judge_that_prints_garbage_scores_zero_with_error() {
     let p = judge_suite("cat > /dev/null; echo 'score: high'\n", "");
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(3);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(
         ev["error"],
         "code judge printed no valid JSON object on stdout (got: \"score: high\")"
+    );
+    assert_eq!(
+        ev["misses"],
+        serde_json::json!([]),
+        "unparsable output: empty hits and misses (spec)"
     );
 }
 
@@ -142,7 +150,7 @@ fn judge_that_hangs_is_killed_with_its_children() {
     let script = "cat > /dev/null; sleep 300 & echo $! >> pids; sleep 300\n";
     let p = judge_suite(script, "      timeout_seconds: 1\n");
     let started = std::time::Instant::now();
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]).code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]).code(3);
     assert!(started.elapsed().as_secs() < 60);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["error"], "code judge timed out after 1s");
@@ -159,7 +167,7 @@ fn judge_that_hangs_is_killed_with_its_children() {
 #[test]
 fn judge_details_must_be_an_object() {
     let p = judge_suite("cat > /dev/null; echo '{\"score\": 1, \"details\": \"text\"}'\n", "");
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(3);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["score"], 0.0);
     assert!(
@@ -217,10 +225,12 @@ fn provider_failure_is_an_error_record_and_others_continue() {
     );
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .code(0)
+        .code(3)
         .stdout_has("ERRORS (1)\n  ✘ bad: command failed with exit code 4: agent crashed");
     let bad = p.result("r.jsonl", "bad");
     assert_eq!(bad["error"], "command failed with exit code 4: agent crashed");
+    assert_eq!(bad["execution_status"], "execution_error");
+    assert_eq!(p.result("r.jsonl", "good")["execution_status"], "ok");
     assert_eq!(bad["score"], 0.0);
     assert_eq!(p.result("r.jsonl", "good")["score"], 1.0);
 }
@@ -249,7 +259,7 @@ fn provider_timeout_is_retried_and_the_attempt_recorded() {
         "--max-retries",
         "0",
     ])
-    .code(0);
+    .code(3);
     assert_eq!(p.result("r2.jsonl", "good")["error"], "timed out after 0.5s");
 }
 
@@ -266,7 +276,7 @@ fn jsonl_dataset_with_sidecar_runs() {
             "dataset: arithmetic\nexecution:\n  evaluators: [{name: kw, type: keywords, expected: ['4']}]\n",
         );
     p.run(&["eval", "data", "--out", "r.jsonl"])
-        .code(0)
+        .code(3)
         .stderr_has("data/set.jsonl:3:")
         .stderr_has("error: invalid JSON:");
     let r = p.result("r.jsonl", "add");
@@ -281,13 +291,16 @@ fn dry_run_needs_no_targets_file() {
     let p = Project::new().file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
     p.run(&["eval", "e.yaml", "--dry-run", "--out", "r.jsonl"])
         .code(0)
-        .stderr_has("Using target: default-dry-run [provider=mock]");
+        .stderr_has("Using target: default-dry-run [provider=mock, judge default-dry-run-judge]");
     let r = p.result("r.jsonl", "good");
     assert_eq!(r["candidate_answer"], "{\"answer\":\"Mock dry-run response\"}");
-    assert_eq!(
-        r["evaluator_results"][0]["error"],
-        "no valid JSON in judge reply: the object has no numeric `score`"
+    let judge = &r["evaluator_results"][0];
+    assert!(
+        judge.get("error").is_none(),
+        "the dry-run judge answers judge JSON: {judge}"
     );
+    assert_eq!(judge["evaluator_provider_request"]["target"], "default-dry-run-judge");
+    assert_eq!(r["execution_status"], "ok");
 }
 
 #[test]

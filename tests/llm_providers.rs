@@ -163,7 +163,7 @@ async fn provider_errors_never_show_the_key() {
         .file("targets.yaml", &targets("openai", &server.uri()))
         .file("e.yaml", SUITE);
     let out = run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).await;
-    out.code(0).stdout_has("HTTP 401: Incorrect API key provided: ***");
+    out.code(3).stdout_has("HTTP 401: Incorrect API key provided: ***");
     assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
     let r = p.result("r.jsonl", "add");
     assert_eq!(r["error"], "HTTP 401: Incorrect API key provided: ***");

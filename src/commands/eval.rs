@@ -9,14 +9,15 @@ use std::sync::Arc;
 use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_eval_file_filtered};
 use agentv_core::report::{JsonlWriter, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
-use agentv_core::run::{self as runner, Interrupt, RunOptions};
+use agentv_core::run::{self as runner, Interrupt, Outcome, RunOptions, RunReport};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::cli::EvalArgs;
 use crate::exit::ExitStatus;
 use crate::printer;
+use crate::signals::{self, Signal};
 
-/// How long in-flight cases may finish after Ctrl-C.
+/// How long in-flight cases may finish after Ctrl-C or SIGTERM.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 
 pub fn run(args: EvalArgs) -> ExitStatus {
@@ -24,13 +25,6 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         && !(0.0..=1.0).contains(&t)
     {
         printer::error(&format!("--threshold must be between 0 and 1, got {t}"));
-        return ExitStatus::Config;
-    }
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        printer::error(&format!(
-            "--timeout must be a number of seconds > 0, got {}",
-            args.timeout
-        ));
         return ExitStatus::Config;
     }
     let ws = match Workspace::discover() {
@@ -157,38 +151,73 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
             .filter(|t| !t.is_empty())
             .collect(),
         grade: GradeSettings {
-            timeout: Duration::from_secs_f64(args.timeout),
+            timeout: args.timeout,
             child_env: plan.child_env.clone(),
             secrets: plan.secrets.clone(),
             dump_prompts: args.dump_prompts.then(|| ws.cwd.join(".agentv").join("prompts")),
         },
     };
     let interrupt = Interrupt::default();
-    let listener = tokio::spawn(listen_for_ctrl_c(interrupt.clone()));
+    let listener = signals::Listener::start(interrupt.clone());
+    let secrets = plan.secrets.clone();
     let mut progress = printer::Progress::new(plan.secrets.clone(), total);
     let report = runner::run(plan.into_jobs(), &options, &mut writer, &mut progress, &interrupt).await;
-    listener.abort();
+    let signal = listener.finish();
 
-    println!("\n{}", report.summary.render(Some(writer.path())));
+    let summary = report.summary.render(Some(writer.path()));
+    printer::stdout(&format!("\n{}", secrets.redact(&summary)));
     if skipped > 0 {
         printer::note(&format!(
             "{skipped} case(s) were skipped because of errors in the eval files"
         ));
     }
-    if report.interrupted {
-        printer::note(&format!("Interrupted: {} case(s) did not run", report.not_run));
-        return ExitStatus::Interrupted;
+    let outcome = report.outcome(skipped, args.threshold);
+    explain(&report, outcome, skipped, args.threshold, signal);
+    match outcome {
+        Outcome::Complete => ExitStatus::Success,
+        Outcome::BelowThreshold => ExitStatus::Failure,
+        Outcome::Incomplete => ExitStatus::Incomplete,
+        Outcome::Interrupted if signal == Some(Signal::Terminate) => ExitStatus::Terminated,
+        Outcome::Interrupted => ExitStatus::Interrupted,
     }
-    if let Some(threshold) = args.threshold {
-        let below = report.summary.below(threshold) + skipped;
-        if below > 0 {
-            printer::note(&format!(
-                "{below} case(s) scored below the threshold {threshold} or errored"
-            ));
-            return ExitStatus::Failure;
+}
+
+/// Says on stderr why the run ends with its exit code.
+fn explain(report: &RunReport, outcome: Outcome, skipped: usize, threshold: Option<f64>, signal: Option<Signal>) {
+    let below = threshold.map(|t| (t, report.summary.below(t))).filter(|(_, n)| *n > 0);
+    match outcome {
+        Outcome::Complete => {}
+        Outcome::Interrupted => {
+            let what = match signal {
+                Some(Signal::Terminate) => "Terminated (SIGTERM)",
+                _ => "Interrupted",
+            };
+            printer::note(&format!("{what}: {} case(s) did not run", report.not_run));
+        }
+        Outcome::Incomplete => {
+            let summary = &report.summary;
+            let parts: Vec<String> = [
+                (summary.errors.len(), "could not be run (execution error)"),
+                (summary.grader_errors.len(), "could not be graded (grader error)"),
+                (skipped, "were skipped as invalid"),
+                (report.unwritten, "could not be written to the results file"),
+                (report.not_run, "did not run"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} case(s) {what}"))
+            .collect();
+            printer::note(&format!("Run incomplete: {}", parts.join("; ")));
+            if let Some((t, n)) = below {
+                printer::note(&format!("{n} graded case(s) scored below the threshold {t}"));
+            }
+        }
+        Outcome::BelowThreshold => {
+            if let Some((t, n)) = below {
+                printer::note(&format!("{n} case(s) scored below the threshold {t}"));
+            }
         }
     }
-    ExitStatus::Success
 }
 
 /// `--workers`, else the first target's `workers`, else 1; capped by providers that cannot run
@@ -204,14 +233,4 @@ fn workers(plan: &Plan, args: &EvalArgs) -> usize {
         .filter_map(|t| t.provider.max_workers())
         .min()
         .map_or(wanted, |cap| wanted.min(cap))
-}
-
-async fn listen_for_ctrl_c(interrupt: Interrupt) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    interrupt.stop.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
-        interrupt.abort.cancel();
-    }
 }

@@ -1,0 +1,102 @@
+//! SIGINT (Ctrl-C) and SIGTERM (what CI runners and `timeout` send) stop a run the same way
+//! (D9): the first stops scheduling, the second cancels the cases still running. Only the
+//! exit code tells them apart.
+
+use std::sync::{Arc, OnceLock};
+
+use agentv_core::run::Interrupt;
+use tokio::task::JoinHandle;
+
+/// The signal that stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT: Ctrl-C.
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+/// Listens for stop signals while a run goes on.
+pub struct Listener {
+    task: JoinHandle<()>,
+    first: Arc<OnceLock<Signal>>,
+}
+
+impl Listener {
+    /// Installs the handlers (before returning, so a signal from now on never takes its
+    /// default, fatal, action) and forwards signals to `interrupt`. Call inside the runtime.
+    pub fn start(interrupt: Interrupt) -> Self {
+        let first = Arc::new(OnceLock::new());
+        let mut signals = Signals::install();
+        let recorded = first.clone();
+        let task = tokio::spawn(async move {
+            let got = signals.next().await;
+            let _ = recorded.set(got);
+            interrupt.stop.cancel();
+            signals.next().await;
+            interrupt.abort.cancel();
+        });
+        Self { task, first }
+    }
+
+    /// Stops listening; the signal that stopped the run, if any.
+    pub fn finish(self) -> Option<Signal> {
+        self.task.abort();
+        self.first.get().copied()
+    }
+}
+
+#[cfg(unix)]
+struct Signals {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+#[cfg(unix)]
+impl Signals {
+    fn install() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let install = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                crate::printer::note(&format!("warning: cannot listen for {name}: {e}"));
+                None
+            }
+        };
+        Self {
+            interrupt: install(SignalKind::interrupt(), "SIGINT"),
+            terminate: install(SignalKind::terminate(), "SIGTERM"),
+        }
+    }
+
+    async fn next(&mut self) -> Signal {
+        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+            match s {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            Some(()) = recv(&mut self.interrupt) => Signal::Interrupt,
+            Some(()) = recv(&mut self.terminate) => Signal::Terminate,
+            else => std::future::pending().await,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn install() -> Self {
+        Self
+    }
+
+    async fn next(&mut self) -> Signal {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => Signal::Interrupt,
+            Err(_) => std::future::pending().await,
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The kill test: however agentv is stopped mid-run, the results file holds only whole lines;
+//! SIGINT and SIGTERM also keep every result, print the summary and exit 130 / 143 (D9).
+
+mod common;
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Project, Run};
+
+const CASES: usize = 40;
+
+/// A slow mock (each answer takes 300 ms) and `CASES` cases, run with 4 workers.
+fn slow_project() -> Project {
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: done\n    delay_ms: 300\n";
+    let mut yaml =
+        String::from("execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n");
+    for i in 0..CASES {
+        yaml.push_str(&format!(
+            "  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"
+        ));
+    }
+    Project::new().file("targets.yaml", targets).file("e.yaml", &yaml)
+}
+
+/// Starts the run and returns once its first result line is written.
+fn start_and_wait_for_a_result(p: &Project) -> Child {
+    let child = p
+        .command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let results = p.path().join("r.jsonl");
+    // A guard against a hung run, not a speed assertion.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&results).is_ok_and(|t| t.contains('\n')) {
+        assert!(Instant::now() < deadline, "no result within 60s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// Sends `signal` with the shell's builtin `kill` (no dependency on a kill binary).
+fn send(child: &Child, signal: &str) {
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -{signal} {}", child.id())])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill -{signal}");
+}
+
+/// Every line of the results file is one whole JSON record.
+fn whole_lines(p: &Project) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
+    assert!(text.is_empty() || text.ends_with('\n'), "a partial last line: {text:?}");
+    p.results("r.jsonl")
+}
+
+#[test]
+fn kill_9_mid_run_leaves_only_whole_lines() {
+    let p = slow_project();
+    let mut child = start_and_wait_for_a_result(&p);
+    send(&child, "KILL");
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), None, "killed by the signal");
+    let written = whole_lines(&p);
+    assert!(
+        !written.is_empty() && written.len() < CASES,
+        "{} results",
+        written.len()
+    );
+}
+
+/// Stops a run with `signal`; checks what every stop signal must keep.
+fn stop_with(signal: &str, code: i32) -> Run {
+    let p = slow_project();
+    let child = start_and_wait_for_a_result(&p);
+    send(&child, signal);
+    let run = Run::from(child.wait_with_output().expect("exits"));
+    run.code(code)
+        .stderr_has("interrupted: no new cases will start")
+        .stderr_has("case(s) did not run")
+        .stdout_has("EVALUATION SUMMARY");
+    let written = whole_lines(&p);
+    assert!(written.len() < CASES, "scheduling stopped: {} results", written.len());
+    assert!(
+        written.iter().all(|r| r["score"] == 1.0),
+        "in-flight cases finished within the grace period"
+    );
+    run.stdout_has(&format!("Total eval cases: {}", written.len()));
+    run
+}
+
+#[test]
+fn sigint_keeps_results_prints_the_summary_and_exits_130() {
+    stop_with("INT", 130).stderr_has("Interrupted: ");
+}
+
+#[test]
+fn sigterm_keeps_results_prints_the_summary_and_exits_143() {
+    stop_with("TERM", 143).stderr_has("Terminated (SIGTERM): ");
+}
