@@ -17,10 +17,16 @@ const SHOWN_MISSES: usize = 3;
 /// Longest message shown under a progress line, in characters.
 const DETAIL_WIDTH: usize = 160;
 
-/// Prints diagnostics; returns the number of errors.
+/// Prints diagnostics; returns the number of errors. The message and help are escaped onto
+/// their own line each, so an id quoted in them cannot forge another line.
 pub fn diagnostics(items: &[Diagnostic]) -> usize {
     for d in items {
-        to_stderr(&format!("{}\n", escape_text(&d.to_string())));
+        let shown = Diagnostic {
+            message: escape_line(&d.message).into_owned(),
+            help: d.help.as_deref().map(|h| escape_line(h).into_owned()),
+            ..d.clone()
+        };
+        to_stderr(&format!("{}\n", escape_text(&shown.to_string())));
     }
     items.iter().filter(|d| d.severity == Severity::Error).count()
 }
@@ -70,11 +76,18 @@ impl Progress {
         escape_line(&self.secrets.redact(text)).into_owned()
     }
 
+    /// The first line of `text`, redacted (whole, so a secret is found even when it spans
+    /// lines) and escaped.
+    fn clean_first_line(&self, text: &str) -> String {
+        let redacted = self.secrets.redact(text);
+        escape_line(first_line(&redacted)).into_owned()
+    }
+
     /// A detail line under a case: indented, one line, bounded.
     fn detail(&self, label: &str, text: &str) -> String {
         format!(
             "      {label}: {}\n",
-            shorten(&self.clean(first_line(text)), DETAIL_WIDTH)
+            shorten(&self.clean_first_line(text), DETAIL_WIDTH)
         )
     }
 }
@@ -88,7 +101,7 @@ impl RunObserver for Progress {
         let mut text = String::new();
         match record.execution_status {
             ExecutionStatus::ExecutionError => {
-                let error = self.clean(first_line(record.error.as_deref().unwrap_or_default()));
+                let error = self.clean_first_line(record.error.as_deref().unwrap_or_default());
                 text.push_str(&format!("{head} ✘ {id}  ERROR  {error}  ({secs:.1}s)\n"));
             }
             ExecutionStatus::GraderError => {

@@ -164,8 +164,7 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     let report = runner::run(plan.into_jobs(), &options, &mut writer, &mut progress, &interrupt).await;
     let signal = listener.finish();
 
-    let summary = report.summary.render(Some(writer.path()));
-    printer::stdout(&format!("\n{}", secrets.redact(&summary)));
+    printer::stdout(&format!("\n{}", report.summary.render(Some(writer.path()), &secrets)));
     if skipped > 0 {
         printer::note(&format!(
             "{skipped} case(s) were skipped because of errors in the eval files"

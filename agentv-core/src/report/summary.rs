@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::terminal::escape_line;
+use crate::load::Secrets;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
 /// How many best and worst cases are listed.
@@ -114,11 +115,12 @@ impl Summary {
         self.scores.iter().filter(|s| **s < threshold).count()
     }
 
-    /// The summary as printed at the end of a run. Ids and messages are escaped for the terminal.
-    pub fn render(&self, results: Option<&Path>) -> String {
+    /// The summary as printed at the end of a run. Ids and messages are redacted, cut to their
+    /// first line and escaped for the terminal, in that order (a secret is found whole).
+    pub fn render(&self, results: Option<&Path>, secrets: &Secrets) -> String {
         let mut out = String::new();
-        list_errors(&mut out, "EXECUTION ERRORS", '✘', &self.errors);
-        list_errors(&mut out, "GRADER ERRORS", '!', &self.grader_errors);
+        list_errors(&mut out, "EXECUTION ERRORS", '✘', &self.errors, secrets);
+        list_errors(&mut out, "GRADER ERRORS", '!', &self.grader_errors, secrets);
         let _ = writeln!(out, "EVALUATION SUMMARY");
         let _ = writeln!(out, "  Total eval cases: {}", self.total);
         let _ = writeln!(
@@ -152,11 +154,11 @@ impl Summary {
                 out.push('\n');
                 let _ = writeln!(out, "Top {} cases:", self.best.len());
                 for (i, (score, id)) in self.best.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, escape_line(id));
+                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, id_shown(secrets, id));
                 }
                 let _ = writeln!(out, "Bottom {} cases:", self.worst.len());
                 for (i, (score, id)) in self.worst.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, escape_line(id));
+                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, id_shown(secrets, id));
                 }
             }
         }
@@ -164,7 +166,7 @@ impl Summary {
             let _ = writeln!(
                 out,
                 "\nResults written to: {}",
-                escape_line(&path.display().to_string())
+                id_shown(secrets, &path.display().to_string())
             );
         }
         out
@@ -205,7 +207,7 @@ fn rank(list: &mut Vec<(f64, String)>, record: &EvaluationRecord, better: fn(f64
 }
 
 /// Lists up to `LISTED_ERRORS` errors under `title`, one line each.
-fn list_errors(out: &mut String, title: &str, mark: char, errors: &[(String, String)]) {
+fn list_errors(out: &mut String, title: &str, mark: char, errors: &[(String, String)], secrets: &Secrets) {
     if errors.is_empty() {
         return;
     }
@@ -214,8 +216,8 @@ fn list_errors(out: &mut String, title: &str, mark: char, errors: &[(String, Str
         let _ = writeln!(
             out,
             "  {mark} {}: {}",
-            escape_line(id),
-            escape_line(first_line(message))
+            id_shown(secrets, id),
+            message_shown(secrets, message)
         );
     }
     if errors.len() > LISTED_ERRORS {
@@ -237,8 +239,15 @@ fn grader_error(record: &EvaluationRecord) -> String {
         .unwrap_or_else(|| "an evaluator could not grade".to_owned())
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
+/// An id (or a path) as the terminal shows it: secrets redacted, escaped onto one line.
+fn id_shown(secrets: &Secrets, id: &str) -> String {
+    escape_line(&secrets.redact(id)).into_owned()
+}
+
+/// A message as the terminal shows it: secrets redacted, first line only, escaped.
+fn message_shown(secrets: &Secrets, text: &str) -> String {
+    let redacted = secrets.redact(text);
+    escape_line(redacted.lines().next().unwrap_or_default()).into_owned()
 }
 
 #[cfg(test)]
@@ -286,7 +295,7 @@ mod tests {
             s.add(&record(id, score, "ok", None));
         }
         s.add(&record("x", 0.0, "execution_error", Some("target down")));
-        let text = s.render(None);
+        let text = s.render(None, &Secrets::default());
         assert!(text.contains("ERRORS (1)\n  ✘ x: target down"), "{text}");
         assert!(text.contains("Total eval cases: 6"));
         assert!(text.contains("Mean score:    0.620"), "{text}");
@@ -317,7 +326,7 @@ mod tests {
             Some("can't open file judges/chek.py"),
         ));
         s.add(&record("down", 0.0, "execution_error", Some("HTTP 503: busy\nbody")));
-        let text = s.render(None);
+        let text = s.render(None, &Secrets::default());
         assert!(
             text.contains("Graded: 1   Execution errors: 1   Grader errors: 1"),
             "{text}"
@@ -342,10 +351,22 @@ mod tests {
         let mut s = Summary::default();
         s.add(&record("a\n  1. forged: 1.000", 0.9, "ok", None));
         s.add(&record("b\u{1b}[2J", 0.0, "execution_error", Some("bad\u{1b}[31m")));
-        let text = s.render(None);
+        let text = s.render(None, &Secrets::default());
         assert!(!text.contains('\u{1b}'), "{text:?}");
         assert!(text.contains("  1. a\\n  1. forged: 1.000: 0.900"), "{text}");
         assert!(text.contains("✘ b\\u{1b}[2J: bad\\u{1b}[31m"), "{text}");
+    }
+
+    #[test]
+    fn summary_redacts_a_secret_spanning_lines_before_cutting_them() {
+        let secrets = Secrets::default();
+        secrets.add("-----BEGIN KEY-----\nc2VjcmV0\n-----END KEY-----");
+        let mut s = Summary::default();
+        let message = "bad key -----BEGIN KEY-----\nc2VjcmV0\n-----END KEY----- rejected";
+        s.add(&record("k", 0.0, "execution_error", Some(message)));
+        let text = s.render(None, &secrets);
+        assert!(text.contains("  ✘ k: bad key *** rejected\n"), "{text}");
+        assert!(!text.contains("BEGIN KEY"), "{text}");
     }
 
     #[test]
@@ -354,7 +375,7 @@ mod tests {
         for i in 0..25 {
             s.add(&record(&format!("c{i}"), 0.0, "execution_error", Some("down")));
         }
-        let text = s.render(None);
+        let text = s.render(None, &Secrets::default());
         assert!(text.contains("EXECUTION ERRORS (25)"), "{text}");
         assert!(
             text.contains("  ✘ c19: down\n  … and 5 more (see the results file)"),
