@@ -69,7 +69,7 @@ pub struct EvalArgs {
     #[arg(long = "eval-id", value_name = "ID")]
     pub eval_id: Vec<String>,
 
-    /// Results file (default .agentv/results/eval_<time>.jsonl).
+    /// Results file, replaced if it exists (default .agentv/results/eval_<time>.jsonl).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
 
@@ -89,7 +89,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub max_retries: u32,
 
-    /// Seconds per target call and per code judge (more than 0, at most 604800 = 7 days).
+    /// Seconds per target call and per code judge (0.001 to 604800, i.e. 7 days).
     #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = parse_timeout)]
     pub timeout: Duration,
 

@@ -155,17 +155,23 @@ impl RunObserver for Progress {
     }
 
     fn healthcheck_failed(&mut self, role: TargetRole, target: &str, message: &str) {
-        let (what, consequence) = match role {
+        // A judge only matters to cases graded by it, so its failure is a warning.
+        let (level, what, consequence) = match role {
             TargetRole::Target => (
+                "error",
                 "target",
                 "its cases will not run: each is recorded as an execution error",
             ),
-            TargetRole::Judge => ("judge target", "the grades it gives are recorded as grader errors"),
+            TargetRole::Judge => (
+                "warning",
+                "judge target",
+                "grades that need it will be recorded as grader errors",
+            ),
         };
         let redacted = self.secrets.redact(message);
         let mut lines = redacted.lines().map(escape_line);
         let mut text = format!(
-            "error: {what} `{}` failed its healthcheck: {}\n",
+            "{level}: {what} `{}` failed its healthcheck: {}\n",
             self.clean(target),
             lines.next().unwrap_or_default()
         );

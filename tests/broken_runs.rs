@@ -156,6 +156,25 @@ fn failing_healthcheck_is_reported_once_before_the_cases() {
 }
 
 #[test]
+fn failing_judge_healthcheck_is_reported_once_and_grades_fail() {
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: done\n    judge_target: judge\n  - name: judge\n    provider: cli\n    command_template: echo never > {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: echo 'judge offline' >&2; exit 1\n";
+    let yaml = "evalcases:\n  - {id: a, expected_outcome: x, input_messages: [{role: user, content: q}]}\n  - {id: b, expected_outcome: x, input_messages: [{role: user, content: q}]}\n";
+    let p = Project::new().file("targets.yaml", targets).file("e.yaml", yaml);
+    let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    run.code(3)
+        .stderr_has("warning: judge target `judge` failed its healthcheck: command exited with code 1: judge offline\n  grades that need it will be recorded as grader errors");
+    assert_eq!(
+        run.stderr.matches("failed its healthcheck:").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    for r in p.results("r.jsonl") {
+        assert_eq!(r["execution_status"], "grader_error", "{r}");
+    }
+}
+
+#[test]
 fn healthcheck_reason_falls_back_to_stdout() {
     let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: echo done > {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: echo 'server on :8080 not listening'; exit 3\n";
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &cases(1));

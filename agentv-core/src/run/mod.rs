@@ -236,12 +236,13 @@ pub async fn run(
     }
 }
 
-/// Runs each target's healthcheck (and its judge's, when that is another provider) once,
-/// before any case. A failure is reported once; the target's cases then become execution
-/// errors pointing to it, without calling the target.
+/// Runs each provider's healthcheck (targets and judges) once, before any case. A failure is
+/// reported once; the cases of a failing target then become execution errors pointing to it,
+/// without calling the target. (A failing judge is only reported: its grades fail on their own.)
 async fn check_health(probes: &[Probe], observer: &mut dyn RunObserver, interrupt: &Interrupt) -> Unhealthy {
     let mut unhealthy = Unhealthy::new();
-    let mut checked: Vec<*const ()> = Vec::new();
+    // Per provider (by address: targets may share one), its failure if it failed.
+    let mut checked: Vec<(*const (), Option<String>)> = Vec::new();
     for probe in probes {
         let t = &probe.target;
         for (role, name, provider) in [
@@ -249,22 +250,24 @@ async fn check_health(probes: &[Probe], observer: &mut dyn RunObserver, interrup
             (TargetRole::Judge, &t.judge_name, &t.judge),
         ] {
             let key = Arc::as_ptr(provider).cast::<()>();
-            if checked.contains(&key) {
-                continue;
-            }
-            checked.push(key);
-            let result = tokio::select! {
-                result = provider.healthcheck(&probe.eval_dir) => result,
-                _ = interrupt.stop.cancelled() => return unhealthy,
-            };
-            let Err(e) = result else { continue };
-            let reason = e.to_string();
-            observer.healthcheck_failed(role, name, &reason);
-            if role == TargetRole::Target {
-                let message = format!("target `{name}` failed its healthcheck before the run\n{reason}");
-                for other in probes.iter().filter(|p| Arc::ptr_eq(&p.target.provider, provider)) {
-                    unhealthy.push((other.target.clone(), message.clone()));
+            let failure = match checked.iter().find(|(k, _)| *k == key) {
+                Some((_, failure)) => failure.clone(),
+                None => {
+                    let result = tokio::select! {
+                        result = provider.healthcheck(&probe.eval_dir) => result,
+                        _ = interrupt.stop.cancelled() => return unhealthy,
+                    };
+                    let failure = result.err().map(|e| e.to_string());
+                    if let Some(reason) = &failure {
+                        observer.healthcheck_failed(role, name, reason);
+                    }
+                    checked.push((key, failure.clone()));
+                    failure
                 }
+            };
+            if let (TargetRole::Target, Some(reason)) = (role, failure) {
+                let message = format!("target `{name}` failed its healthcheck before the run\n{reason}");
+                unhealthy.push((t.clone(), message));
             }
         }
     }
