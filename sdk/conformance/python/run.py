@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import traceback
 import urllib.request
@@ -368,7 +369,7 @@ def snippet(name: str) -> str:
     """The fenced code block right after `<!-- snippet: NAME -->` in docs/judges.md."""
     with open(os.path.join(REPO, "docs", "judges.md"), encoding="utf-8") as f:
         text = f.read()
-    found = re.search(r"<!-- snippet: " + re.escape(name) + r" -->\s*```[a-z]*\n(.*?)```", text, re.S)
+    found = re.search(r"<!-- snippet: " + re.escape(name) + r" -->\s*```[a-z]*\n(.*?)^```", text, re.S | re.M)
     if not found:
         raise Failure(f"docs/judges.md has no snippet {name!r}")
     return found.group(1)
@@ -432,9 +433,12 @@ def packaging_cases() -> List[Tuple[str, Callable[[], None]]]:
         if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
             raise Failure("pip is not available for this python; install python3-pip")
         tmp = tempfile.mkdtemp(prefix="agentv-pip-")
+        argv = [sys.executable, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--quiet", "--disable-pip-version-check"]
+        if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")):
+            argv.append("--break-system-packages")  # Debian's python: harmless, we install into a temp dir
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--quiet", "--disable-pip-version-check", "--target", tmp, os.path.join(SDK, "python")],
+                argv + ["--target", tmp, os.path.join(SDK, "python")],
                 capture_output=True,
                 text=True,
                 timeout=120,

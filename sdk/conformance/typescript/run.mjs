@@ -334,7 +334,7 @@ async function persistentCase(kase, ctx, token) {
 
 function snippet(name) {
   const text = readFileSync(join(REPO, "docs", "judges.md"), "utf8");
-  const found = new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\``).exec(text);
+  const found = new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`[a-z]*\\n([\\s\\S]*?)^\`\`\``, "m").exec(text);
   if (!found) throw new Failure(`docs/judges.md has no snippet ${name}`);
   return found[1];
 }
