@@ -55,6 +55,7 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    TypeVar,
     Union,
 )
 
@@ -115,6 +116,7 @@ DEFAULT_TIMEOUT = 600.0
 _PROXY_ENV_VARS = (PROXY_URL_ENV, PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, JUDGE_PROXY_TOKEN_ENV)
 
 JsonObject = Dict[str, Any]
+_T = TypeVar("_T")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1203,7 +1205,7 @@ class TargetClient:
         return self._parse(self._call("GET", "/info", None, timeout), ProxyInfo.from_wire)
 
     @staticmethod
-    def _parse(answer: Any, parse: Callable[[Any, str], Any], path: str = "answer") -> Any:
+    def _parse(answer: Any, parse: Callable[[Any, str], _T], path: str = "answer") -> _T:
         try:
             return parse(answer, path)
         except PayloadError as e:
