@@ -55,6 +55,12 @@ else
 fi
 rm -rf "$check_dir"
 run_runner node "$here/typescript/run.mjs"
+# The same SDK under Bun, when Bun is installed (it is not needed otherwise).
+if command -v bun >/dev/null 2>&1; then
+  run_runner bun "$here/typescript/run.mjs"
+else
+  echo "note  bun is not installed: the TypeScript SDK ran under node only"
+fi
 
 echo "conformance: $total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

@@ -1474,8 +1474,16 @@ def run_judge(judge: JudgeFn) -> NoReturn:
 
     In both modes stdout belongs to agentv: ``print`` inside the judge goes to stderr.
     """
-    if os.environ.get(PERSISTENT_ENV) == "1":
-        code = _serve_persistent(judge, _private_stdin())
-    else:
-        code = _run_once(judge, sys.stdin.buffer)
+    try:
+        if os.environ.get(PERSISTENT_ENV) == "1":
+            code = _serve_persistent(judge, _private_stdin())
+        else:
+            code = _run_once(judge, sys.stdin.buffer)
+    except BrokenPipeError:
+        # Nobody reads our stdout any more (agentv stopped, or `| head`): end quietly, and keep
+        # the interpreter's final flush from complaining about the same pipe.
+        with contextlib.suppress(OSError):
+            null_fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null_fd, sys.stdout.fileno())
+        code = 1
     sys.exit(code)

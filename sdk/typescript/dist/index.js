@@ -887,8 +887,22 @@ function claimStdout() {
         if (typeof source[name] === "function")
             target[name] = source[name].bind(errConsole);
     }
+    // Nobody reads our stdout any more (agentv stopped, or `| head`): end quietly.
+    const closed = (err) => err?.code === "EPIPE";
+    stdout.on("error", (err) => {
+        if (closed(err))
+            process.exit(1);
+        throw err;
+    });
     return (line) => new Promise((resolve, reject) => {
-        write(line, (err) => (err ? reject(err) : resolve()));
+        write(line, (err) => {
+            if (closed(err))
+                process.exit(1);
+            if (err)
+                reject(err);
+            else
+                resolve();
+        });
     });
 }
 function resultLine(obj) {

@@ -1162,9 +1162,19 @@ function claimStdout(): (line: string) => Promise<void> {
   for (const name of CONSOLE_METHODS) {
     if (typeof source[name] === "function") target[name] = source[name].bind(errConsole);
   }
+  // Nobody reads our stdout any more (agentv stopped, or `| head`): end quietly.
+  const closed = (err?: Error | null): boolean => (err as NodeJS.ErrnoException | null | undefined)?.code === "EPIPE";
+  stdout.on("error", (err) => {
+    if (closed(err)) process.exit(1);
+    throw err;
+  });
   return (line) =>
     new Promise((resolve, reject) => {
-      write(line, (err) => (err ? reject(err) : resolve()));
+      write(line, (err) => {
+        if (closed(err)) process.exit(1);
+        if (err) reject(err);
+        else resolve();
+      });
     });
 }
 
