@@ -14,8 +14,9 @@ mod targets;
 
 pub use env::{Env, Secrets, env_reference};
 pub use targets::{
-    ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, find_targets_file, load_targets_file, to_snake_case,
+    KNOWN_PROVIDERS, ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, UnsupportedTarget, find_targets_file,
+    is_targets_file_name, load_targets_file, to_snake_case,
 };
 mod discover;
 
-pub use discover::{DiscoverError, EVAL_EXTENSIONS, expand_paths, is_sidecar, walk};
+pub use discover::{DiscoverError, EVAL_EXTENSIONS, FileKind, classify, expand_paths, is_sidecar, walk};

@@ -7,6 +7,20 @@ use super::diagnostics::{Diagnostic, Diagnostics, Fields, describe};
 use super::node::{Node, NodeValue, Pos, parse_yaml};
 use super::paths::Workspace;
 
+/// The providers this version knows, for messages.
+pub const KNOWN_PROVIDERS: &str = "openai, azure, anthropic, gemini, claude-code, codex, vscode, cli or mock";
+
+/// Whether `path` is named like a targets file: `targets.yaml` / `targets.yml` (also under
+/// `.agentv/`), or `<anything>.targets.yaml` / `.yml` (a file meant for `--targets`).
+pub fn is_targets_file_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let stem = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+        .unwrap_or_default();
+    stem == "targets" || stem.ends_with(".targets")
+}
+
 /// Names a targets file may have, in the order they are tried in each directory.
 pub const TARGET_FILE_NAMES: &[&str] = &[
     "targets.yaml",
@@ -90,8 +104,22 @@ impl TargetDef {
     /// Directory of the file that declares the target: relative paths in its settings resolve
     /// against it (D11).
     pub fn base_dir(&self) -> &Path {
-        self.file.parent().unwrap_or_else(|| Path::new("."))
+        match self.file.parent() {
+            // `targets.yaml` named without a directory lives in the working directory.
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        }
     }
+}
+
+/// A target whose `provider` this version does not know. It does not make the file unusable
+/// (a warning); only a run that uses the target fails.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsupportedTarget {
+    pub name: String,
+    pub provider: String,
+    /// Where `provider:` is written.
+    pub pos: Pos,
 }
 
 /// A parsed targets file.
@@ -99,6 +127,8 @@ impl TargetDef {
 pub struct TargetsFile {
     pub path: PathBuf,
     pub targets: Vec<TargetDef>,
+    /// Targets with an unknown provider, kept so that using one names the real problem.
+    pub unsupported: Vec<UnsupportedTarget>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -107,8 +137,17 @@ impl TargetsFile {
         self.targets.iter().find(|t| t.name == name)
     }
 
+    pub fn unsupported(&self, name: &str) -> Option<&UnsupportedTarget> {
+        self.unsupported.iter().find(|t| t.name == name)
+    }
+
+    /// Every declared target name, in file order of each list.
     pub fn names(&self) -> Vec<String> {
-        self.targets.iter().map(|t| t.name.clone()).collect()
+        self.targets
+            .iter()
+            .map(|t| t.name.clone())
+            .chain(self.unsupported.iter().map(|t| t.name.clone()))
+            .collect()
     }
 
     pub fn has_errors(&self) -> bool {
@@ -153,22 +192,24 @@ pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspac
 pub fn load_targets_file(path: &Path) -> TargetsFile {
     let mut diags = Diagnostics::new(path);
     let file: Arc<Path> = Arc::from(path);
-    let mut targets = Vec::new();
+    let mut parsed = TargetsFile {
+        path: path.to_path_buf(),
+        targets: Vec::new(),
+        unsupported: Vec::new(),
+        diagnostics: Vec::new(),
+    };
     match std::fs::read_to_string(path) {
         Err(e) => diags.error(Pos::default(), format!("cannot read targets file: {e}"), None),
         Ok(text) => match parse_yaml(&text) {
             Err(e) => diags.yaml_syntax(&e),
-            Ok(root) => parse_root(&root, &file, &mut targets, &mut diags),
+            Ok(root) => parse_root(&root, &file, &mut parsed, &mut diags),
         },
     }
-    TargetsFile {
-        path: path.to_path_buf(),
-        targets,
-        diagnostics: diags.into_vec(),
-    }
+    parsed.diagnostics = diags.into_vec();
+    parsed
 }
 
-fn parse_root(root: &Node, file: &Arc<Path>, targets: &mut Vec<TargetDef>, diags: &mut Diagnostics) {
+fn parse_root(root: &Node, file: &Arc<Path>, parsed: &mut TargetsFile, diags: &mut Diagnostics) {
     let Some(mut f) = Fields::of(root, "a targets file", diags) else {
         return;
     };
@@ -192,33 +233,51 @@ fn parse_root(root: &Node, file: &Arc<Path>, targets: &mut Vec<TargetDef>, diags
         return;
     };
     for item in items {
-        if let Some(def) = parse_target(item, file, diags) {
-            if targets.iter().any(|t: &TargetDef| t.name == def.name) {
-                diags.error(
-                    item.pos,
-                    format!("target `{}` is defined twice", def.name),
-                    Some("give each target a unique name".to_owned()),
-                );
-                continue;
-            }
-            targets.push(def);
+        let Some(entry) = parse_target(item, file, diags) else {
+            continue;
+        };
+        let name = match &entry {
+            Entry::Known(def) => &def.name,
+            Entry::Unsupported(t) => &t.name,
+        };
+        if parsed.names().contains(name) {
+            diags.error(
+                item.pos,
+                format!("target `{name}` is defined twice"),
+                Some("give each target a unique name".to_owned()),
+            );
+            continue;
+        }
+        match entry {
+            Entry::Known(def) => parsed.targets.push(def),
+            Entry::Unsupported(t) => parsed.unsupported.push(t),
         }
     }
 }
 
-fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Option<TargetDef> {
+/// One parsed `targets:` entry.
+enum Entry {
+    Known(TargetDef),
+    Unsupported(UnsupportedTarget),
+}
+
+fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Option<Entry> {
     let settings = snake_case_keys(node);
     let mut f = Fields::of(&settings, "a target", diags)?;
     let name = f.required_string(&["name"], "target", diags)?;
     let provider_name = f.required_string(&["provider"], &format!("target `{name}`"), diags)?;
     let Some(provider) = ProviderKind::parse(&provider_name) else {
         let pos = f.take(&["provider"]).map_or(node.pos, |n| n.pos);
-        diags.error(
+        diags.warn(
             pos,
-            format!("target `{name}` has unknown provider `{provider_name}`"),
-            Some("use openai, azure, anthropic, gemini, claude-code, codex, vscode, cli or mock".to_owned()),
+            format!("target `{name}` has unknown provider `{provider_name}`; runs that use it will fail"),
+            Some(format!("use {KNOWN_PROVIDERS}")),
         );
-        return None;
+        return Some(Entry::Unsupported(UnsupportedTarget {
+            name,
+            provider: provider_name,
+            pos,
+        }));
     };
     let judge_target = f.string(&["judge_target"], diags);
     let workers = match f.take(&["workers"]) {
@@ -236,7 +295,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
         },
     };
     let provider_batching = f.boolean(&["provider_batching"], diags).unwrap_or(false);
-    Some(TargetDef {
+    Some(Entry::Known(TargetDef {
         name,
         provider,
         judge_target,
@@ -245,7 +304,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
         pos: node.pos,
         settings: settings.clone(),
         file: file.clone(),
-    })
+    }))
 }
 
 /// The same mapping with camelCase keys turned into snake_case (`commandTemplate` →
@@ -314,7 +373,7 @@ mod tests {
         let path = tmp.path().join("targets.yaml");
         std::fs::write(
             &path,
-            "targets:\n  - name: a\n    provider: MOCK\n    judgeTarget: b\n    workers: 4\n  - name: b\n    provider: warp-drive\n",
+            "targets:\n  - name: a\n    provider: MOCK\n    judgeTarget: b\n    workers: 4\n  - name: a\n    provider: mock\n",
         )
         .expect("write");
         let file = load_targets_file(&path);
@@ -326,10 +385,57 @@ mod tests {
         let errors: Vec<String> = file.diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(
-            errors[0].contains(":7:15: error: target `b` has unknown provider `warp-drive`"),
+            errors[0].contains(":6:5: error: target `a` is defined twice"),
             "{}",
             errors[0]
         );
+    }
+
+    #[test]
+    fn unknown_provider_is_a_warning_that_keeps_the_other_targets_usable() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("targets.yaml");
+        std::fs::write(
+            &path,
+            "targets:\n  - name: a\n    provider: mock\n  - name: b\n    provider: warp-drive\n",
+        )
+        .expect("write");
+        let file = load_targets_file(&path);
+        assert!(!file.has_errors(), "{:?}", file.diagnostics);
+        assert_eq!(file.names(), ["a", "b"]);
+        assert_eq!(file.unsupported("b").map(|t| t.provider.as_str()), Some("warp-drive"));
+        let text = file.diagnostics[0].to_string();
+        assert!(
+            text.contains(":5:15: warning: target `b` has unknown provider `warp-drive`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn targets_file_names() {
+        for (path, want) in [
+            ("targets.yaml", true),
+            ("a/targets.yml", true),
+            (".agentv/targets.yaml", true),
+            ("openai.targets.yaml", true),
+            ("foo.targets.yml", true),
+            ("mytargets.yaml", false),
+            ("targets.jsonl", false),
+            ("evals/capitals.yaml", false),
+        ] {
+            assert_eq!(is_targets_file_name(Path::new(path)), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_targets_file_named_without_a_directory_resolves_against_the_working_directory() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("targets.yaml");
+        std::fs::write(&path, "targets:\n  - {name: a, provider: mock}\n").expect("write");
+        let mut file = load_targets_file(&path);
+        let mut def = file.targets.remove(0);
+        def.file = Arc::from(Path::new("targets.yaml"));
+        assert_eq!(def.base_dir(), Path::new("."));
     }
 
     #[test]

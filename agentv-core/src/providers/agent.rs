@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, json};
 
-use super::settings::Settings;
+use super::settings::{Settings, node_text};
 use super::{ProviderError, ProviderRequest, ProviderResponse};
-use crate::load::node::NodeValue;
 use crate::process::{self, ProcessError, ProcessSpec};
 
 /// Told to agents when the target sets no system prompt: answer in the response itself.
@@ -275,26 +274,15 @@ pub(crate) fn from_settings(
         .unwrap_or_else(|| default_exe.to_owned());
     // A relative path (not a bare name looked up on PATH) is relative to the targets file (D11).
     let executable = if executable.contains('/') && !executable.starts_with('/') {
-        crate::load::normalize(&s.base_dir.join(&executable))
-            .display()
-            .to_string()
+        s.path(&executable).display().to_string()
     } else {
         executable
     };
     let mut args = Vec::new();
-    if let Some(node) = s.node(&["args", "arguments"]).cloned() {
+    if let Some(node) = s.tree(&["args", "arguments"]) {
         match node.as_seq() {
-            Some(items) => {
-                for item in items {
-                    let text = match &item.value {
-                        NodeValue::Str(t) => t.clone(),
-                        _ => item.to_json().to_string(),
-                    };
-                    if let Some(value) = s.resolve_text(&text, "args", true) {
-                        args.push(value);
-                    }
-                }
-            }
+            // An item whose variable is unset is null here and already recorded as missing.
+            Some(items) => args.extend(items.iter().filter_map(node_text)),
             None => s.error(node.pos, "`args` must be a list of strings".to_owned(), None),
         }
     }
@@ -304,7 +292,7 @@ pub(crate) fn from_settings(
     let system_prompt = s.string(&["system_prompt"], true);
     let log_dir = s
         .string(&["log_dir", "log_directory", "stream_log_dir"], false)
-        .map(|d| crate::load::normalize(&s.base_dir.join(d)));
+        .map(|d| s.path(&d));
     let _ = s.string(&["log_format"], false);
     let mut known = vec![
         "executable",

@@ -6,7 +6,6 @@ use super::llm::{self, HttpCall, LlmSettings, Speaker};
 use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::load::TargetDef;
-use crate::load::node::Node;
 use crate::model::TokenUsage;
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -181,7 +180,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ant
         .unwrap_or_else(|| ANTHROPIC_VERSION.to_owned());
     let llm = s.llm();
     let thinking_budget = s.whole(&["thinking_budget"]);
-    let thinking = s.node(&["thinking"]).map(Node::to_json);
+    let thinking = s.tree(&["thinking"]).map(|n| n.to_json());
     finish_llm(
         s,
         &[

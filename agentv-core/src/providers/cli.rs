@@ -13,8 +13,8 @@ use super::settings::Settings;
 use super::template::check_template;
 use super::template::{render, shell_quote};
 use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
-use crate::load::node::{Node, Pos};
-use crate::load::{Fields, TargetDef};
+use crate::load::TargetDef;
+use crate::load::node::Pos;
 use crate::process::{self, ProcessError, ProcessSpec};
 
 /// `cli` target settings, validated.
@@ -132,8 +132,9 @@ impl CliProvider {
                         // stderr's tail, else stdout's: a check that explains itself on stdout
                         // (or not at all) still gets a readable reason.
                         let tail = done.output_tail(500);
+                        let hint = not_found_hint(done.status.code(), &tail, &cwd);
                         let output = if tail.is_empty() { "no output".to_owned() } else { tail };
-                        Err(format!("command exited with code {}: {output}", done.code_text()))
+                        Err(format!("command exited with code {}: {output}{hint}", done.code_text()))
                     }
                     Err(e) => Err(e.to_string()),
                 }
@@ -218,10 +219,11 @@ impl CliProvider {
         };
         if !done.status.success() {
             cleanup();
+            let output = done.output_tail(2000);
             return Err(ProviderError::failed(format!(
-                "command failed with exit code {}: {}",
+                "command failed with exit code {}: {output}{}",
                 done.code_text(),
-                done.output_tail(2000)
+                not_found_hint(done.status.code(), &output, cwd)
             )));
         }
         let text = std::fs::read_to_string(&output_file);
@@ -234,6 +236,22 @@ impl CliProvider {
             ))),
         }
     }
+}
+
+/// When a command could not find a program or a file, says where it ran: a template written
+/// for the targets file's directory fails in the eval file's directory unless `cwd` is set.
+fn not_found_hint(code: Option<i32>, output: &str, cwd: &Path) -> String {
+    let not_found = matches!(code, Some(126 | 127))
+        || ["not found", "No such file or directory", "can't open file"]
+            .iter()
+            .any(|s| output.contains(s));
+    if !not_found {
+        return String::new();
+    }
+    format!(
+        "\n  hint: the command ran in {}; relative paths in it are resolved there. Set `cwd` on the target (relative to the targets file) or use absolute paths",
+        cwd.display()
+    )
 }
 
 /// The values one command run is rendered with.
@@ -396,10 +414,7 @@ pub(crate) fn from_settings(
     let timeout = s.seconds(&["timeout_seconds"]);
     let keep_temp_files = s.boolean(&["keep_temp_files", "keep_output_files"]).unwrap_or(false);
     let _ = s.boolean(&["verbose", "cli_verbose"]);
-    let healthcheck = match s.node(&["healthcheck"]).cloned() {
-        None => None,
-        Some(node) => healthcheck(&node, s),
-    };
+    let healthcheck = s.object(&["healthcheck"], HEALTHCHECK_KEYS, healthcheck).flatten();
     s.finish(&[
         "command_template",
         "files_format",
@@ -442,56 +457,46 @@ fn check_placeholders(s: &mut Settings<'_>, template: &str, pos: Pos) {
     }
 }
 
-fn healthcheck(node: &Node, s: &mut Settings<'_>) -> Option<Healthcheck> {
-    let mut f = Fields::of(node, "`healthcheck`", &mut s.diags)?;
-    let kind = f.string(&["type"], &mut s.diags);
-    let timeout = match f.non_negative(&["timeout_seconds"], &mut s.diags) {
-        Some(t) if t > 0.0 => Duration::from_secs_f64(t),
-        _ => Duration::from_secs(30),
-    };
+/// Keys of a `healthcheck` object.
+const HEALTHCHECK_KEYS: &[&str] = &["type", "url", "command_template", "cwd", "timeout_seconds"];
+
+/// How long a healthcheck may take when it does not say.
+const HEALTHCHECK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Reads the `healthcheck` object; `s` is positioned inside it.
+fn healthcheck(s: &mut Settings<'_>) -> Option<Healthcheck> {
+    let pos = s.fields.pos;
+    let kind = s.string(&["type"], true);
+    let timeout = s.seconds(&["timeout_seconds"]).unwrap_or(HEALTHCHECK_TIMEOUT);
     match kind.as_deref() {
         Some("http") => {
-            let url = f
-                .string(&["url"], &mut s.diags)
-                .and_then(|u| s.resolve_text(&u, "healthcheck.url", true));
-            f.warn_unknown("`healthcheck`", &["type", "url", "timeout_seconds"], &mut s.diags);
-            match url {
-                Some(url) => Some(Healthcheck::Http { url, timeout }),
-                None => {
-                    s.error(node.pos, "http healthcheck needs `url`".to_owned(), None);
-                    None
-                }
+            let url = s.string(&["url"], true);
+            if url.is_none() && !s.is_missing("url") {
+                s.error(pos, "http healthcheck needs `url`".to_owned(), None);
             }
+            Some(Healthcheck::Http { url: url?, timeout })
         }
         Some("command") => {
-            let pos = f.take(&["command_template"]).map_or(node.pos, |n| n.pos);
-            let template = f.string(&["command_template"], &mut s.diags);
-            let cwd = f
-                .string(&["cwd"], &mut s.diags)
-                .map(|c| crate::load::normalize(&s.base_dir.join(c)));
-            f.warn_unknown(
-                "`healthcheck`",
-                &["type", "command_template", "cwd", "timeout_seconds"],
-                &mut s.diags,
-            );
+            let template_pos = s.node(&["command_template"]).map_or(pos, |n| n.pos);
+            let template = s.string(&["command_template"], true);
+            let cwd = s.dir(&["cwd"]);
             match template {
                 Some(template) => {
-                    check_placeholders(s, &template, pos);
+                    check_placeholders(s, &template, template_pos);
                     Some(Healthcheck::Command { template, cwd, timeout })
                 }
                 None => {
-                    s.error(
-                        node.pos,
-                        "command healthcheck needs `command_template`".to_owned(),
-                        None,
-                    );
+                    if !s.is_missing("command_template") {
+                        s.error(pos, "command healthcheck needs `command_template`".to_owned(), None);
+                    }
                     None
                 }
             }
         }
+        None if s.is_missing("type") => None,
         other => {
             s.error(
-                node.pos,
+                pos,
                 format!("unsupported healthcheck type `{}`", other.unwrap_or("(none)")),
                 Some("use `type: http` with `url`, or `type: command` with `command_template`".to_owned()),
             );
@@ -547,6 +552,23 @@ mod tests {
         let p = provider("echo 'model exploded' >&2; exit 7", None);
         let err = p.invoke(&request("c", "q")).await.expect_err("fails");
         assert_eq!(err.to_string(), "command failed with exit code 7: model exploded");
+    }
+
+    #[tokio::test]
+    async fn command_not_found_hints_at_cwd() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut p = provider("python3 no-such-agent-file.py > {OUTPUT_FILE}; ./no-such-agent", None);
+        p.config.cwd = Some(dir.path().to_path_buf());
+        let err = p.invoke(&request("c", "q")).await.expect_err("fails").to_string();
+        assert!(err.starts_with("command failed with exit code 127:"), "{err}");
+        let hint = format!(
+            "hint: the command ran in {}; relative paths in it are resolved there. Set `cwd` on the target",
+            dir.path().display()
+        );
+        assert!(err.contains(&hint), "{err}");
+        let plain = provider("echo 'model exploded' >&2; exit 7", None);
+        let err = plain.invoke(&request("c", "q")).await.expect_err("fails").to_string();
+        assert!(!err.contains("hint"), "{err}");
     }
 
     #[tokio::test]

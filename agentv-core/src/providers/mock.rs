@@ -6,10 +6,9 @@ use std::time::Duration;
 use rand::RngExt;
 use serde_json::{Value, json};
 
-use super::settings::Settings;
+use super::settings::{Settings, node_text};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
 use crate::load::TargetDef;
-use crate::load::node::NodeValue;
 
 /// The answer when none is configured.
 pub const DEFAULT_RESPONSE: &str =
@@ -87,21 +86,16 @@ impl Provider for MockProvider {
 
 /// A `mock` target from its settings.
 pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
-    let response = match s.node(&["response"]).map(|n| (n.value.clone(), n.to_json())) {
-        Some((NodeValue::Map(_) | NodeValue::Seq(_), json)) => Some(json.to_string()),
-        Some(_) => s.string(&["response"], true),
-        None => None,
-    };
+    // A mapping or list answer is sent as its JSON text (llm_judge wants one JSON object).
+    let response = s.tree(&["response"]).as_ref().and_then(node_text);
     let mut responses = HashMap::new();
-    if let Some(node) = s.node(&["responses"]).cloned() {
+    if let Some(node) = s.tree(&["responses"]) {
         match node.as_map() {
             Some(entries) => {
                 for (k, v) in entries {
-                    let text = match &v.value {
-                        NodeValue::Str(t) => t.clone(),
-                        _ => v.to_json().to_string(),
-                    };
-                    responses.insert(k.key_text(), text);
+                    if let Some(text) = node_text(v) {
+                        responses.insert(k.key_text(), text);
+                    }
                 }
             }
             None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::agent::find_executable;
@@ -16,6 +16,7 @@ use super::openai::OpenAiProvider;
 use super::settings::{COMMON_KEYS, Settings};
 use super::vscode::VsCodeProvider;
 use super::{Provider, ProviderKind};
+use crate::load::node::Pos;
 use crate::load::{Diagnostic, Diagnostics, Env, Fields, Secrets, TargetDef, TargetsFile};
 
 /// A `${{ VAR }}` a target needs but the environment lacks.
@@ -31,6 +32,14 @@ pub struct MissingVar {
 pub enum ResolveError {
     #[error("unknown target `{name}`; available targets: {}", list_or_none(available))]
     Unknown { name: String, available: Vec<String> },
+    #[error("target `{name}` has unknown provider `{provider}` ({}:{pos}); use {}", file.display(), crate::load::KNOWN_PROVIDERS)]
+    UnsupportedProvider {
+        name: String,
+        provider: String,
+        /// Where its `provider:` is written.
+        file: PathBuf,
+        pos: Pos,
+    },
     #[error("{}", missing_message(.0))]
     MissingCredentials(Vec<MissingVar>),
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
@@ -192,6 +201,14 @@ impl TargetRegistry {
         if let Some(p) = self.cache.lock().ok().and_then(|c| c.get(name).cloned()) {
             return Ok(p);
         }
+        if let Some((file, t)) = self.file.as_ref().and_then(|f| Some((f, f.unsupported(name)?))) {
+            return Err(ResolveError::UnsupportedProvider {
+                name: t.name.clone(),
+                provider: t.provider.clone(),
+                file: file.path.clone(),
+                pos: t.pos,
+            });
+        }
         let def = self
             .file
             .as_ref()
@@ -239,34 +256,42 @@ impl TargetRegistry {
         })
     }
 
-    /// Checks every target's settings without needing its variables (for `agentv validate`).
+    /// Builds every target as a run that uses it would, calling nothing (for `agentv
+    /// validate`), and checks that each `judge_target` names a target of the file. Targets with
+    /// an unknown provider are left out: the file's own warning names them.
     pub fn check_all(&self) -> Vec<ResolveError> {
         let Some(file) = &self.file else {
             return Vec::new();
         };
-        file.targets
-            .iter()
-            .filter_map(|def| match self.build(def) {
-                Err(e @ ResolveError::Invalid { .. }) => Some(e),
-                _ => None,
-            })
-            .collect()
+        let mut errors = Vec::new();
+        for def in &file.targets {
+            errors.extend(self.resolve(&def.name).err());
+            if let Some(judge) = &def.judge_target
+                && !file.names().contains(judge)
+            {
+                let mut diags = Diagnostics::new(&def.file);
+                let pos = def.settings.get("judge_target").map_or(def.pos, |n| n.pos);
+                diags.error(
+                    pos,
+                    format!("`judge_target` of target `{}` names unknown target `{judge}`", def.name),
+                    Some(format!("available targets: {}", list_or_none(&file.names()))),
+                );
+                errors.push(ResolveError::Invalid {
+                    name: def.name.clone(),
+                    problems: diags.into_vec(),
+                });
+            }
+        }
+        errors
     }
 
     fn build(&self, def: &TargetDef) -> Result<Arc<dyn Provider>, ResolveError> {
         let mut diags = Diagnostics::new(&def.file);
-        let mut s = Settings {
-            fields: Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| ResolveError::Invalid {
-                name: def.name.clone(),
-                problems: Vec::new(),
-            })?,
-            env: &self.env,
-            secrets: &self.secrets,
-            target: &def.name,
-            base_dir: def.base_dir().to_path_buf(),
-            diags,
-            missing: Vec::new(),
-        };
+        let fields = Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| ResolveError::Invalid {
+            name: def.name.clone(),
+            problems: diags.clone().into_vec(),
+        })?;
+        let mut s = Settings::new(def, fields, &self.env, &self.secrets, diags);
         for key in COMMON_KEYS {
             let _ = s.fields.take(&[key]);
         }
@@ -418,6 +443,180 @@ mod tests {
                 .contains(":4:5: warning: unknown key `respones` in target `m`"),
             "{}",
             warnings[0]
+        );
+    }
+
+    #[test]
+    fn huge_durations_are_errors_with_the_allowed_range_on_every_provider() {
+        let secs = "must be a number of seconds greater than 0 and at most 604800 (7 days)";
+        let ms = "must be a number of milliseconds from 0 to 604800000 (7 days)";
+        let cases = [
+            ("provider: mock\n    delay_ms: 7e30", "4:15", "delay_ms", ms),
+            (
+                "provider: mock\n    delay_min_ms: 1\n    delay_max_ms: 7e30",
+                "5:19",
+                "delay_max_ms",
+                ms,
+            ),
+            (
+                "provider: mock\n    delay_min_ms: 7e30\n    delay_max_ms: 1",
+                "4:19",
+                "delay_min_ms",
+                ms,
+            ),
+            (
+                "provider: cli\n    command_template: x {OUTPUT_FILE}\n    timeout_seconds: 7e30",
+                "5:22",
+                "timeout_seconds",
+                secs,
+            ),
+            (
+                "provider: cli\n    command_template: x {OUTPUT_FILE}\n    healthcheck: {type: command, command_template: 'true', timeout_seconds: 18446744073709551615}",
+                "5:77",
+                "healthcheck.timeout_seconds",
+                secs,
+            ),
+            (
+                "provider: openai\n    model: m\n    base_url: http://127.0.0.1:9\n    timeout_seconds: 7e30",
+                "6:22",
+                "timeout_seconds",
+                secs,
+            ),
+            (
+                "provider: openai\n    model: m\n    base_url: http://127.0.0.1:9\n    initial_delay_ms: 7e30",
+                "6:23",
+                "initial_delay_ms",
+                ms,
+            ),
+            (
+                "provider: openai\n    model: m\n    base_url: http://127.0.0.1:9\n    max_delay_ms: 7e30",
+                "6:19",
+                "max_delay_ms",
+                ms,
+            ),
+            (
+                "provider: anthropic\n    model: m\n    api_key: k\n    timeout_seconds: 7e30",
+                "6:22",
+                "timeout_seconds",
+                secs,
+            ),
+            (
+                "provider: gemini\n    api_key: k\n    retry_max_delay_ms: 7e30",
+                "5:25",
+                "retry_max_delay_ms",
+                ms,
+            ),
+            (
+                "provider: claude-code\n    executable: /bin/sh\n    timeout_seconds: 7e30",
+                "5:22",
+                "timeout_seconds",
+                secs,
+            ),
+            (
+                "provider: vscode\n    timeout_seconds: 7e30",
+                "4:22",
+                "timeout_seconds",
+                secs,
+            ),
+        ];
+        for (settings, at, name, range) in cases {
+            let yaml = format!("targets:\n  - name: t\n    {settings}\n");
+            let (reg, _d) = registry(&yaml, &[]);
+            let err = reg.resolve("t").expect_err(settings).to_string();
+            let want = format!("targets.yaml:{at}: error: `{name}` {range}, found");
+            assert!(err.contains(&want), "{settings}\nwant {want}\ngot {err}");
+        }
+    }
+
+    #[test]
+    fn variables_resolve_in_maps_lists_and_nested_objects() {
+        let yaml = "targets:\n  - name: m\n    provider: mock\n    responses:\n      c1: ${{ AGENTV_T_ANSWER }}\n      c2: {text: '${{ AGENTV_T_ANSWER }}'}\n  - name: a\n    provider: anthropic\n    model: m\n    api_key: k\n    thinking: {type: '${{ AGENTV_T_THINKING }}', budget_tokens: 1024}\n  - name: c\n    provider: claude-code\n    executable: /bin/sh\n    args: [--flag, '${{ AGENTV_T_ARG }}']\n";
+        let vars = [
+            ("AGENTV_T_ANSWER", "forty-two"),
+            ("AGENTV_T_THINKING", "enabled"),
+            ("AGENTV_T_ARG", "from-env"),
+        ];
+        let (reg, _d) = registry(yaml, &vars);
+        let mock = reg.resolve("m").expect("mock").public_settings();
+        assert_eq!(mock["responses"]["c1"], "forty-two");
+        assert_eq!(mock["responses"]["c2"], r#"{"text":"forty-two"}"#);
+        let anthropic = reg.resolve("a").expect("anthropic").public_settings();
+        assert_eq!(
+            anthropic["thinking"],
+            serde_json::json!({"type": "enabled", "budget_tokens": 1024})
+        );
+        let claude = reg.resolve("c").expect("claude-code").public_settings();
+        assert_eq!(claude["args"], serde_json::json!(["--flag", "from-env"]));
+    }
+
+    #[test]
+    fn unset_variables_deep_in_settings_are_missing_with_their_path() {
+        let yaml = "targets:\n  - name: m\n    provider: mock\n    responses:\n      c1: ${{ AGENTV_T_UNSET_ANSWER }}\n  - name: c\n    provider: cli\n    command_template: x {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: ${{ AGENTV_T_UNSET_CMD }}\n      cwd: ${{ AGENTV_T_UNSET_DIR }}\n";
+        let (reg, _d) = registry(yaml, &[]);
+        for (name, want) in [
+            ("m", "AGENTV_T_UNSET_ANSWER (target `m`, setting `responses.c1`)"),
+            (
+                "c",
+                "AGENTV_T_UNSET_CMD (target `c`, setting `healthcheck.command_template`)",
+            ),
+        ] {
+            let errs = reg.resolve_target(name).expect_err(name);
+            let text = errs[0].to_string();
+            assert!(text.contains(want), "{text}");
+        }
+        // `cwd` is optional: left unset, with a warning naming it.
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert!(
+            warnings.iter().any(|w| w.contains(
+                ":12:12: warning: environment variable AGENTV_T_UNSET_DIR is not set, so optional setting `healthcheck.cwd` of target `c` is left unset"
+            )),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn healthcheck_cwd_resolves_variables_like_every_other_setting() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let check = dir.path().join("checks");
+        std::fs::create_dir(&check).expect("dir");
+        let yaml = "targets:\n  - name: c\n    provider: cli\n    command_template: x {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: 'true'\n      cwd: ${{ AGENTV_T_CHECK_DIR }}\n";
+        let check_dir = check.display().to_string();
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_CHECK_DIR", &check_dir)]);
+        assert!(reg.resolve("c").is_ok(), "the directory from the variable exists");
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_CHECK_DIR", "/nonexistent/agentv")]);
+        let err = reg.resolve("c").expect_err("missing dir").to_string();
+        assert!(
+            err.contains("`healthcheck.cwd` directory does not exist: /nonexistent/agentv"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_provider_fails_only_the_target_that_has_it() {
+        let (reg, _d) = registry(
+            "targets:\n  - {name: good, provider: mock}\n  - {name: odd, provider: warp-drive}\n  - {name: judged, provider: mock, judge_target: odd}\n",
+            &[],
+        );
+        assert!(reg.resolve_target("good").is_ok());
+        let errs = reg.resolve_target("odd").expect_err("unsupported");
+        let text = errs[0].to_string();
+        assert!(
+            text.starts_with("target `odd` has unknown provider `warp-drive` (")
+                && text.contains("targets.yaml:3:27); use openai"),
+            "{text}"
+        );
+        assert!(reg.resolve_target("judged").is_err(), "its judge cannot be used");
+    }
+
+    #[test]
+    fn check_all_reports_a_judge_target_that_does_not_exist() {
+        let (reg, _d) = registry("targets:\n  - {name: a, provider: mock, judge_target: nope}\n", &[]);
+        let text: Vec<String> = reg.check_all().iter().map(ToString::to_string).collect();
+        assert_eq!(text.len(), 1, "{text:?}");
+        assert!(
+            text[0].contains(":2:45: error: `judge_target` of target `a` names unknown target `nope`"),
+            "{}",
+            text[0]
         );
     }
 }

@@ -236,7 +236,7 @@ pub(crate) fn from_settings(
     let dry_run = s.boolean(&["dry_run"]).unwrap_or(false);
     let subagent_root = s
         .string(&["subagent_root"], false)
-        .map(|d| crate::load::normalize(&s.base_dir.join(d)))
+        .map(|d| s.path(&d))
         .unwrap_or_else(|| PathBuf::from(".agentv").join("vscode"));
     let workspace = s.dir(&["workspace", "workspace_template"]);
     let timeout = s.seconds(&["timeout_seconds"]);
