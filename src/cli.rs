@@ -48,8 +48,13 @@ const VALIDATE_EXAMPLES: &str = "\
 Examples:
   agentv validate examples/mock/evals/capitals.yaml
   agentv validate evals/ targets.yaml
+  agentv validate evals/smoke.yaml --targets openai.targets.yaml
 
-Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist.";
+Each eval file is checked with the target `eval` would use (same targets file, same target,
+same settings and variables), without calling anything.
+
+Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist or is not an
+eval or targets file.";
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -148,6 +153,14 @@ pub struct ValidateArgs {
     /// Eval files, targets files, or directories to check.
     #[arg(required = true, value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+
+    /// Check eval files against this target, as `eval --target` would run them.
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+
+    /// targets.yaml file, or a directory holding one, as for `eval --targets`.
+    #[arg(long, value_name = "PATH")]
+    pub targets: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -12,7 +12,10 @@ fn reports_every_problem_in_every_file() {
             "evalcases:\n  - id: one\n    input_messages: [{role: user, content: q}]\n  - id: two\n    expected_outcome: x\n    input_messages: [{role: robot, content: q}]\n    evaluators:\n      - {name: t, type: tool_trajectory, mode: sideways}\n",
         )
         .file("evals/b.yaml", "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n")
-        .file("targets.yaml", "targets:\n  - name: c\n    provider: cli\n    command_template: run {NOPE}\n");
+        .file(
+            "targets.yaml",
+            "targets:\n  - name: c\n    provider: cli\n    command_template: run {NOPE}\n  - {name: default, provider: mock}\n",
+        );
     let run = p.run(&["validate", "evals", "targets.yaml"]);
     run.code(1)
         .stderr_has("evals/a.yaml:2:5: error: eval case is missing the required key `expected_outcome`")
@@ -27,10 +30,12 @@ fn reports_every_problem_in_every_file() {
 
 #[test]
 fn valid_files_exit_0_and_missing_paths_exit_2() {
-    let p = Project::new().file(
-        "e.yaml",
-        "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n",
-    );
+    let p = Project::new()
+        .file(
+            "e.yaml",
+            "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n",
+        )
+        .file("targets.yaml", "targets:\n  - {name: default, provider: mock}\n");
     p.run(&["validate", "e.yaml"])
         .code(0)
         .stderr_has("1 file(s) checked, 0 invalid");
@@ -49,14 +54,217 @@ fn help_shows_examples() {
     p.run(&["validate", "--help"]).code(0).stdout_has("Examples:");
 }
 
+/// A suite every test below can pair with a targets file.
+const SUITE: &str =
+    "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n";
+
+#[test]
+fn eval_file_without_a_targets_file_is_invalid_as_eval_would_fail() {
+    let p = Project::new().file("evals/e.yaml", SUITE);
+    p.run(&["validate", "evals/e.yaml"])
+        .code(1)
+        .stderr_has("evals/e.yaml: error: no targets file found; looked in ")
+        .stderr_has("✘ evals/e.yaml (1 error(s))");
+    p.run(&["eval", "evals/e.yaml"])
+        .code(2)
+        .stderr_has("error: no targets file found");
+}
+
+#[test]
+fn unknown_provider_fails_the_suites_that_use_it_and_only_warns_in_the_targets_file() {
+    let p = Project::new()
+        .file("a/e.yaml", "execution: {target: odd}\nevalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n")
+        .file("b/e.yaml", SUITE)
+        .file(
+            "targets.yaml",
+            "targets:\n  - {name: default, provider: mock}\n  - {name: odd, provider: warp-drive}\n",
+        );
+    p.run(&["validate", "."])
+        .code(1)
+        .stderr_has("targets.yaml:3:27: warning: target `odd` has unknown provider `warp-drive`")
+        .stderr_has("a/e.yaml: error: target `odd` has unknown provider `warp-drive` (targets.yaml:3:27)")
+        .stderr_has("✘ a/e.yaml (1 error(s))")
+        .stderr_has("✔ b/e.yaml")
+        .stderr_has("✔ targets.yaml");
+    // eval agrees: the suite that does not use the target runs, warned.
+    p.run(&["eval", "b/e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stderr_has("warning: target `odd` has unknown provider `warp-drive`");
+    p.run(&["eval", "a/e.yaml", "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("error: target `odd` has unknown provider `warp-drive`");
+}
+
+#[test]
+fn validate_picks_the_targets_file_and_target_as_eval_does() {
+    let p = Project::new()
+        .file("evals/e.yaml", SUITE)
+        .file("evals/targets.yaml", "targets:\n  - {name: default, provider: mock}\n")
+        .file(
+            "other.targets.yaml",
+            "targets:\n  - {name: default, provider: mock}\n  - name: keyed\n    provider: openai\n    model: m\n    api_key: ${{ AGENTV_TEST_UNSET_KEY }}\n",
+        );
+    p.run(&["validate", "evals/e.yaml"]).code(0);
+    p.run(&["validate", "evals/e.yaml", "--target", "nope"])
+        .code(1)
+        .stderr_has("unknown target `nope`; available targets: default (in evals/targets.yaml)");
+    p.run(&["validate", "evals/e.yaml", "--targets", "other.targets.yaml", "--target", "keyed"])
+        .code(1)
+        .stderr_has("other.targets.yaml: error: environment variable AGENTV_TEST_UNSET_KEY is not set (target `keyed`, setting `api_key`)");
+    p.run(&[
+        "eval",
+        "evals/e.yaml",
+        "--targets",
+        "other.targets.yaml",
+        "--target",
+        "keyed",
+    ])
+    .code(2)
+    .stderr_has("AGENTV_TEST_UNSET_KEY (target `keyed`, setting `api_key`)");
+}
+
+#[test]
+fn unset_variable_is_an_error_for_a_suite_and_a_warning_for_a_targets_file_alone() {
+    let p = Project::new().file("e.yaml", SUITE).file(
+        "targets.yaml",
+        "targets:\n  - name: default\n    provider: mock\n    responses:\n      fine: ${{ AGENTV_TEST_UNSET_ANSWER }}\n",
+    );
+    let run = p.run(&["validate", "e.yaml", "targets.yaml"]);
+    run.code(1)
+        .stderr_has("targets.yaml: error: environment variable AGENTV_TEST_UNSET_ANSWER is not set (target `default`, setting `responses.fine`)")
+        .stderr_has("✘ e.yaml (1 error(s))")
+        .stderr_has("targets.yaml: warning: environment variable AGENTV_TEST_UNSET_ANSWER is not set")
+        .stderr_has("✔ targets.yaml");
+    p.command(&["validate", "e.yaml"])
+        .env("AGENTV_TEST_UNSET_ANSWER", "the answer")
+        .status()
+        .map(|s| assert_eq!(s.code(), Some(0)))
+        .expect("runs");
+}
+
+#[test]
+fn relative_cwd_is_valid_when_validating_from_the_targets_directory() {
+    let p = Project::new().file("agent/evals/e.yaml", SUITE).file(
+        "agent/targets.yaml",
+        "targets:\n  - name: default\n    provider: cli\n    command_template: ./agent.sh {OUTPUT_FILE}\n    cwd: .\n",
+    );
+    let run = p
+        .command(&["validate", "."])
+        .current_dir(p.path().join("agent"))
+        .output();
+    let run = common::Run::from(run.expect("runs"));
+    run.code(0).stderr_has("2 file(s) checked, 0 invalid");
+}
+
+#[test]
+fn a_path_that_is_not_an_eval_or_targets_file_is_a_usage_error() {
+    let p = Project::new()
+        .file("agent.py", "print('hi')\n")
+        .file("last.baseline.jsonl", "{\"eval_id\":\"a\",\"score\":1}\n")
+        .file("empty/notes.md", "x\n");
+    p.run(&["validate", "agent.py", "last.baseline.jsonl", "empty"])
+        .code(2)
+        .stderr_has("error: agent.py is not an eval file (.yaml, .yml, .jsonl) or a targets file")
+        .stderr_has("error: last.baseline.jsonl holds results of a run, not eval cases or targets")
+        .stderr_has("error: empty: no eval files (.yaml, .yml, .jsonl) or targets files in this directory");
+}
+
+#[test]
+fn directory_walk_skips_results_files_and_reads_named_targets_files_as_targets() {
+    let p = Project::new()
+        .file(
+            "evals/cases.jsonl",
+            "{\"id\":\"c1\",\"expected_outcome\":\"x\",\"input_messages\":[{\"role\":\"user\",\"content\":\"q\"}]}\n",
+        )
+        .file("evals/run.baseline.jsonl", "{\"eval_id\":\"c1\",\"score\":1}\n")
+        .file(
+            "evals/renamed-results.jsonl",
+            "{\"eval_id\":\"c1\",\"score\":0.5,\"evaluator_results\":[]}\n",
+        )
+        .file(
+            "evals/.agentv/results/eval_1.jsonl",
+            "{\"eval_id\":\"c1\",\"score\":1}\n",
+        )
+        .file(
+            "evals/mock.targets.yaml",
+            "targets:\n  - {name: default, provider: mock}\n",
+        )
+        .file("targets.yaml", "targets:\n  - {name: default, provider: mock}\n");
+    let run = p.run(&["validate", "evals"]);
+    run.code(0)
+        .stderr_has("✔ evals/cases.jsonl")
+        .stderr_has("✔ evals/mock.targets.yaml")
+        .stderr_has("2 file(s) checked, 0 invalid");
+    assert!(
+        !run.stderr.contains("baseline") && !run.stderr.contains("renamed-results"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The example directories, each validated from inside it and all together from the root.
+const EXAMPLES: &[&str] = &["agents", "cli-agent", "contextual-precision", "mock", "providers"];
+
+/// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise
+/// removed, so the result does not depend on the machine).
+fn validate_in(dir: &std::path::Path, path: &str, env: &[(&str, String)]) -> common::Run {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentv"));
+    cmd.args(["validate", path]).current_dir(dir);
+    for var in PROVIDER_VARS {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    common::Run::from(cmd.output().expect("runs"))
+}
+
+/// Variables the shipped targets files read.
+const PROVIDER_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_DEPLOYMENT_NAME",
+    "AZURE_OPENAI_API_KEY",
+];
+
 #[test]
 fn every_shipped_example_is_valid() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentv"))
-        .args(["validate", "examples"])
-        .current_dir(common::repo_root())
-        .output()
-        .expect("runs");
-    let run = common::Run::from(out);
+    let examples = common::repo_root().join("examples");
+    let listed: Vec<String> = std::fs::read_dir(&examples)
+        .expect("examples")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for dir in &listed {
+        assert!(EXAMPLES.contains(&dir.as_str()), "examples/{dir} is not validated here");
+    }
+    // As a user with the credentials and agent CLIs: no problem at all.
+    let bin = tempfile::tempdir().expect("tmp");
+    for exe in ["claude", "codex"] {
+        let path = bin.path().join(exe);
+        std::fs::write(&path, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    }
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let mut full: Vec<(&str, String)> = PROVIDER_VARS
+        .iter()
+        .map(|v| (*v, "placeholder-value".to_owned()))
+        .collect();
+    full.push(("PATH", path));
+    for dir in EXAMPLES {
+        let run = validate_in(&examples.join(dir), ".", &full);
+        run.code(0).stderr_has(", 0 invalid");
+        assert!(!run.stderr.contains("warning:"), "examples/{dir}:\n{}", run.stderr);
+    }
+    let run = validate_in(&common::repo_root(), "examples", &full);
     run.code(0).stderr_has(", 0 invalid");
     assert!(!run.stderr.contains("warning:"), "{}", run.stderr);
+    // On a fresh machine the offline suites still pass; targets files that need keys or agent
+    // CLIs only warn.
+    for dir in EXAMPLES {
+        validate_in(&examples.join(dir), ".", &[]).code(0);
+    }
 }

@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::load::{Diagnostic, Env, LoadedSuite, Secrets, Workspace, find_targets_file, load_targets_file};
+use crate::load::node::Pos;
+use crate::load::{
+    Diagnostic, Diagnostics, Env, KNOWN_PROVIDERS, LoadedSuite, Secrets, Severity, TARGET_FILE_NAMES, Workspace,
+    find_targets_file, load_targets_file,
+};
 use crate::providers::mock::{Delay, MockProvider};
 use crate::providers::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 use crate::run::{Job, Jobs};
@@ -44,63 +48,317 @@ pub struct Plan {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// Why a suite has no usable target. `eval` stops on it; `validate` reports it against the
+/// eval file. Both get it from [`TargetResolver`], so they always agree.
+#[derive(Debug, Clone)]
+pub enum TargetProblem {
+    /// No targets file where `eval` looks for one (D5).
+    NoTargetsFile { tried: Vec<PathBuf> },
+    /// The targets file cannot be read or parsed: its errors.
+    TargetsFile(Vec<Diagnostic>),
+    /// The target or its judge cannot be used.
+    Target { file: PathBuf, errors: Vec<ResolveError> },
+}
+
+impl std::fmt::Display for TargetProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoTargetsFile { tried } => {
+                write!(
+                    f,
+                    "no targets file found; {}\ncreate targets.yaml (e.g. `targets: [{{name: default, provider: mock}}]`) or pass --targets",
+                    describe_search(tried)
+                )
+            }
+            Self::TargetsFile(errors) => {
+                let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                write!(f, "{}", text.join("\n"))
+            }
+            Self::Target { file, errors } => {
+                let text: Vec<String> = errors.iter().map(|e| format!("{e} (in {})", file.display())).collect();
+                write!(f, "{}", text.join("\n"))
+            }
+        }
+    }
+}
+
+/// Where a targets file was looked for, by directory: "looked in a, b for targets.yaml, ...".
+fn describe_search(tried: &[PathBuf]) -> String {
+    let mut dirs: Vec<&Path> = Vec::new();
+    for path in tried {
+        // Longest name first: `.agentv/targets.yaml` also ends with `targets.yaml`.
+        let dir = [2, 1].iter().find_map(|&depth| {
+            TARGET_FILE_NAMES
+                .iter()
+                .map(Path::new)
+                .find(|name| name.components().count() == depth && path.ends_with(name))
+                .and_then(|_| path.ancestors().nth(depth))
+        });
+        match dir {
+            Some(dir) if !dirs.contains(&dir) => dirs.push(dir),
+            Some(_) => {}
+            // An explicit `--targets` file that does not exist.
+            None => return format!("{} does not exist", path.display()),
+        }
+    }
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    format!("looked in {} for {}", dirs.join(", "), TARGET_FILE_NAMES.join(", "))
+}
+
+impl TargetProblem {
+    /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`): each an
+    /// error, since `eval` would stop on it. Problems inside the targets file point there, by
+    /// a path relative to the working directory when it is below it.
+    pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+        let mut items = self.diagnostics_at(eval_file, ws);
+        for d in &mut items {
+            d.file = shown(&d.file, ws);
+        }
+        items
+    }
+
+    fn diagnostics_at(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+        match self {
+            Self::NoTargetsFile { .. } => {
+                let mut d = Diagnostics::new(eval_file);
+                let text = self.to_string();
+                let (message, help) = text
+                    .split_once("\ncreate")
+                    .map_or((text.as_str(), None), |(m, h)| (m, Some(format!("create{h}"))));
+                d.error(Pos::default(), message, help);
+                d.into_vec()
+            }
+            Self::TargetsFile(errors) => errors.clone(),
+            Self::Target { file, errors } => errors
+                .iter()
+                .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, Severity::Error))
+                .collect(),
+        }
+    }
+}
+
+/// `path` relative to the working directory when it is below it, as the user would write it.
+fn shown(path: &Path, ws: &Workspace) -> PathBuf {
+    path.strip_prefix(&ws.cwd)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+/// One target's problem as diagnostics. A problem of the machine rather than the file (an
+/// unset variable, an agent CLI not installed) gets `machine`: an error for a suite that uses
+/// the target, a warning for a targets file checked on its own.
+fn resolve_error_diagnostics(
+    error: &ResolveError,
+    targets_file: &Path,
+    eval_file: &Path,
+    machine: Severity,
+) -> Vec<Diagnostic> {
+    let mut d = Diagnostics::new(targets_file);
+    let push = |d: &mut Diagnostics, message: String, help: Option<String>| match machine {
+        Severity::Error => d.error(Pos::default(), message, help),
+        Severity::Warning => d.warn(Pos::default(), message, help),
+    };
+    match error {
+        ResolveError::Invalid { problems, .. } if !problems.is_empty() => return problems.clone(),
+        ResolveError::MissingCredentials(vars) => {
+            for v in vars {
+                push(
+                    &mut d,
+                    format!(
+                        "environment variable {} is not set (target `{}`, setting `{}`)",
+                        v.var, v.target, v.setting
+                    ),
+                    Some("set it in the environment or in a .env file next to the eval file".to_owned()),
+                );
+            }
+        }
+        ResolveError::MissingExecutable { .. } => push(&mut d, error.to_string(), None),
+        ResolveError::UnsupportedProvider {
+            name, provider, pos, ..
+        } => {
+            let mut d = Diagnostics::new(eval_file);
+            d.error(
+                Pos::default(),
+                format!(
+                    "target `{name}` has unknown provider `{provider}` ({}:{pos})",
+                    targets_file.display()
+                ),
+                Some(format!("use {KNOWN_PROVIDERS}, or pick another target with --target")),
+            );
+            return d.into_vec();
+        }
+        ResolveError::Unknown { .. } | ResolveError::Invalid { .. } => {
+            let mut d = Diagnostics::new(eval_file);
+            d.error(Pos::default(), format!("{error} (in {})", targets_file.display()), None);
+            return d.into_vec();
+        }
+    }
+    d.into_vec()
+}
+
+/// Checks a targets file on its own (`agentv validate targets.yaml`): every target is built
+/// as a run that used it would, calling nothing. Mistakes in the file are errors; what depends
+/// on the machine (an unset variable, an agent CLI not installed) is a warning, because the
+/// file may be used where those are present; a suite that uses the target reports them as
+/// errors.
+pub fn check_targets_file(path: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+    let file = load_targets_file(path);
+    let mut diagnostics = file.diagnostics.clone();
+    if file.has_errors() {
+        return diagnostics;
+    }
+    let (env, warnings) = Env::load(&[eval_dir(path, ws)], ws);
+    diagnostics.extend(warnings);
+    let registry = TargetRegistry::new(Some(file), Arc::new(env), Secrets::default());
+    for problem in registry.check_all() {
+        diagnostics.extend(resolve_error_diagnostics(&problem, path, path, Severity::Warning));
+    }
+    diagnostics.extend(registry.take_warnings());
+    diagnostics
+}
+
+/// Finds and resolves each suite's target exactly as `agentv eval` does: the targets file
+/// searched from the eval file's directory (or `--targets`), the target chosen by `--target`,
+/// the suite, or `default`, every setting, variable and agent executable checked, nothing
+/// called. Outcomes are cached per targets file and target name.
+pub struct TargetResolver<'a> {
+    ws: &'a Workspace,
+    options: &'a ResolveOptions,
+    env: Arc<Env>,
+    secrets: Secrets,
+    registries: HashMap<PathBuf, Result<Arc<TargetRegistry>, Vec<Diagnostic>>>,
+    resolved: HashMap<(PathBuf, String), Result<Arc<ResolvedTarget>, TargetProblem>>,
+    dry_run: HashMap<String, Arc<ResolvedTarget>>,
+    warnings: Vec<Diagnostic>,
+}
+
+impl<'a> TargetResolver<'a> {
+    /// Loads the `.env` files that serve `eval_files` (D5).
+    pub fn new(eval_files: &[PathBuf], ws: &'a Workspace, options: &'a ResolveOptions) -> Self {
+        let eval_dirs: Vec<PathBuf> = eval_files.iter().map(|f| eval_dir(f, ws)).collect();
+        let (env, warnings) = Env::load(&eval_dirs, ws);
+        Self {
+            ws,
+            options,
+            env: Arc::new(env),
+            secrets: Secrets::default(),
+            registries: HashMap::new(),
+            resolved: HashMap::new(),
+            dry_run: HashMap::new(),
+            warnings,
+        }
+    }
+
+    /// The target a suite runs against: `--target` (unless it is `default`), else the eval
+    /// file's, else `default`.
+    pub fn target_name(&self, suite_target: Option<&str>) -> String {
+        self.options
+            .target
+            .as_deref()
+            .filter(|t| *t != "default")
+            .or(suite_target)
+            .unwrap_or("default")
+            .to_owned()
+    }
+
+    /// The target of the suite in `eval_file` whose own target is `suite_target`.
+    pub fn resolve(
+        &mut self,
+        eval_file: &Path,
+        suite_target: Option<&str>,
+    ) -> Result<Arc<ResolvedTarget>, TargetProblem> {
+        let name = self.target_name(suite_target);
+        if self.options.dry_run {
+            let env = self.env.clone();
+            return Ok(self
+                .dry_run
+                .entry(name.clone())
+                .or_insert_with(|| dry_run_target(&name, env))
+                .clone());
+        }
+        let registry = self.registry_for(&eval_dir(eval_file, self.ws))?;
+        let file = registry.targets_path().map(Path::to_path_buf).unwrap_or_default();
+        let key = (file.clone(), name.clone());
+        if let Some(done) = self.resolved.get(&key) {
+            return done.clone();
+        }
+        let outcome = registry
+            .resolve_target(&name)
+            .map(Arc::new)
+            .map_err(|errors| TargetProblem::Target { file, errors });
+        self.warnings.extend(registry.take_warnings());
+        self.resolved.insert(key, outcome.clone());
+        outcome
+    }
+
+    /// The registry of the targets file that serves `eval_dir`, loaded once per file.
+    fn registry_for(&mut self, eval_dir: &Path) -> Result<Arc<TargetRegistry>, TargetProblem> {
+        let path = find_targets_file(self.options.targets_path.as_deref(), eval_dir, self.ws)
+            .map_err(|tried| TargetProblem::NoTargetsFile { tried })?;
+        if let Some(r) = self.registries.get(&path) {
+            return r.clone().map_err(TargetProblem::TargetsFile);
+        }
+        let file = load_targets_file(&path);
+        let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) = file
+            .diagnostics
+            .iter()
+            .cloned()
+            .partition(|d| d.severity == crate::load::Severity::Error);
+        self.warnings.extend(warns);
+        let registry = if errors.is_empty() {
+            let cache = self
+                .options
+                .cache_dir
+                .as_ref()
+                .map(|d| Arc::new(crate::providers::ResponseCache::new(d)));
+            Ok(Arc::new(
+                TargetRegistry::new(Some(file), self.env.clone(), self.secrets.clone()).with_response_cache(cache),
+            ))
+        } else {
+            Err(errors)
+        };
+        self.registries.insert(path, registry.clone());
+        registry.map_err(TargetProblem::TargetsFile)
+    }
+
+    /// Warnings found since the last call (`.env` files, targets files, target settings).
+    pub fn take_warnings(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// Variables from `.env` files, for child processes.
+    pub fn child_env(&self) -> Arc<[(String, String)]> {
+        self.env.child_env()
+    }
+}
+
+/// The directory of an eval file, resolved against the working directory.
+fn eval_dir(file: &Path, ws: &Workspace) -> PathBuf {
+    ws.cwd
+        .join(file)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| ws.cwd.clone())
+}
+
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
 /// missing variables, invalid target settings), before anything runs.
 pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, Vec<String>> {
-    let eval_dirs: Vec<PathBuf> = suites
-        .iter()
-        .map(|s| {
-            ws.cwd
-                .join(&s.file)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| ws.cwd.clone())
-        })
-        .collect();
-    let (env, mut warnings) = Env::load(&eval_dirs, ws);
-    let env = Arc::new(env);
-    let secrets = Secrets::default();
-    let mut registries: HashMap<PathBuf, Arc<TargetRegistry>> = HashMap::new();
-    let mut resolved: HashMap<(PathBuf, String), Arc<ResolvedTarget>> = HashMap::new();
+    let files: Vec<PathBuf> = suites.iter().map(|s| s.file.clone()).collect();
+    let mut resolver = TargetResolver::new(&files, ws, options);
     let mut targets: Vec<Arc<ResolvedTarget>> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     let mut missing = Vec::new();
     let mut planned = Vec::new();
-    let override_name = options.target.as_deref().filter(|t| *t != "default");
-
-    for (suite, eval_dir) in suites.into_iter().zip(&eval_dirs) {
-        let name = override_name
-            .map(str::to_owned)
-            .or_else(|| suite.target.as_deref().map(str::to_owned))
-            .unwrap_or_else(|| "default".to_owned());
-        let target = if options.dry_run {
-            dry_run_target(&name, &mut resolved, &env)
-        } else {
-            let registry = match registry_for(eval_dir, ws, options, &env, &secrets, &mut registries, &mut warnings) {
-                Ok(r) => r,
-                Err(e) => {
-                    push_unique(&mut errors, e);
-                    continue;
-                }
-            };
-            let key = (
-                registry.targets_path().map(Path::to_path_buf).unwrap_or_default(),
-                name.clone(),
-            );
-            match resolved.get(&key) {
-                Some(t) => t.clone(),
-                None => match registry.resolve_target(&name) {
-                    Ok(t) => {
-                        warnings.extend(registry.take_warnings());
-                        let t = Arc::new(t);
-                        resolved.insert(key, t.clone());
-                        t
-                    }
-                    Err(problems) => {
-                        note_problems(problems, registry.targets_path(), &mut missing, &mut errors);
-                        continue;
-                    }
-                },
+    for suite in suites {
+        let target = match resolver.resolve(&suite.file, suite.target.as_deref()) {
+            Ok(t) => t,
+            Err(problem) => {
+                note_problem(problem, &mut missing, &mut errors);
+                continue;
             }
         };
         if !targets.iter().any(|t| Arc::ptr_eq(t, &target)) {
@@ -119,9 +377,9 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         suites: planned,
         total,
         targets,
-        secrets,
-        child_env: env.child_env(),
-        warnings,
+        secrets: resolver.secrets().clone(),
+        child_env: resolver.child_env(),
+        warnings: resolver.take_warnings(),
     })
 }
 
@@ -145,16 +403,15 @@ impl Plan {
     }
 }
 
-/// Adds a target's problems: missing variables go to one list (reported together at the end),
+/// Adds a suite's problem: missing variables go to one list (reported together at the end),
 /// the rest become messages naming the targets file.
-fn note_problems(
-    problems: Vec<ResolveError>,
-    file: Option<&Path>,
-    missing: &mut Vec<MissingVar>,
-    errors: &mut Vec<String>,
-) {
-    for problem in problems {
-        match problem {
+fn note_problem(problem: TargetProblem, missing: &mut Vec<MissingVar>, errors: &mut Vec<String>) {
+    let TargetProblem::Target { file, errors: problems } = problem else {
+        push_unique(errors, problem.to_string());
+        return;
+    };
+    for p in problems {
+        match p {
             ResolveError::MissingCredentials(vars) => {
                 for v in vars {
                     if !missing.contains(&v) {
@@ -162,10 +419,7 @@ fn note_problems(
                     }
                 }
             }
-            other => {
-                let place = file.map(|p| format!(" (in {})", p.display())).unwrap_or_default();
-                push_unique(errors, format!("{other}{place}"));
-            }
+            other => push_unique(errors, format!("{other} (in {})", file.display())),
         }
     }
 }
@@ -176,76 +430,29 @@ fn push_unique(errors: &mut Vec<String>, message: String) {
     }
 }
 
-fn dry_run_target(
-    name: &str,
-    resolved: &mut HashMap<(PathBuf, String), Arc<ResolvedTarget>>,
-    env: &Arc<Env>,
-) -> Arc<ResolvedTarget> {
-    let key = (PathBuf::from("<dry-run>"), name.to_owned());
-    resolved
-        .entry(key)
-        .or_insert_with(|| {
-            let mock_name = format!("{name}-dry-run");
-            let provider: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
-                mock_name.clone(),
-                Some(DRY_RUN_RESPONSE.to_owned()),
-                Delay::None,
-            ));
-            let judge_name = format!("{mock_name}-judge");
-            let judge: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
-                judge_name.clone(),
-                Some(DRY_RUN_JUDGE_RESPONSE.to_owned()),
-                Delay::None,
-            ));
-            let registry = Arc::new(TargetRegistry::with_provider(provider.clone(), env.clone()));
-            Arc::new(ResolvedTarget {
-                name: mock_name,
-                provider,
-                judge_name,
-                judge,
-                workers: None,
-                batching: false,
-                registry,
-            })
-        })
-        .clone()
-}
-
-fn registry_for(
-    eval_dir: &Path,
-    ws: &Workspace,
-    options: &ResolveOptions,
-    env: &Arc<Env>,
-    secrets: &Secrets,
-    registries: &mut HashMap<PathBuf, Arc<TargetRegistry>>,
-    warnings: &mut Vec<Diagnostic>,
-) -> Result<Arc<TargetRegistry>, String> {
-    let path = find_targets_file(options.targets_path.as_deref(), eval_dir, ws).map_err(|tried| {
-        let list: Vec<String> = tried.iter().map(|p| format!("  {}", p.display())).collect();
-        format!(
-            "no targets file found; looked for:\n{}\ncreate targets.yaml (e.g. `targets: [{{name: default, provider: mock}}]`) or pass --targets",
-            list.join("\n")
-        )
-    })?;
-    if let Some(r) = registries.get(&path) {
-        return Ok(r.clone());
-    }
-    let file = load_targets_file(&path);
-    let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) = file
-        .diagnostics
-        .iter()
-        .cloned()
-        .partition(|d| d.severity == crate::load::Severity::Error);
-    warnings.extend(warns);
-    if !errors.is_empty() {
-        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        return Err(text.join("\n"));
-    }
-    let cache = options
-        .cache_dir
-        .as_ref()
-        .map(|d| Arc::new(crate::providers::ResponseCache::new(d)));
-    let registry = Arc::new(TargetRegistry::new(Some(file), env.clone(), secrets.clone()).with_response_cache(cache));
-    registries.insert(path, registry.clone());
-    Ok(registry)
+/// A mock standing in for target `name` (`--dry-run`), with a mock judge that answers valid
+/// judge JSON.
+fn dry_run_target(name: &str, env: Arc<Env>) -> Arc<ResolvedTarget> {
+    let mock_name = format!("{name}-dry-run");
+    let provider: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
+        mock_name.clone(),
+        Some(DRY_RUN_RESPONSE.to_owned()),
+        Delay::None,
+    ));
+    let judge_name = format!("{mock_name}-judge");
+    let judge: Arc<dyn crate::providers::Provider> = Arc::new(MockProvider::new(
+        judge_name.clone(),
+        Some(DRY_RUN_JUDGE_RESPONSE.to_owned()),
+        Delay::None,
+    ));
+    let registry = Arc::new(TargetRegistry::with_provider(provider.clone(), env));
+    Arc::new(ResolvedTarget {
+        name: mock_name,
+        provider,
+        judge_name,
+        judge,
+        workers: None,
+        batching: false,
+        registry,
+    })
 }

@@ -6,6 +6,7 @@ use globset::GlobBuilder;
 use walkdir::WalkDir;
 
 use super::paths::{Workspace, normalize};
+use super::targets::is_targets_file_name;
 
 /// Extensions of eval files.
 pub const EVAL_EXTENSIONS: &[&str] = &["yaml", "yml", "jsonl"];
@@ -21,21 +22,85 @@ pub enum DiscoverError {
     BadGlob { pattern: String, message: String },
     #[error("{0} is not an eval file: use .yaml, .yml or .jsonl")]
     NotEval(String),
+    #[error("{0} is a targets file, not an eval file: pass it with --targets")]
+    TargetsFile(String),
+    #[error("{0} holds results of a run, not eval cases")]
+    ResultsFile(String),
 }
 
 fn is_glob(arg: &str) -> bool {
     arg.contains(['*', '?', '[', '{'])
 }
 
-/// Files that are configuration, not suites: skipped when a glob or directory matches them.
-fn is_config_file(path: &Path) -> bool {
+/// What a file is to agentv. The one place that decides it, for `eval` (which runs eval
+/// files) and `validate` (which also checks targets files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// An eval suite (`.yaml`, `.yml`) or dataset (`.jsonl`).
+    Eval,
+    /// The suite keys of the `.jsonl` dataset of the same name beside it.
+    Sidecar,
+    /// A targets file (`targets.yaml`, `<name>.targets.yaml`, ...).
+    Targets,
+    /// agentv's own state and configuration: `.agentv.yaml`, anything under `.agentv/`.
+    Internal,
+    /// Results written by `agentv eval` (`*.baseline.jsonl`, or JSONL whose first record is a
+    /// result): data to compare against, not a dataset.
+    Results,
+    /// Anything else.
+    Other,
+}
+
+/// What `path` (relative to the working directory, or absolute) is.
+pub fn classify(path: &Path, ws: &Workspace) -> FileKind {
+    if is_targets_file_name(path) {
+        return FileKind::Targets;
+    }
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    name.starts_with("targets.") || name.starts_with(".agentv") || path.components().any(|c| c.as_os_str() == ".agentv")
+    if name.starts_with(".agentv") || path.components().any(|c| c.as_os_str() == ".agentv") {
+        return FileKind::Internal;
+    }
+    if !has_eval_extension(path) {
+        return FileKind::Other;
+    }
+    let full = ws.cwd.join(path);
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        if name.ends_with(".baseline.jsonl") || starts_with_a_result(&full) {
+            return FileKind::Results;
+        }
+        return FileKind::Eval;
+    }
+    if full.with_extension("jsonl").is_file() {
+        return FileKind::Sidecar;
+    }
+    FileKind::Eval
+}
+
+/// Whether the first line of a JSONL file is a result record (`eval_id` with `score` or
+/// `evaluator_results`); dataset lines carry `id` and inputs instead.
+fn starts_with_a_result(path: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    /// A result line holds the whole answer; one longer than this is not worth reading here.
+    const MAX_LINE: u64 = 4 << 20;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut line = Vec::new();
+    if std::io::BufReader::new(file.take(MAX_LINE))
+        .read_until(b'\n', &mut line)
+        .is_err()
+    {
+        return false;
+    }
+    let Ok(serde_json::Value::Object(record)) = serde_json::from_slice::<serde_json::Value>(&line) else {
+        return false;
+    };
+    record.contains_key("eval_id") && (record.contains_key("score") || record.contains_key("evaluator_results"))
 }
 
 /// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
 pub fn is_sidecar(path: &Path, ws: &Workspace) -> bool {
-    path.extension().is_some_and(|e| e == "yaml" || e == "yml") && ws.cwd.join(path).with_extension("jsonl").is_file()
+    classify(path, ws) == FileKind::Sidecar
 }
 
 fn has_eval_extension(path: &Path) -> bool {
@@ -58,13 +123,16 @@ pub fn expand_paths(args: &[String], ws: &Workspace) -> Result<Vec<PathBuf>, Dis
             if full.is_dir() {
                 walk(&path, ws)
                     .into_iter()
-                    .filter(|p| has_eval_extension(p) && !is_config_file(p) && !is_sidecar(p, ws))
+                    .filter(|p| classify(p, ws) == FileKind::Eval)
                     .collect()
             } else if full.is_file() {
-                if !has_eval_extension(&path) {
-                    return Err(DiscoverError::NotEval(arg.clone()));
+                match classify(&path, ws) {
+                    // A sidecar named on its own is read as the suite it is.
+                    FileKind::Eval | FileKind::Sidecar => vec![path],
+                    FileKind::Targets => return Err(DiscoverError::TargetsFile(arg.clone())),
+                    FileKind::Results => return Err(DiscoverError::ResultsFile(arg.clone())),
+                    FileKind::Internal | FileKind::Other => return Err(DiscoverError::NotEval(arg.clone())),
                 }
-                vec![path]
             } else {
                 return Err(DiscoverError::Missing(arg.clone()));
             }
@@ -99,11 +167,11 @@ fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverEr
     };
     let mut found: Vec<PathBuf> = walk(&base, ws)
         .into_iter()
-        .filter(|p| has_eval_extension(p) && !is_config_file(p) && !is_sidecar(p, ws))
         .filter(|p| {
             let shown = p.strip_prefix(".").unwrap_or(p);
             glob.is_match(shown) || glob.is_match(p)
         })
+        .filter(|p| classify(p, ws) == FileKind::Eval)
         .collect();
     found.sort();
     if found.is_empty() {
@@ -145,6 +213,9 @@ mod tests {
             "evals/data.yaml",
             "evals/targets.yaml",
             "evals/notes.md",
+            "evals/openai.targets.yaml",
+            "evals/run.baseline.jsonl",
+            "evals/.agentv/results/eval_1.jsonl",
         ] {
             let path = root.join(f);
             std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
@@ -199,6 +270,62 @@ mod tests {
             ),
         ];
         for (arg, want) in cases {
+            let err = expand_paths(&[arg.into()], &ws).expect_err(arg);
+            assert_eq!(err.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn directories_skip_results_files_by_name_and_by_content() {
+        let (t, ws) = setup();
+        std::fs::write(
+            t.path().join("evals/last-run.jsonl"),
+            "{\"eval_id\":\"a\",\"score\":1.0,\"verdict\":\"pass\"}\n",
+        )
+        .expect("write");
+        std::fs::write(
+            t.path().join("evals/graded.jsonl"),
+            "{\"eval_id\":\"a\",\"evaluator_results\":[]}\n",
+        )
+        .expect("write");
+        let found = expand_paths(&["evals".into()], &ws).expect("matches");
+        assert_eq!(strings(found), ["evals/a.yaml", "evals/data.jsonl", "evals/sub/b.yml"]);
+        let globbed = expand_paths(&["evals/*.jsonl".into()], &ws).expect("matches");
+        assert_eq!(strings(globbed), ["evals/data.jsonl"]);
+    }
+
+    #[test]
+    fn every_kind_of_file_is_told_apart() {
+        let (t, ws) = setup();
+        std::fs::write(t.path().join("evals/cases.jsonl"), "{\"id\":\"a\",\"score\":1}\n").expect("write");
+        for (path, want) in [
+            ("evals/a.yaml", FileKind::Eval),
+            ("evals/cases.jsonl", FileKind::Eval),
+            ("evals/data.yaml", FileKind::Sidecar),
+            ("evals/targets.yaml", FileKind::Targets),
+            ("evals/openai.targets.yaml", FileKind::Targets),
+            ("evals/run.baseline.jsonl", FileKind::Results),
+            ("evals/.agentv/results/eval_1.jsonl", FileKind::Internal),
+            (".agentv.yaml", FileKind::Internal),
+            ("evals/notes.md", FileKind::Other),
+        ] {
+            assert_eq!(classify(Path::new(path), &ws), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_targets_or_results_file_named_to_eval_says_what_it_is() {
+        let (_t, ws) = setup();
+        for (arg, want) in [
+            (
+                "evals/openai.targets.yaml",
+                "evals/openai.targets.yaml is a targets file, not an eval file: pass it with --targets",
+            ),
+            (
+                "evals/run.baseline.jsonl",
+                "evals/run.baseline.jsonl holds results of a run, not eval cases",
+            ),
+        ] {
             let err = expand_paths(&[arg.into()], &ws).expect_err(arg);
             assert_eq!(err.to_string(), want);
         }
