@@ -1,0 +1,65 @@
+//! Target settings as `eval` and `validate` see them: bad values are diagnostics, never
+//! panics, and `${{ VAR }}` works at any depth.
+
+mod common;
+
+use common::Project;
+
+const SUITE: &str = "evalcases:\n  - id: fine\n    expected_outcome: Names Paris.\n    input_messages: [{role: user, content: Capital of France?}]\n    evaluators:\n      - {name: k, type: keywords, expected: [Paris]}\n";
+
+#[test]
+fn huge_durations_stop_eval_and_validate_with_a_diagnostic_not_a_panic() {
+    let cases = [
+        ("provider: mock\n    delay_ms: 7e30", "targets.yaml:4:15: error: `delay_ms` must be a number of milliseconds from 0 to 604800000 (7 days), found 7e+30"),
+        (
+            "provider: cli\n    command_template: echo {OUTPUT_FILE}\n    healthcheck: {type: command, command_template: 'true', timeout_seconds: 18446744073709551615}",
+            "targets.yaml:5:77: error: `healthcheck.timeout_seconds` must be a number of seconds greater than 0 and at most 604800 (7 days)",
+        ),
+    ];
+    for (settings, want) in cases {
+        let p = Project::new()
+            .file("e.yaml", SUITE)
+            .file("targets.yaml", &format!("targets:\n  - name: default\n    {settings}\n"));
+        let eval = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
+        assert!(!eval.stderr.contains("panicked"), "{}", eval.stderr);
+        let validate = p.run(&["validate", "."]);
+        assert!(!validate.stderr.contains("panicked"), "{}", validate.stderr);
+        eval.code(2).stderr_has(want);
+        validate.code(1).stderr_has(want);
+    }
+}
+
+#[test]
+fn variables_in_mock_responses_are_substituted() {
+    let p = Project::new()
+        .file("e.yaml", SUITE)
+        .file(".env", "AGENTV_TEST_MOCK_ANSWER=\"Paris is the capital of France.\"\n")
+        .file(
+            "targets.yaml",
+            "targets:\n  - name: default\n    provider: mock\n    responses:\n      fine: ${{ AGENTV_TEST_MOCK_ANSWER }}\n",
+        );
+    p.run(&["validate", "."]).code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    let record = p.result("r.jsonl", "fine");
+    assert_eq!(record["score"], 1.0, "the keyword judge saw the substituted answer: {record}");
+}
+
+#[test]
+fn healthcheck_cwd_from_a_variable_is_where_the_check_runs() {
+    let p = Project::new()
+        .file("e.yaml", SUITE)
+        .file("checks/ready", "")
+        .file(
+            "targets.yaml",
+            "targets:\n  - name: default\n    provider: cli\n    command_template: echo Paris > {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: test -f ready\n      cwd: ${{ AGENTV_TEST_CHECK_DIR }}\n",
+        );
+    let dir = p.path().join("checks").display().to_string();
+    let run = common::Run::from(
+        p.command(&["eval", "e.yaml", "--out", "r.jsonl"])
+            .env("AGENTV_TEST_CHECK_DIR", &dir)
+            .output()
+            .expect("runs"),
+    );
+    run.code(0);
+    assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0);
+}
