@@ -10,16 +10,20 @@ const SUITE: &str = "evalcases:\n  - id: fine\n    expected_outcome: Names Paris
 #[test]
 fn huge_durations_stop_eval_and_validate_with_a_diagnostic_not_a_panic() {
     let cases = [
-        ("provider: mock\n    delay_ms: 7e30", "targets.yaml:4:15: error: `delay_ms` must be a number of milliseconds from 0 to 604800000 (7 days), found 7e+30"),
+        (
+            "provider: mock\n    delay_ms: 7e30",
+            "targets.yaml:4:15: error: `delay_ms` must be a number of milliseconds from 0 to 604800000 (7 days), found 7e+30",
+        ),
         (
             "provider: cli\n    command_template: echo {OUTPUT_FILE}\n    healthcheck: {type: command, command_template: 'true', timeout_seconds: 18446744073709551615}",
             "targets.yaml:5:77: error: `healthcheck.timeout_seconds` must be a number of seconds greater than 0 and at most 604800 (7 days)",
         ),
     ];
     for (settings, want) in cases {
-        let p = Project::new()
-            .file("e.yaml", SUITE)
-            .file("targets.yaml", &format!("targets:\n  - name: default\n    {settings}\n"));
+        let p = Project::new().file("e.yaml", SUITE).file(
+            "targets.yaml",
+            &format!("targets:\n  - name: default\n    {settings}\n"),
+        );
         let eval = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
         assert!(!eval.stderr.contains("panicked"), "{}", eval.stderr);
         let validate = p.run(&["validate", "."]);
@@ -41,7 +45,10 @@ fn variables_in_mock_responses_are_substituted() {
     p.run(&["validate", "."]).code(0);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
     let record = p.result("r.jsonl", "fine");
-    assert_eq!(record["score"], 1.0, "the keyword judge saw the substituted answer: {record}");
+    assert_eq!(
+        record["score"], 1.0,
+        "the keyword judge saw the substituted answer: {record}"
+    );
 }
 
 #[test]

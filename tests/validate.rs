@@ -55,8 +55,7 @@ fn help_shows_examples() {
 }
 
 /// A suite every test below can pair with a targets file.
-const SUITE: &str =
-    "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n";
+const SUITE: &str = "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [Mock]}]\n";
 
 #[test]
 fn eval_file_without_a_targets_file_is_invalid_as_eval_would_fail() {

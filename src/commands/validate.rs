@@ -5,7 +5,6 @@
 //! found in a directory are checked on their own.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use agentv_core::load::{Diagnostic, FileKind, Secrets, Severity, Workspace, classify, load_eval_file, walk};
@@ -157,17 +156,20 @@ impl Output {
 
     /// Prints what was not printed yet; returns the number of errors in `items`.
     fn print(&mut self, items: &[Diagnostic], secrets: &Secrets) -> usize {
-        let mut err = std::io::stderr().lock();
-        for d in items {
-            let mut d = d.clone();
-            if let Ok(rel) = d.file.strip_prefix(&self.cwd) {
-                d.file = rel.to_path_buf();
-            }
-            let text = secrets.redact(&d.to_string()).into_owned();
-            if self.printed.insert(text.clone()) {
-                let _ = writeln!(err, "{text}");
-            }
-        }
+        let fresh: Vec<Diagnostic> = items
+            .iter()
+            .map(|d| Diagnostic {
+                file: d
+                    .file
+                    .strip_prefix(&self.cwd)
+                    .map_or_else(|_| d.file.clone(), Path::to_path_buf),
+                message: secrets.redact(&d.message).into_owned(),
+                help: d.help.as_deref().map(|h| secrets.redact(h).into_owned()),
+                ..d.clone()
+            })
+            .filter(|d| self.printed.insert(d.to_string()))
+            .collect();
+        printer::diagnostics(&fresh);
         items.iter().filter(|d| d.severity == Severity::Error).count()
     }
 }
