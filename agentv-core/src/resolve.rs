@@ -75,7 +75,7 @@ impl std::fmt::Display for TargetProblem {
                 write!(f, "{}", text.join("\n"))
             }
             Self::Target { file, errors } => {
-                let text: Vec<String> = errors.iter().map(|e| format!("{e} (in {})", file.display())).collect();
+                let text: Vec<String> = errors.iter().map(|e| placed(e, file)).collect();
                 write!(f, "{}", text.join("\n"))
             }
         }
@@ -134,6 +134,14 @@ impl TargetProblem {
                 .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, Severity::Error))
                 .collect(),
         }
+    }
+}
+
+/// A target's problem with the targets file it is in, unless the message already names it.
+fn placed(error: &ResolveError, file: &Path) -> String {
+    match error {
+        ResolveError::UnsupportedProvider { .. } => error.to_string(),
+        other => format!("{other} (in {})", file.display()),
     }
 }
 
@@ -419,7 +427,7 @@ fn note_problem(problem: TargetProblem, missing: &mut Vec<MissingVar>, errors: &
                     }
                 }
             }
-            other => push_unique(errors, format!("{other} (in {})", file.display())),
+            other => push_unique(errors, placed(&other, &file)),
         }
     }
 }
