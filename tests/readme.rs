@@ -60,16 +60,27 @@ fn render(text: &str) -> Rendered {
     out
 }
 
-/// The Markdown files we ship.
+/// The Markdown documentation we ship: every README.md and everything under docs/ (eval
+/// data such as the examples' notes is not documentation).
 fn documents() -> Vec<PathBuf> {
-    let root = repo_root();
-    let mut docs = vec![root.join("README.md"), root.join("bench/README.md")];
-    for entry in std::fs::read_dir(root.join("examples")).expect("examples").flatten() {
-        let readme = entry.path().join("README.md");
-        if readme.is_file() {
-            docs.push(readme);
+    fn visit(dir: &Path, in_docs: bool, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !(name.starts_with('.') || name == "target" || name == "node_modules") {
+                    visit(&path, in_docs || name == "docs", out);
+                }
+            } else if name == "README.md" || (in_docs && name.ends_with(".md")) {
+                out.push(path);
+            }
         }
     }
+    let mut docs = Vec::new();
+    visit(&repo_root(), false, &mut docs);
+    docs.sort();
+    assert!(docs.contains(&repo_root().join("README.md")), "{docs:?}");
     docs
 }
 
