@@ -30,7 +30,7 @@ fn init_logging(verbose: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(printer::stderr)
         .with_target(false)
         .without_time()
         .try_init();

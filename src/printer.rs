@@ -3,14 +3,38 @@
 //! Nothing here panics on a closed stream: a reader that goes away (`agentv eval … | head -1`)
 //! ends output quietly, as ripgrep does. User text (ids, messages, provider output) is redacted
 //! and escaped before it is printed, so it can neither leak a secret nor forge a line.
+//!
+//! Every write goes through the process's redaction layer (D18): [`secrets`] is the registry
+//! resolution fills, and both streams (logs too, through [`stderr`]) are redacted with it.
 
+use std::borrow::Cow;
 use std::io::Write;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use agentv_core::load::{Diagnostic, Secrets, Severity};
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use agentv_core::redact::RedactingWriter;
 use agentv_core::report::{escape_line, escape_text};
 use agentv_core::run::{RunObserver, TargetRole};
+
+/// The process's secrets: resolution registers `${{ VAR }}` values here, and every print
+/// redacts them, including values registered after printing began.
+static SECRETS: LazyLock<Secrets> = LazyLock::new(Secrets::default);
+
+/// The registry every output of this process redacts through.
+pub fn secrets() -> Secrets {
+    SECRETS.clone()
+}
+
+/// stderr behind the redaction layer: the writer of logs.
+pub fn stderr() -> RedactingWriter<std::io::Stderr> {
+    RedactingWriter::new(std::io::stderr(), secrets())
+}
+
+fn redacted(text: &str) -> Cow<'_, str> {
+    SECRETS.redact(text)
+}
 
 /// How many misses of a failed case the progress line shows.
 const SHOWN_MISSES: usize = 3;
@@ -22,8 +46,8 @@ const DETAIL_WIDTH: usize = 160;
 pub fn diagnostics(items: &[Diagnostic]) -> usize {
     for d in items {
         let shown = Diagnostic {
-            message: escape_line(&d.message).into_owned(),
-            help: d.help.as_deref().map(|h| escape_line(h).into_owned()),
+            message: escape_line(&redacted(&d.message)).into_owned(),
+            help: d.help.as_deref().map(|h| escape_line(&redacted(h)).into_owned()),
             ..d.clone()
         };
         to_stderr(&format!("{}\n", escape_text(&shown.to_string())));
@@ -33,16 +57,17 @@ pub fn diagnostics(items: &[Diagnostic]) -> usize {
 
 /// Prints a message to stderr.
 pub fn note(message: &str) {
-    to_stderr(&format!("{}\n", escape_text(message)));
+    to_stderr(&format!("{}\n", escape_text(&redacted(message))));
 }
 
 /// Prints an error to stderr.
 pub fn error(message: &str) {
-    to_stderr(&format!("error: {}\n", escape_text(message)));
+    to_stderr(&format!("error: {}\n", escape_text(&redacted(message))));
 }
 
 /// Prints `text` to stdout. A closed pipe is not an error: the reader has what it wanted.
 pub fn stdout(text: &str) {
+    let text = redacted(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => {}
@@ -54,7 +79,7 @@ pub fn stdout(text: &str) {
 /// One write per message (stderr is unbuffered), errors ignored: there is nowhere left to
 /// report them.
 fn to_stderr(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    let _ = std::io::stderr().lock().write_all(redacted(text).as_bytes());
 }
 
 /// One line per finished case on stderr, with what went wrong under it.

@@ -11,6 +11,7 @@ pub mod model;
 pub mod process;
 pub mod prompt;
 pub mod providers;
+pub mod redact;
 pub mod report;
 pub mod resolve;
 pub mod run;

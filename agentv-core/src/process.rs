@@ -8,11 +8,12 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::redact::{RedactingWriter, SharedFile, StreamLog};
 
 /// Captured output is cut at this size; the rest is read and discarded.
 pub const MAX_CAPTURE: usize = 10 * 1024 * 1024;
@@ -28,8 +29,8 @@ pub struct ProcessSpec<'a> {
     pub env_remove: &'a [&'a str],
     pub stdin: Option<&'a [u8]>,
     pub timeout: Duration,
-    /// A file that receives stdout and stderr as they arrive (agent stream logs).
-    pub tee: Option<&'a Path>,
+    /// A log that receives stdout and stderr, redacted, as they arrive (agent stream logs).
+    pub tee: Option<&'a StreamLog>,
     /// Leave processes the command started running after it exits (a launcher that hands work
     /// to a long-lived app). Timeouts and cancellation still kill the whole group.
     pub keep_children: bool,
@@ -132,16 +133,6 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
     for (k, v) in spec.env {
         command.env(k, v);
     }
-    // Opened before spawning, so a log that cannot be written does not start the process.
-    let tee = match spec.tee {
-        Some(path) => Some(Arc::new(Mutex::new(open_log(path).map_err(|source| {
-            ProcessError::Io {
-                program: program.clone(),
-                source,
-            }
-        })?))),
-        None => None,
-    };
     let mut wrap = CommandWrap::from(command);
     wrap.wrap(ProcessGroup::leader());
     let child = wrap.spawn().map_err(|source| ProcessError::Spawn {
@@ -169,12 +160,12 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
         .child
         .stdout()
         .take()
-        .map(|p| tokio::spawn(read_capped(p, tee.clone())));
+        .map(|p| tokio::spawn(read_capped(p, spec.tee.map(StreamLog::writer))));
     let stderr_task = group
         .child
         .stderr()
         .take()
-        .map(|p| tokio::spawn(read_capped(p, tee.clone())));
+        .map(|p| tokio::spawn(read_capped(p, spec.tee.map(StreamLog::writer))));
 
     let status = match tokio::time::timeout(spec.timeout, group.child.wait()).await {
         Ok(status) => status.map_err(io_error)?,
@@ -218,29 +209,23 @@ async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>, grace: Opti
     }
 }
 
-fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::OpenOptions::new().create(true).append(true).open(path)
-}
-
-async fn read_capped<R: AsyncRead + Unpin>(mut reader: R, tee: Option<Arc<Mutex<std::fs::File>>>) -> Vec<u8> {
+async fn read_capped<R: AsyncRead + Unpin>(mut reader: R, mut tee: Option<RedactingWriter<SharedFile>>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                if let Some(file) = &tee
-                    && let Ok(mut f) = file.lock()
-                {
-                    let _ = f.write_all(&buf[..n]);
+                if let Some(log) = tee.as_mut() {
+                    let _ = log.write_all(&buf[..n]);
                 }
                 let room = MAX_CAPTURE.saturating_sub(out.len());
                 out.extend_from_slice(&buf[..n.min(room)]);
             }
         }
+    }
+    if let Some(log) = tee.as_mut() {
+        let _ = log.flush();
     }
     out
 }

@@ -11,7 +11,7 @@ use crate::load::{
     find_targets_file, load_targets_file,
 };
 use crate::providers::mock::{Delay, MockProvider};
-use crate::providers::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
+use crate::providers::{MissingVar, ResolveError, ResolvedTarget, ResponseCache, TargetRegistry};
 use crate::run::{Job, Jobs};
 
 /// The answer of dry-run mocks.
@@ -30,8 +30,11 @@ pub struct ResolveOptions {
     pub targets_path: Option<PathBuf>,
     /// Replace every target by a mock.
     pub dry_run: bool,
-    /// `--cache`: directory of the response cache.
-    pub cache_dir: Option<PathBuf>,
+    /// `--cache`: the response cache every target of the run shares.
+    pub cache: Option<Arc<ResponseCache>>,
+    /// Where resolved `${{ VAR }}` values are registered; the caller's outputs (console, logs)
+    /// redact through the same registry.
+    pub secrets: Secrets,
 }
 
 /// Jobs ready to run, and what the run needs besides.
@@ -208,7 +211,7 @@ fn resolve_error_diagnostics(
 /// on the machine (an unset variable, an agent CLI not installed) is a warning, because the
 /// file may be used where those are present; a suite that uses the target reports them as
 /// errors.
-pub fn check_targets_file(path: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+pub fn check_targets_file(path: &Path, ws: &Workspace, secrets: &Secrets) -> Vec<Diagnostic> {
     let file = load_targets_file(path);
     let mut diagnostics = file.diagnostics.clone();
     if file.has_errors() {
@@ -216,7 +219,7 @@ pub fn check_targets_file(path: &Path, ws: &Workspace) -> Vec<Diagnostic> {
     }
     let (env, warnings) = Env::load(&[eval_dir(path, ws)], ws);
     diagnostics.extend(warnings);
-    let registry = TargetRegistry::new(Some(file), Arc::new(env), Secrets::default());
+    let registry = TargetRegistry::new(Some(file), Arc::new(env), secrets.clone());
     for problem in registry.check_all() {
         diagnostics.extend(resolve_error_diagnostics(&problem, path, path, Severity::Warning));
     }
@@ -248,7 +251,7 @@ impl<'a> TargetResolver<'a> {
             ws,
             options,
             env: Arc::new(env),
-            secrets: Secrets::default(),
+            secrets: options.secrets.clone(),
             registries: HashMap::new(),
             resolved: HashMap::new(),
             dry_run: HashMap::new(),
@@ -313,13 +316,9 @@ impl<'a> TargetResolver<'a> {
             .partition(|d| d.severity == crate::load::Severity::Error);
         self.warnings.extend(warns);
         let registry = if errors.is_empty() {
-            let cache = self
-                .options
-                .cache_dir
-                .as_ref()
-                .map(|d| Arc::new(crate::providers::ResponseCache::new(d)));
             Ok(Arc::new(
-                TargetRegistry::new(Some(file), self.env.clone(), self.secrets.clone()).with_response_cache(cache),
+                TargetRegistry::new(Some(file), self.env.clone(), self.secrets.clone())
+                    .with_response_cache(self.options.cache.clone()),
             ))
         } else {
             Err(errors)

@@ -20,7 +20,7 @@ fn registry(yaml: &str, cache: Option<&std::path::Path>) -> (Arc<TargetRegistry>
     let file = load_targets_file(&path);
     assert!(!file.has_errors(), "{:?}", file.diagnostics);
     let env = Env::from_pairs([("TEST_API_KEY".to_owned(), KEY.to_owned())]);
-    let cache = cache.map(|d| Arc::new(ResponseCache::new(d)));
+    let cache = cache.map(|d| Arc::new(ResponseCache::new(d, Secrets::default())));
     let reg = TargetRegistry::new(Some(file), Arc::new(env), Secrets::default()).with_response_cache(cache);
     (Arc::new(reg), dir)
 }

@@ -7,6 +7,7 @@ use agentv_core::evaluators::GradeSettings;
 use std::sync::Arc;
 
 use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_eval_file_filtered};
+use agentv_core::providers::ResponseCache;
 use agentv_core::report::{JsonlWriter, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
 use agentv_core::run::{self as runner, Interrupt, Outcome, RunOptions, RunReport};
@@ -38,11 +39,18 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         return ExitStatus::Config;
     };
     let skipped: usize = suites.iter().map(|s| s.skipped).sum();
+    let cache = args.cache.then(|| {
+        Arc::new(ResponseCache::new(
+            ws.cwd.join(".agentv").join("cache"),
+            printer::secrets(),
+        ))
+    });
     let options = ResolveOptions {
         target: args.target.clone(),
         targets_path: args.targets.clone(),
         dry_run: args.dry_run,
-        cache_dir: args.cache.then(|| ws.cwd.join(".agentv").join("cache")),
+        cache: cache.clone(),
+        secrets: printer::secrets(),
     };
     let plan = match resolve(suites, &ws, &options) {
         Ok(plan) => plan,
@@ -61,7 +69,7 @@ pub fn run(args: EvalArgs) -> ExitStatus {
             return ExitStatus::Config;
         }
     };
-    runtime.block_on(execute(plan, &args, &ws, skipped))
+    runtime.block_on(execute(plan, &args, &ws, skipped, cache.as_deref()))
 }
 
 /// Expands, loads and filters the eval files; `None` (after printing why) when nothing can run.
@@ -115,7 +123,13 @@ fn id_filter(patterns: &[String]) -> Result<GlobSet, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
-async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) -> ExitStatus {
+async fn execute(
+    plan: Plan,
+    args: &EvalArgs,
+    ws: &Workspace,
+    skipped: usize,
+    cache: Option<&ResponseCache>,
+) -> ExitStatus {
     let out: PathBuf = args.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd));
     let mut writer = match JsonlWriter::create(&out, plan.secrets.clone()) {
         Ok(w) => w,
@@ -165,6 +179,10 @@ async fn execute(plan: Plan, args: &EvalArgs, ws: &Workspace, skipped: usize) ->
     let signal = listener.finish();
 
     printer::stdout(&format!("\n{}", report.summary.render(Some(writer.path()), &secrets)));
+    if let Some(cache) = cache {
+        // Lookups of this run's targets and judges (mock targets are never cached).
+        printer::stdout(&format!("{}\n", cache.stats()));
+    }
     if skipped > 0 {
         printer::note(&format!(
             "{skipped} case(s) were skipped because of errors in the eval files"

@@ -35,7 +35,8 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
         target: args.target.clone(),
         targets_path: args.targets.clone(),
         dry_run: false,
-        cache_dir: None,
+        cache: None,
+        secrets: printer::secrets(),
     };
     let eval_files: Vec<PathBuf> = files
         .iter()
@@ -48,7 +49,7 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
     let mut invalid = 0;
     for (file, kind) in &files {
         let diagnostics = match kind {
-            FileKind::Targets => check_targets_file(file, &ws),
+            FileKind::Targets => check_targets_file(file, &ws, resolver.secrets()),
             _ => check_eval(file, &ws, &mut resolver),
         };
         let errors = out.print(&diagnostics, resolver.secrets());

@@ -1,15 +1,16 @@
 //! Environment variables: the process environment plus `.env` files, and `${{ VAR }}` values.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
 use super::diagnostics::{Diagnostic, Diagnostics};
 use super::node::Pos;
 use super::paths::Workspace;
+/// Secrets live in their own module; re-exported here, where they were first defined.
+pub use crate::redact::Secrets;
 
 static ENV_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$").expect("static regex"));
@@ -24,10 +25,19 @@ pub fn env_reference(value: &str) -> Option<&str> {
 
 /// Variables visible to the run: the process environment wins over `.env` files, and the `.env`
 /// nearest to the eval file wins over outer ones (D5).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Env {
     /// Variables from `.env` files that the process environment does not set.
     dotenv: HashMap<String, String>,
+}
+
+/// Names only: `.env` values are often credentials.
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.dotenv.keys().collect();
+        names.sort();
+        f.debug_struct("Env").field("dotenv_names", &names).finish()
+    }
 }
 
 impl Env {
@@ -102,45 +112,6 @@ impl Env {
     }
 }
 
-/// Values resolved from `${{ VAR }}`: they must never be printed, so every text that leaves
-/// the run (results, logs, dumps, errors) goes through [`Secrets::redact`].
-#[derive(Debug, Clone, Default)]
-pub struct Secrets {
-    values: Arc<RwLock<Vec<String>>>,
-}
-
-impl Secrets {
-    /// Values shorter than this are not treated as secrets: redacting them would garble text.
-    const MIN_LEN: usize = 4;
-
-    pub fn add(&self, value: &str) {
-        if value.len() < Self::MIN_LEN {
-            return;
-        }
-        if let Ok(mut values) = self.values.write()
-            && !values.iter().any(|v| v == value)
-        {
-            values.push(value.to_owned());
-            // Longest first, so a secret that contains another is replaced whole.
-            values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        }
-    }
-
-    /// `text` with every known secret replaced by `***`.
-    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let Ok(values) = self.values.read() else {
-            return Cow::Borrowed(text);
-        };
-        let mut out = Cow::Borrowed(text);
-        for secret in values.iter() {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), "***"));
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,13 +145,5 @@ mod tests {
         assert_eq!(env.get("AGENTV_T_A").as_deref(), Some("inner"));
         assert_eq!(env.get("AGENTV_T_B").as_deref(), Some("outer"));
         assert_ne!(env.get("PATH").as_deref(), Some("nope"), "the process environment wins");
-    }
-
-    #[test]
-    fn redact_replaces_every_secret() {
-        let s = Secrets::default();
-        s.add("sk-secret-123");
-        s.add("abc");
-        assert_eq!(s.redact("key sk-secret-123 and abc"), "key *** and abc");
     }
 }

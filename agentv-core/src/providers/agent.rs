@@ -10,6 +10,7 @@ use serde_json::{Map, json};
 use super::settings::{Settings, node_text};
 use super::{ProviderError, ProviderRequest, ProviderResponse};
 use crate::process::{self, ProcessError, ProcessSpec};
+use crate::redact::{Secrets, StreamLog};
 
 /// Told to agents when the target sets no system prompt: answer in the response itself.
 pub const DEFAULT_AGENT_SYSTEM_PROMPT: &str = "Answer in your final response. Do not create or modify files in the workspace: put any code change in the response as `diff --git` unified diffs.";
@@ -33,6 +34,8 @@ pub struct AgentConfig {
     pub log_dir: Option<PathBuf>,
     /// Variables from `.env` files.
     pub env: std::sync::Arc<[(String, String)]>,
+    /// Redacted from the stream logs.
+    pub secrets: Secrets,
 }
 
 /// The executable's full path: `name` itself when it contains a `/`, else the first match on
@@ -180,7 +183,8 @@ pub async fn run(
     let executable = find_executable(&config.executable).ok_or_else(|| {
         ProviderError::failed(format!(
             "{} executable `{}` not found; install it or set `executable` on the target",
-            kind.program, config.executable
+            kind.program,
+            config.secrets.redact(&config.executable)
         ))
     })?;
     let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", kind.program))
@@ -198,6 +202,14 @@ pub async fn run(
         &request.eval_id,
         request.attempt,
     );
+    // Opened before spawning, so a log that cannot be written does not start the agent.
+    let stream_log = match &log {
+        Some(path) => Some(
+            StreamLog::create(path, &config.secrets)
+                .map_err(|e| ProviderError::failed(format!("cannot open the stream log {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
     let started = Instant::now();
     let outcome = process::run(ProcessSpec {
         argv: &argv,
@@ -206,7 +218,7 @@ pub async fn run(
         env_remove: kind.env_remove,
         stdin: Some(prompt.as_bytes()),
         timeout: config.timeout.unwrap_or(NO_TIMEOUT),
-        tee: log.as_deref(),
+        tee: stream_log.as_ref(),
         keep_children: false,
     })
     .await;
@@ -320,6 +332,7 @@ pub(crate) fn from_settings(
         system_prompt,
         log_dir,
         env,
+        secrets: s.secrets().clone(),
     })
 }
 

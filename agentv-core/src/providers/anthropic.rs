@@ -7,6 +7,7 @@ use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::load::TargetDef;
 use crate::model::TokenUsage;
+use crate::redact::Secret;
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -18,7 +19,7 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 pub struct AnthropicConfig {
     pub base_url: String,
     pub model: String,
-    pub api_key: String,
+    pub api_key: Secret,
     pub anthropic_version: String,
     /// Temperature, output limit, timeout and retries.
     pub llm: LlmSettings,
@@ -83,7 +84,7 @@ impl AnthropicProvider {
             url: format!("{}/v1/messages", c.base_url.trim_end_matches('/')),
             headers: vec![
                 ("content-type", "application/json".to_owned()),
-                ("x-api-key", c.api_key.clone()),
+                ("x-api-key", c.api_key.expose().to_owned()),
                 ("anthropic-version", c.anthropic_version.clone()),
             ],
             body,
@@ -204,7 +205,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ant
     Some(AnthropicConfig {
         base_url,
         model: model?,
-        api_key: api_key?,
+        api_key: Secret::new(api_key?),
         anthropic_version,
         llm,
         thinking_budget,

@@ -1,45 +1,78 @@
 //! `--cache`: answers stored on disk under `.agentv/cache/<2 hex>/<sha256>.json` (D15).
 //!
 //! The key hashes everything that shapes the answer (provider kind, its public settings and
-//! the request), never a secret. Errors are never cached. Answers from a target with
-//! `temperature` above 0 are not cached either: they are meant to vary.
+//! the request); API keys are not among them. Every successful answer is cached, whatever the
+//! temperature: asking for the cache means wanting it. Errors are never cached. Entries are
+//! written through the redaction layer like every other output, so a cached answer that held a
+//! secret reads back with `***` in its place.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use crate::redact::{self, Secrets};
 
-/// The on-disk store.
-#[derive(Debug, Clone)]
+/// The on-disk store, shared by every target of a run (it counts hits and misses).
+#[derive(Debug)]
 pub struct ResponseCache {
     dir: PathBuf,
+    secrets: Secrets,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+}
+
+/// Lookups so far: answers served from disk, and answers the provider had to give.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: usize,
+    pub misses: usize,
+}
+
+impl fmt::Display for CacheStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+        write!(
+            f,
+            "Cache: {} {}, {} {}",
+            self.hits,
+            plural(self.hits, "hit", "hits"),
+            self.misses,
+            plural(self.misses, "miss", "misses")
+        )
+    }
 }
 
 impl ResponseCache {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+    pub fn new(dir: impl Into<PathBuf>, secrets: Secrets) -> Self {
+        Self {
+            dir: dir.into(),
+            secrets,
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+        }
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// The key of `request` to `provider`; `None` when its answers must not be cached.
-    pub fn key(provider: &dyn Provider, request: &ProviderRequest) -> Option<String> {
-        let settings = provider.public_settings();
-        if settings
-            .get("temperature")
-            .and_then(Value::as_f64)
-            .is_some_and(|t| t > 0.0)
-        {
-            return None;
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
         }
+    }
+
+    /// The key of `request` to `provider`.
+    pub fn key(provider: &dyn Provider, request: &ProviderRequest) -> String {
         let canonical = json!({
             "provider": provider.kind().as_str(),
-            "settings": settings,
+            "settings": provider.public_settings(),
             "eval_id": request.eval_id,
             "question": request.question,
             "guidelines": request.guidelines,
@@ -49,28 +82,27 @@ impl ResponseCache {
         });
         // serde_json's maps are sorted, so equal requests serialize equally.
         let digest = Sha256::digest(canonical.to_string().as_bytes());
-        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+        digest.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     fn path(&self, key: &str) -> PathBuf {
         self.dir.join(&key[..2]).join(format!("{key}.json"))
     }
 
+    /// The cached answer of `key`, counted as a hit or a miss.
     pub fn get(&self, key: &str) -> Option<ProviderResponse> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        serde_json::from_str(&text).ok()
+        let found = std::fs::read_to_string(self.path(key))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        let counter = if found.is_some() { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
     }
 
-    /// Stores atomically (write to a temporary file, then rename), so concurrent runs never
-    /// read half a file.
+    /// Stores `response` redacted and atomically, so concurrent runs never read half a file.
     pub fn put(&self, key: &str, response: &ProviderResponse) -> std::io::Result<()> {
-        let path = self.path(key);
-        let parent = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(parent)?;
-        let mut file = tempfile::NamedTempFile::new_in(parent)?;
-        serde_json::to_writer(&mut file, response)?;
-        file.persist(&path).map_err(|e| e.error)?;
-        Ok(())
+        let text = serde_json::to_vec(response)?;
+        redact::write_atomic(&self.path(key), &text, &self.secrets)
     }
 }
 
@@ -103,14 +135,12 @@ impl Provider for CachedProvider {
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             let key = ResponseCache::key(self.inner.as_ref(), request);
-            if let Some(hit) = key.as_deref().and_then(|k| self.cache.get(k)) {
+            if let Some(hit) = self.cache.get(&key) {
                 tracing::debug!(eval_id = %request.eval_id, "cache hit");
                 return Ok(hit);
             }
             let response = self.inner.invoke(request).await?;
-            if let Some(k) = key
-                && let Err(e) = self.cache.put(&k, &response)
-            {
+            if let Err(e) = self.cache.put(&key, &response) {
                 tracing::warn!("cannot write the response cache in {}: {e}", self.cache.dir().display());
             }
             Ok(response)
@@ -161,7 +191,7 @@ mod tests {
             ProviderKind::OpenAi
         }
         fn invoke<'a>(&'a self, r: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
-            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let n = self.calls.fetch_add(1, Ordering::SeqCst);
             let fail = self.fail;
             Box::pin(async move {
                 if fail {
@@ -191,40 +221,73 @@ mod tests {
         }
     }
 
+    fn cache(dir: &Path) -> Arc<ResponseCache> {
+        Arc::new(ResponseCache::new(dir, Secrets::default()))
+    }
+
     #[tokio::test]
     async fn second_identical_call_is_served_from_disk() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cache = Arc::new(ResponseCache::new(dir.path()));
+        let cache = cache(dir.path());
         let inner = counting(0.0, false);
         let p = CachedProvider::new(inner.clone(), cache.clone());
         let a = p.invoke(&request("q")).await.expect("first");
         let b = p.invoke(&request("q")).await.expect("second");
         assert_eq!(a.output_messages, b.output_messages);
         p.invoke(&request("other")).await.expect("third");
-        assert_eq!(inner.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(cache.stats(), CacheStats { hits: 1, misses: 2 });
         // A fresh provider over the same directory (a second run) makes no call.
         let again = counting(0.0, false);
-        CachedProvider::new(again.clone(), cache)
+        CachedProvider::new(again.clone(), cache.clone())
             .invoke(&request("q"))
             .await
             .expect("hit");
-        assert_eq!(again.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(again.calls.load(Ordering::SeqCst), 0);
+        assert_eq!(cache.stats().to_string(), "Cache: 2 hits, 2 misses");
     }
 
     #[tokio::test]
-    async fn errors_and_warm_temperatures_are_not_cached() {
+    async fn errors_are_not_cached() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cache = Arc::new(ResponseCache::new(dir.path()));
         let failing = counting(0.0, true);
-        let p = CachedProvider::new(failing.clone(), cache.clone());
+        let p = CachedProvider::new(failing.clone(), cache(dir.path()));
         assert!(p.invoke(&request("q")).await.is_err());
         assert!(p.invoke(&request("q")).await.is_err());
-        assert_eq!(failing.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(failing.calls.load(Ordering::SeqCst), 2);
+    }
+
+    /// D15 (revised): `--cache` caches every successful answer, whatever the temperature.
+    #[tokio::test]
+    async fn warm_temperature_answers_are_cached() {
+        let dir = tempfile::tempdir().expect("tmp");
         let warm = counting(0.7, false);
-        let p = CachedProvider::new(warm.clone(), cache);
+        let p = CachedProvider::new(warm.clone(), cache(dir.path()));
         p.invoke(&request("q")).await.expect("1");
         p.invoke(&request("q")).await.expect("2");
-        assert_eq!(warm.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(warm.calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn cached_answers_are_redacted_on_disk() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let secrets = Secrets::default();
+        secrets.add("sk-\"quoted\" secret");
+        let cache = Arc::new(ResponseCache::new(dir.path(), secrets));
+        let echo = MockProvider::new("m", Some("echo sk-\"quoted\" secret".into()), Delay::None);
+        let p = CachedProvider::new(Arc::new(echo), cache);
+        p.invoke(&request("q")).await.expect("answers");
+        let files: Vec<_> = walkdir::WalkDir::new(dir.path())
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .collect();
+        assert_eq!(files.len(), 1);
+        let text = std::fs::read_to_string(files[0].path()).expect("entry");
+        assert!(text.contains("echo ***"), "{text}");
+        assert!(!text.contains("quoted"), "{text}");
+        let hit = p.invoke(&request("q")).await.expect("hit");
+        assert_eq!(hit.output_messages[0].text().as_deref(), Some("echo ***"));
     }
 
     #[test]
@@ -232,10 +295,10 @@ mod tests {
         let a = MockProvider::new("m", Some("x".into()), Delay::None);
         let b = MockProvider::new("m", Some("y".into()), Delay::None);
         let mut r = request("q");
-        let k = ResponseCache::key(&a, &r).expect("key");
+        let k = ResponseCache::key(&a, &r);
         r.attempt = 3;
-        assert_eq!(ResponseCache::key(&a, &r).expect("key"), k);
-        assert_ne!(ResponseCache::key(&b, &r).expect("key"), k);
+        assert_eq!(ResponseCache::key(&a, &r), k);
+        assert_ne!(ResponseCache::key(&b, &r), k);
         assert_eq!(k.len(), 64);
     }
 }

@@ -309,6 +309,7 @@ mod tests {
             system_prompt: None,
             log_dir: None,
             env: std::sync::Arc::from(Vec::new()),
+            secrets: crate::redact::Secrets::default(),
         };
         let p = CodexProvider::new("c", config, "never".into());
         assert_eq!(

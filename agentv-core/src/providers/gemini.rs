@@ -6,6 +6,7 @@ use super::llm::{self, HttpCall, LlmSettings, Speaker};
 use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::model::TokenUsage;
+use crate::redact::Secret;
 
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
@@ -15,7 +16,7 @@ pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
 pub struct GeminiConfig {
     pub base_url: String,
     pub model: String,
-    pub api_key: String,
+    pub api_key: Secret,
     /// Temperature, output limit, timeout and retries.
     pub llm: LlmSettings,
 }
@@ -69,7 +70,7 @@ impl GeminiProvider {
             ),
             headers: vec![
                 ("content-type", "application/json".to_owned()),
-                ("x-goog-api-key", c.api_key.clone()),
+                ("x-goog-api-key", c.api_key.expose().to_owned()),
             ],
             body,
             timeout: c.llm.timeout,
@@ -142,7 +143,7 @@ pub(crate) fn from_settings(s: &mut Settings<'_>) -> Option<GeminiConfig> {
     Some(GeminiConfig {
         base_url,
         model,
-        api_key: api_key?,
+        api_key: Secret::new(api_key?),
         llm,
     })
 }

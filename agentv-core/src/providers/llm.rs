@@ -86,14 +86,26 @@ fn push_turn(turns: &mut Vec<(Speaker, String)>, speaker: Speaker, text: &str) {
     }
 }
 
-/// One HTTP request to an LLM API.
-#[derive(Debug, Clone)]
+/// One HTTP request to an LLM API. Its `Debug` names the headers but never shows their values
+/// (they carry API keys).
+#[derive(Clone)]
 pub struct HttpCall {
     pub url: String,
     pub headers: Vec<(&'static str, String)>,
     pub body: Value,
     /// Per attempt; `None` leaves it to the run's timeout.
     pub timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for HttpCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| *name).collect();
+        f.debug_struct("HttpCall")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 /// POSTs `call` with retries: the JSON answer, the attempts made and the wall time, or the error
@@ -114,8 +126,9 @@ pub fn malformed(problem: String) -> ProviderError {
 async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &call.headers {
-        let value = HeaderValue::from_str(value)
+        let mut value = HeaderValue::from_str(value)
             .map_err(|_| ProviderError::failed(format!("header `{name}` has characters HTTP does not allow")))?;
+        value.set_sensitive(*name != "content-type");
         headers.insert(HeaderName::from_static(name), value);
     }
     let mut builder = crate::http::client().post(&call.url).headers(headers).json(&call.body);

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 pub use crate::load::ProviderKind;
 use crate::model::{OutputMessage, TokenUsage, TraceEvent};
 pub use answer::parse_answer;
-pub use cache::{CachedProvider, ResponseCache};
+pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use mock::MockProvider;
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};

@@ -7,6 +7,7 @@ use super::settings::{Settings, finish_llm};
 use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
 use crate::load::TargetDef;
 use crate::model::TokenUsage;
+use crate::redact::Secret;
 
 /// The official endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -35,7 +36,7 @@ pub enum Flavor {
 pub struct OpenAiConfig {
     pub flavor: Flavor,
     /// Optional for OpenAI-compatible servers that need none (Ollama, llama.cpp).
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// Temperature, output limit, timeout and retries.
     pub llm: LlmSettings,
 }
@@ -82,7 +83,7 @@ impl OpenAiProvider {
             } => {
                 body["model"] = json!(model);
                 if let Some(key) = &self.config.api_key {
-                    headers.push(("authorization", format!("Bearer {key}")));
+                    headers.push(("authorization", format!("Bearer {}", key.expose())));
                 }
                 if let Some(org) = organization {
                     headers.push(("openai-organization", org.clone()));
@@ -95,7 +96,7 @@ impl OpenAiProvider {
                 api_version,
             } => {
                 if let Some(key) = &self.config.api_key {
-                    headers.push(("api-key", key.clone()));
+                    headers.push(("api-key", key.expose().to_owned()));
                 }
                 format!(
                     "{}/openai/deployments/{deployment}/chat/completions?api-version={api_version}",
@@ -227,7 +228,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ope
                 deployment: deployment?,
                 api_version: version,
             },
-            api_key: Some(api_key?),
+            api_key: Some(Secret::new(api_key?)),
             llm,
         });
     }
@@ -256,7 +257,7 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ope
             model: model?,
             organization,
         },
-        api_key,
+        api_key: api_key.map(Secret::new),
         llm,
     })
 }

@@ -45,11 +45,12 @@ pub enum ResolveError {
     #[error("target `{name}` is misconfigured:\n{}", join_lines(problems))]
     Invalid { name: String, problems: Vec<Diagnostic> },
     #[error(
-        "target `{name}`: {what} executable `{executable}` not found on PATH; install it or set `executable` to its path"
+        "target `{name}`: {what} executable {executable} not found on PATH; install it or set `executable` to its path"
     )]
     MissingExecutable {
         name: String,
         what: &'static str,
+        /// The name in backquotes, or the variable it came from (a secret is never shown).
         executable: String,
     },
 }
@@ -74,6 +75,18 @@ fn merge_errors(errors: impl Iterator<Item = ResolveError>) -> Vec<ResolveError>
         others.push(ResolveError::MissingCredentials(missing));
     }
     others
+}
+
+/// The variable of setting `names` (first present) when its value is a `${{ VAR }}`.
+fn setting_variable(def: &TargetDef, names: &[&str]) -> Option<String> {
+    let entries = def.settings.as_map()?;
+    names.iter().find_map(|name| {
+        entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(name))
+            .and_then(|(_, v)| v.as_str())
+            .map(|text| crate::load::env_reference(text).map(str::to_owned))
+    })?
 }
 
 fn list_or_none(names: &[String]) -> String {
@@ -359,7 +372,10 @@ impl TargetRegistry {
                 } else {
                     "Claude Code"
                 },
-                executable: executable.to_owned(),
+                executable: match setting_variable(def, &["executable", "command", "binary"]) {
+                    Some(var) => format!("(the value of {var})"),
+                    None => format!("`{executable}`"),
+                },
             });
         }
         Ok(match &self.responses {

@@ -136,12 +136,29 @@ impl<'a> Settings<'a> {
         format!("{}{name}", self.prefix)
     }
 
-    fn resolve_str(&self, text: &str) -> Resolved {
+    /// The run's secrets, for providers that register derived values (template parts).
+    pub(crate) fn secrets(&self) -> &Secrets {
+        self.secrets
+    }
+
+    /// `text` resolved; a value is registered as a secret, with a warning when it is too short
+    /// to be redacted (D18: the variable and setting are named, never the value).
+    fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str) -> Resolved {
         match env_reference(text) {
             None => Resolved::Text(text.to_owned()),
             Some(var) => match self.env.get(var) {
                 Some(value) => {
-                    self.secrets.add(&value);
+                    if !self.secrets.add(&value) {
+                        self.diags.warn(
+                            pos,
+                            format!(
+                                "target `{}`: the value of {var} (setting `{setting}`) is shorter than {} characters, so it cannot be redacted from output",
+                                self.target,
+                                Secrets::MIN_CHARS
+                            ),
+                            Some(format!("use a longer value for {var}, or do not treat it as a secret")),
+                        );
+                    }
                     Resolved::Text(value)
                 }
                 None => Resolved::Unset(var.to_owned()),
@@ -165,7 +182,7 @@ impl<'a> Settings<'a> {
     /// `responses.greeting` or `args[2]`) and their nodes become null.
     pub(crate) fn resolve(&mut self, node: &Node, path: &str) -> Node {
         let value = match &node.value {
-            NodeValue::Str(text) => match self.resolve_str(text) {
+            NodeValue::Str(text) => match self.resolve_str(text, node.pos, path) {
                 Resolved::Text(t) => NodeValue::Str(t),
                 Resolved::Unset(var) => {
                     self.note_missing(var, path.to_owned());
@@ -217,10 +234,10 @@ impl<'a> Settings<'a> {
                 return None;
             }
         };
-        match self.resolve_str(&text) {
+        let setting = self.key(names[0]);
+        match self.resolve_str(&text, node.pos, &setting) {
             Resolved::Text(t) => Some(t),
             Resolved::Unset(var) => {
-                let setting = self.key(names[0]);
                 if required {
                     self.note_missing(var, setting);
                 } else {
@@ -389,14 +406,21 @@ impl<'a> Settings<'a> {
 
     /// A directory setting, relative to the targets file's directory (D11); it must exist.
     pub(crate) fn dir(&mut self, names: &[&str]) -> Option<PathBuf> {
-        let pos = self.fields.take(names).map(|n| n.pos);
+        let node = self.fields.take(names);
+        let pos = node.map(|n| n.pos);
+        // A `${{ VAR }}` value is a secret: the error names the variable, never the path.
+        let var = node.and_then(Node::as_str).and_then(env_reference).map(str::to_owned);
         let text = self.string(names, false)?;
         let path = self.path(&text);
         if !path.is_dir() {
             let name = self.key(names[0]);
+            let shown = match var {
+                Some(var) => format!("the value of {var}"),
+                None => path.display().to_string(),
+            };
             self.diags.error(
                 pos.unwrap_or_default(),
-                format!("`{name}` directory does not exist: {}", path.display()),
+                format!("`{name}` directory does not exist: {shown}"),
                 Some("relative paths are resolved against the directory of the targets file".to_owned()),
             );
         }

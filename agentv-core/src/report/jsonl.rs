@@ -4,7 +4,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::load::Secrets;
+use crate::redact::Secrets;
 use crate::model::EvaluationRecord;
 use crate::run::RecordSink;
 
@@ -49,10 +49,10 @@ impl RecordSink for JsonlWriter {
     fn write(&mut self, record: &EvaluationRecord) -> std::io::Result<()> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record)?;
-        let text = String::from_utf8_lossy(&self.line);
-        let mut redacted = self.secrets.redact(&text).into_owned();
-        redacted.push('\n');
-        self.out.write_all(redacted.as_bytes())
+        self.line.push(b'\n');
+        // Redacted whole: a secret cannot be cut by a line boundary inside one record.
+        let redacted = self.secrets.redact_bytes(&self.line);
+        self.out.write_all(&redacted)
     }
 }
 
@@ -101,5 +101,21 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b"], "the second run replaced the first");
         assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn results_redact_secrets_with_quotes_and_backslashes() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("r.jsonl");
+        let secrets = Secrets::default();
+        secrets.add(r#"sk-"quoted"\back"#);
+        let mut r = record("c");
+        r.candidate_answer = r#"the key is sk-"quoted"\back, see"#.into();
+        let mut writer = JsonlWriter::create(&path, secrets).expect("open");
+        writer.write(&r).expect("write");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains("quoted"), "{text}");
+        let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("still JSON");
+        assert_eq!(line["candidate_answer"], "the key is ***, see");
     }
 }

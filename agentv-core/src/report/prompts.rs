@@ -38,8 +38,7 @@ pub fn dump_prompt(
         },
     });
     let text = serde_json::to_string_pretty(&record).unwrap_or_default();
-    let written = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, secrets.redact(&text).as_bytes()));
-    match written {
+    match crate::redact::write_file(&path, text.as_bytes(), secrets) {
         Ok(()) => Some(path),
         Err(e) => {
             tracing::warn!("cannot write prompt dump {}: {e}", path.display());

@@ -1,0 +1,256 @@
+//! Every form a secret can take in agentv's output.
+//!
+//! A value rarely leaves the run as written: results and caches hold it JSON-escaped (once, or
+//! twice when a JSON document travels inside a JSON string, as echoed requests do), URLs hold it
+//! percent-encoded, command lines hold it shell-quoted, and other programs' JSON (an agent's
+//! stream) may escape every non-ASCII character. Redacting only the raw text lets a secret with
+//! a `"`, a `\` or a space through. These forms are computed once, when a secret is registered.
+
+/// The distinct forms of `secret` to search for, longest first.
+pub(super) fn forms(secret: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for base in shell_forms(secret) {
+        let json = json_escape(&base, false, false);
+        out.push(json_escape(&json, false, false));
+        out.push(json);
+        out.push(json_escape(&base, true, false));
+        out.push(json_escape(&base, true, true));
+        if base.contains('/') {
+            out.push(json_escape(&base, false, false).replace('/', r"\/"));
+        }
+        for set in URL_SETS {
+            out.push(percent_encode(&base, set, Hex::Upper));
+            out.push(percent_encode(&base, set, Hex::Lower));
+        }
+        out.push(base);
+    }
+    out.extend(base64_forms(secret.as_bytes()));
+    out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    out.dedup();
+    out
+}
+
+/// The secret as written, and as it appears inside a shell command line: quoted whole by
+/// `shlex`, inside single quotes (`'` → `'\''`), and inside double quotes (`\` before
+/// `$`, `` ` ``, `"` and `\`).
+fn shell_forms(secret: &str) -> Vec<String> {
+    let mut bases = vec![secret.to_owned()];
+    let mut push = |s: String| {
+        if !bases.contains(&s) {
+            bases.push(s);
+        }
+    };
+    push(secret.replace('\'', r"'\''"));
+    let mut double = String::with_capacity(secret.len());
+    for c in secret.chars() {
+        if matches!(c, '$' | '`' | '"' | '\\') {
+            double.push('\\');
+        }
+        double.push(c);
+    }
+    push(double);
+    if let Ok(quoted) = shlex::try_quote(secret) {
+        push(quoted.into_owned());
+    }
+    bases
+}
+
+/// JSON string contents (without the quotes). `ascii` escapes every non-ASCII character as
+/// `\uXXXX` (Python's `json.dumps`, Java), with `upper` hex digits or lower.
+fn json_escape(text: &str, ascii: bool, upper: bool) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ascii && !c.is_ascii()) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    if upper {
+                        out.push_str(&format!("\\u{unit:04X}"));
+                    } else {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Hex {
+    Upper,
+    Lower,
+}
+
+/// A percent-encoding: the ASCII characters left as they are, and whether a space is `+`.
+struct UrlSet {
+    keep: &'static str,
+    /// Also keep every printable ASCII character except these (the WHATWG URL parser's sets).
+    keep_printable_except: Option<&'static str>,
+    plus: bool,
+}
+
+const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// RFC 3986 components (`%20`), HTML forms (`+`), JavaScript's `encodeURIComponent`, Python's
+/// `quote` (keeps `/`), and what a URL parser leaves in a path, a query and a `file://` link.
+const URL_SETS: &[UrlSet] = &[
+    UrlSet {
+        keep: "-._~",
+        keep_printable_except: None,
+        plus: false,
+    },
+    UrlSet {
+        keep: "-._~",
+        keep_printable_except: None,
+        plus: true,
+    },
+    UrlSet {
+        keep: "*-._",
+        keep_printable_except: None,
+        plus: true,
+    },
+    UrlSet {
+        keep: "-_.!~*'()",
+        keep_printable_except: None,
+        plus: false,
+    },
+    UrlSet {
+        keep: "-._~/",
+        keep_printable_except: None,
+        plus: false,
+    },
+    UrlSet {
+        keep: "",
+        keep_printable_except: Some(" \"#<>?`{}"),
+        plus: false,
+    },
+    UrlSet {
+        keep: "",
+        keep_printable_except: Some(" \"#<>'"),
+        plus: false,
+    },
+    UrlSet {
+        keep: "",
+        keep_printable_except: Some(" #?%"),
+        plus: false,
+    },
+];
+
+fn percent_encode(text: &str, set: &UrlSet, hex: Hex) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for &b in text.as_bytes() {
+        let c = b as char;
+        let printable = (0x21..0x7f).contains(&b) || b == b' ';
+        let keep = (b.is_ascii() && (ALNUM.contains(c) || set.keep.contains(c)))
+            || set
+                .keep_printable_except
+                .is_some_and(|except| printable && !except.contains(c));
+        if keep {
+            out.push(c);
+        } else if b == b' ' && set.plus {
+            out.push('+');
+        } else {
+            match hex {
+                Hex::Upper => out.push_str(&format!("%{b:02X}")),
+                Hex::Lower => out.push_str(&format!("%{b:02x}")),
+            }
+        }
+    }
+    out
+}
+
+/// Base64 (standard and URL-safe alphabets) of the secret, as it starts an encoded text: the
+/// characters fixed by its whole 3-byte groups, or the whole unpadded encoding when that is
+/// too short to be specific.
+fn base64_forms(bytes: &[u8]) -> Vec<String> {
+    const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let whole = bytes.len() / 3 * 3;
+    let input = if whole * 4 / 3 >= 8 { &bytes[..whole] } else { bytes };
+    [STANDARD, URL_SAFE]
+        .iter()
+        .map(|alphabet| base64(input, alphabet))
+        .collect()
+}
+
+fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_forms_match_serde_json() {
+        for secret in ["pa\"ss", "back\\slash", "tab\there", "ctl\u{1}x", "naïve ☃ 😀"] {
+            let encoded = serde_json::to_string(secret).expect("json");
+            let inner = &encoded[1..encoded.len() - 1];
+            assert!(forms(secret).iter().any(|f| f == inner), "{secret}: {inner}");
+            let twice = serde_json::to_string(&encoded).expect("json");
+            assert!(
+                forms(secret).iter().any(|f| twice.contains(f.as_str())),
+                "{secret}: {twice}"
+            );
+        }
+    }
+
+    #[test]
+    fn ascii_json_escapes_non_ascii_like_python() {
+        let all = forms("naïve 😀");
+        assert!(all.contains(&r"na\u00efve \ud83d\ude00".to_owned()), "{all:?}");
+        assert!(all.contains(&r"na\u00EFve \uD83D\uDE00".to_owned()), "{all:?}");
+    }
+
+    #[test]
+    fn url_forms_cover_components_forms_and_parsers() {
+        let all = forms("a b/\"c\"é");
+        for want in [
+            "a%20b%2F%22c%22%C3%A9",
+            "a+b%2F%22c%22%C3%A9",
+            "a%20b/%22c%22%C3%A9",
+            "a%20b%2f%22c%22%c3%a9",
+        ] {
+            assert!(all.contains(&want.to_owned()), "{want} not in {all:?}");
+        }
+    }
+
+    #[test]
+    fn shell_forms_cover_single_and_double_quoting() {
+        let all = forms("it's");
+        assert!(all.contains(&r"it'\''s".to_owned()), "{all:?}");
+        assert!(all.contains(&"\"it's\"".to_owned()), "{all:?}");
+        let all = forms("p\\\"q");
+        assert!(all.contains(&"p\\\\\\\"q".to_owned()), "{all:?}");
+    }
+
+    #[test]
+    fn base64_matches_a_reference_encoding() {
+        assert_eq!(base64(b"secret-value", STANDARD_FOR_TEST), "c2VjcmV0LXZhbHVl");
+        assert_eq!(base64(b"ab", STANDARD_FOR_TEST), "YWI");
+        let all = forms("secret-value!");
+        assert!(all.contains(&"c2VjcmV0LXZhbHVl".to_owned()), "{all:?}");
+    }
+
+    const STANDARD_FOR_TEST: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}

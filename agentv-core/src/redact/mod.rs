@@ -1,0 +1,235 @@
+//! The one redaction layer (D18): every output of a run — results, prompt dumps, agent stream
+//! logs, the response cache, the console and logs — passes through [`Secrets`], directly
+//! ([`Secrets::redact`]) or through a [`RedactingWriter`] and the file helpers built on it.
+//!
+//! Values resolved from `${{ VAR }}` are registered here as they are resolved. Each is searched
+//! for in every form it can take in output (see `forms`), all at once with one Aho-Corasick
+//! automaton built when a secret is added, so redacting a result line costs one pass over it.
+
+mod forms;
+mod writer;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use secrecy::{ExposeSecret, SecretString};
+
+pub use writer::{RedactingWriter, SharedFile, StreamLog, create_file, write_atomic, write_file};
+
+/// What a secret is replaced with.
+pub const MASK: &str = "***";
+
+/// A value that must not be printed: `Debug` and `Display` show `***`. Read it with
+/// [`Secret::expose`] where it is really used (a request header, a command line).
+#[derive(Clone, Default)]
+pub struct Secret(SecretString);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(SecretString::from(value.into()))
+    }
+
+    /// The value itself.
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self::new(value)
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(MASK)
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(MASK)
+    }
+}
+
+/// The secrets of a run, shared by every output: clones see values added later (targets
+/// resolved during the run register theirs too).
+#[derive(Clone, Default)]
+pub struct Secrets {
+    matcher: Arc<RwLock<Arc<Matcher>>>,
+}
+
+/// The registered values and the automaton that finds all their forms.
+#[derive(Default)]
+struct Matcher {
+    values: Vec<Secret>,
+    searcher: Option<AhoCorasick>,
+    /// Length in bytes of the longest form: how much a stream must hold back.
+    longest: usize,
+    /// Some form contains a line break, so a match may span lines.
+    multiline: bool,
+}
+
+impl Matcher {
+    fn build(values: Vec<Secret>) -> Self {
+        let mut patterns: Vec<String> = values.iter().flat_map(|v| forms::forms(v.expose())).collect();
+        patterns.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        patterns.dedup();
+        let searcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+            .ok();
+        Self {
+            longest: patterns.first().map_or(0, String::len),
+            multiline: patterns.iter().any(|p| p.contains('\n') || p.contains('\r')),
+            values,
+            searcher,
+        }
+    }
+}
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secrets({} values)", self.snapshot().values.len())
+    }
+}
+
+impl Secrets {
+    /// Values shorter than this (in characters) are not redacted: masking every `abc` would
+    /// garble output and still give the value away by where the masks are.
+    pub const MIN_CHARS: usize = 4;
+
+    /// Registers `value`. Returns `false` when it is too short to be redacted (the caller warns,
+    /// naming the variable).
+    pub fn add(&self, value: &str) -> bool {
+        if value.chars().count() < Self::MIN_CHARS {
+            return false;
+        }
+        let Ok(mut current) = self.matcher.write() else {
+            return true;
+        };
+        if current.values.iter().any(|v| v.expose() == value) {
+            return true;
+        }
+        let mut values = current.values.clone();
+        values.push(Secret::new(value));
+        *current = Arc::new(Matcher::build(values));
+        true
+    }
+
+    /// True when no value is registered.
+    pub fn is_empty(&self) -> bool {
+        self.snapshot().values.is_empty()
+    }
+
+    fn snapshot(&self) -> Arc<Matcher> {
+        // A poisoned lock still holds a consistent matcher (it is replaced whole).
+        match self.matcher.read() {
+            Ok(m) => m.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// `text` with every form of every secret replaced by `***`.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.redact_bytes(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Forms are whole UTF-8 sequences, so replacing them keeps the text valid.
+            Cow::Owned(bytes) => Cow::Owned(
+                String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
+        }
+    }
+
+    /// [`Secrets::redact`] on bytes (output that need not be UTF-8, such as an agent's stream).
+    pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let matcher = self.snapshot();
+        let Some(searcher) = &matcher.searcher else {
+            return Cow::Borrowed(bytes);
+        };
+        let mut out: Option<Vec<u8>> = None;
+        let mut last = 0;
+        for m in searcher.find_iter(bytes) {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+            buf.extend_from_slice(&bytes[last..m.start()]);
+            buf.extend_from_slice(MASK.as_bytes());
+            last = m.end();
+        }
+        match out {
+            None => Cow::Borrowed(bytes),
+            Some(mut buf) => {
+                buf.extend_from_slice(&bytes[last..]);
+                Cow::Owned(buf)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_debug_and_display_print_stars() {
+        let s = Secret::new("sk-live-1234");
+        assert_eq!(format!("{s:?} {s}"), "*** ***");
+        assert_eq!(s.expose(), "sk-live-1234");
+        let secrets = Secrets::default();
+        secrets.add("sk-live-1234");
+        let shown = format!("{secrets:?}");
+        assert!(!shown.contains("sk-live"), "{shown}");
+    }
+
+    #[test]
+    fn redact_replaces_every_secret_longest_first() {
+        let s = Secrets::default();
+        assert!(s.add("sk-secret-123"));
+        assert!(s.add("secret"));
+        assert!(!s.add("abc"), "too short to redact");
+        assert_eq!(s.redact("key sk-secret-123, secret and abc"), "key ***, *** and abc");
+        assert!(matches!(s.redact("nothing here"), Cow::Borrowed(_)));
+    }
+
+    /// Each row: a secret, and an output text holding it in some encoding.
+    #[test]
+    fn secrets_with_quotes_and_backslashes_are_redacted_in_every_encoding() {
+        let cases: &[(&str, String)] = &[
+            ("pa\"ss word", serde_json::json!({"k": "x pa\"ss word y"}).to_string()),
+            ("back\\slash", serde_json::json!({"k": "back\\slash"}).to_string()),
+            (
+                "pa\"ss word",
+                serde_json::json!({"raw": serde_json::json!({"k": "pa\"ss word"}).to_string()}).to_string(),
+            ),
+            ("a b&c=d/é", "GET /q?x=a%20b%26c%3Dd%2F%C3%A9 HTTP/1.1".to_owned()),
+            ("a b&c=d/é", "form: x=a+b%26c%3Dd%2F%C3%A9".to_owned()),
+            ("naïve ☃ key", r#"{"echo": "na\u00efve \u2603 key"}"#.to_owned()),
+            ("it's mine", r"sh -c 'run --token it'\''s mine'".to_owned()),
+            (
+                "dir \"x\"",
+                r#"["sh","-c","cp '/tmp/dir \"x\"/prompt.md' out"]"#.to_owned(),
+            ),
+            ("multi\nline secret", "start multi\nline secret end".to_owned()),
+            ("multi\nline secret", r#"{"k":"multi\nline secret"}"#.to_owned()),
+        ];
+        for (secret, text) in cases {
+            let s = Secrets::default();
+            s.add(secret);
+            let out = s.redact(text);
+            assert!(out.contains(MASK), "{secret:?} not found in {text}");
+            for form in forms::forms(secret) {
+                assert!(!out.contains(&form), "{form:?} left in {out}");
+            }
+        }
+    }
+
+    #[test]
+    fn values_added_later_are_seen_by_clones() {
+        let s = Secrets::default();
+        let clone = s.clone();
+        s.add("late-secret");
+        assert_eq!(clone.redact("a late-secret"), "a ***");
+    }
+}
