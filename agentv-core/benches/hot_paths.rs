@@ -138,3 +138,31 @@ fn result_record_serialization(bencher: Bencher) {
         buf.len()
     });
 }
+
+/// Twenty secrets with quotes, backslashes, spaces and non-ASCII characters (hundreds of forms
+/// each), as a run with many `${{ VAR }}` settings registers.
+fn many_secrets() -> agentv_core::redact::Secrets {
+    let secrets = agentv_core::redact::Secrets::default();
+    for i in 0..20 {
+        secrets.add(&format!("sk-{i:02}-\"dq\" \\bs 'sq' é ☃ &a=b/c+d"));
+    }
+    secrets
+}
+
+/// A 4 KB result line, clean or holding two secrets: what every case pays to be written.
+#[divan::bench(args = ["clean", "two_secrets"])]
+fn redact_4kb_result_line(bencher: Bencher, shape: &str) {
+    let secrets = many_secrets();
+    let mut answer = "The answer is 4. ".repeat(230);
+    if shape == "two_secrets" {
+        answer.push_str("sk-03-\"dq\" \\bs 'sq' é ☃ &a=b/c+d and sk-17-\"dq\" \\bs 'sq' é ☃ &a=b/c+d");
+    }
+    let line = serde_json::json!({"eval_id": "case-1", "candidate_answer": answer}).to_string();
+    bencher.bench_local(|| secrets.redact(black_box(&line)).len());
+}
+
+/// Registering twenty secrets, then the one automaton build the first redaction pays.
+#[divan::bench(sample_count = 10)]
+fn register_20_secrets_and_build(bencher: Bencher) {
+    bencher.bench_local(|| many_secrets().redact("x").len());
+}

@@ -410,6 +410,9 @@ pub(crate) fn from_settings(
     let files_format = s
         .string(&["files_format", "attachments_format"], false)
         .unwrap_or_else(|| "{path}".to_owned());
+    for template in command_template.iter().chain([&files_format]) {
+        s.secrets().add_template_parts(template);
+    }
     let cwd = s.dir(&["cwd"]);
     let timeout = s.seconds(&["timeout_seconds"]);
     let keep_temp_files = s.boolean(&["keep_temp_files", "keep_output_files"]).unwrap_or(false);

@@ -635,4 +635,54 @@ mod tests {
             text[0]
         );
     }
+
+    #[test]
+    fn missing_cwd_error_names_the_variable_not_the_value() {
+        let yaml = "targets:\n  - name: c\n    provider: cli\n    command_template: run {PROMPT}\n    cwd: ${{ AGENTV_T_DIR }}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_DIR", "/no/such/secret-dir")]);
+        let err = reg.resolve("c").expect_err("invalid").to_string();
+        assert!(
+            err.contains("`cwd` directory does not exist: the value of AGENTV_T_DIR"),
+            "{err}"
+        );
+        assert!(!err.contains("secret-dir"), "{err}");
+    }
+
+    #[test]
+    fn missing_executable_error_names_the_variable_not_the_value() {
+        let yaml = "targets:\n  - name: a\n    provider: claude-code\n    executable: ${{ AGENTV_T_EXE }}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_EXE", "no-such-secret-claude")]);
+        let errs = reg.resolve_target("a").expect_err("missing");
+        let text = errs[0].to_string();
+        assert!(
+            text.contains("Claude Code executable (the value of AGENTV_T_EXE) not found on PATH"),
+            "{text}"
+        );
+        assert!(!text.contains("no-such-secret"), "{text}");
+    }
+
+    #[test]
+    fn short_secret_warns_naming_the_variable() {
+        let yaml = "targets:\n  - {name: m, provider: mock, response: '${{ AGENTV_T_SHORT }}'}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_SHORT", "q7z")]);
+        reg.resolve("m").expect("resolves");
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("the value of AGENTV_T_SHORT (setting `response`) is shorter than 4 characters"),
+            "{warnings:?}"
+        );
+        assert!(!warnings[0].contains("q7z"), "{warnings:?}");
+    }
+
+    #[test]
+    fn provider_debug_never_shows_the_api_key() {
+        let yaml = "targets:\n  - {name: o, provider: openai, model: m, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: z, provider: azure, endpoint: 'http://127.0.0.1:9', deployment_name: d, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: a, provider: anthropic, model: m, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: g, provider: gemini, api_key: '${{ AGENTV_T_KEY }}'}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_KEY", "sk-debug-leak-check")]);
+        for name in ["o", "z", "a", "g"] {
+            let provider = reg.resolve(name).expect("resolves");
+            let shown = format!("{provider:?}");
+            assert!(!shown.contains("sk-debug"), "{name}: {shown}");
+        }
+    }
 }

@@ -214,6 +214,9 @@ pub(crate) fn from_settings(
         .unwrap_or_else(|| default_cmd.to_owned());
     let dispatch_pos = s.node(&["dispatch", "dispatch_command"]).map(|n| n.pos);
     let dispatch = s.string(&["dispatch", "dispatch_command"], true);
+    if let Some(template) = &dispatch {
+        s.secrets().add_template_parts(template);
+    }
     if let (Some(template), Some(pos)) = (&dispatch, dispatch_pos) {
         let allowed = ["PROMPT_FILE", "RESPONSE_FILE", "WORKSPACE", "EVAL_ID"];
         let unknown = unknown_placeholders(template, &allowed);

@@ -8,21 +8,32 @@
 
 /// The distinct forms of `secret` to search for, longest first.
 pub(super) fn forms(secret: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for base in shell_forms(secret) {
-        let json = json_escape(&base, false, false);
-        out.push(json_escape(&json, false, false));
-        out.push(json);
-        out.push(json_escape(&base, true, false));
-        out.push(json_escape(&base, true, true));
-        if base.contains('/') {
-            out.push(json_escape(&base, false, false).replace('/', r"\/"));
-        }
+    // First how the value is written into a command line or a URL, then how that text is
+    // quoted in JSON (a URL in an echoed prompt, inside a result).
+    let bases = shell_forms(secret);
+    let mut written: Vec<String> = Vec::new();
+    for base in bases.iter().cloned() {
         for set in URL_SETS {
-            out.push(percent_encode(&base, set, Hex::Upper));
-            out.push(percent_encode(&base, set, Hex::Lower));
+            written.push(percent_encode(&base, set, Hex::Upper));
+            written.push(percent_encode(&base, set, Hex::Lower));
         }
-        out.push(base);
+        if base.contains('/') {
+            written.push(json_escape(&base, false, false).replace('/', r"\/"));
+        }
+        // Rust's `{:?}`: like JSON, but `\u{1}` for control characters.
+        let debug = format!("{base:?}");
+        written.push(debug[1..debug.len() - 1].to_owned());
+        written.push(base);
+    }
+    written.sort();
+    written.dedup();
+    let mut out: Vec<String> = Vec::new();
+    for form in written {
+        if needs_json_escape(&form) {
+            let depth = if bases.contains(&form) { JSON_DEPTH } else { URL_JSON_DEPTH };
+            out.extend(json_layers(&form, depth));
+        }
+        out.push(form);
     }
     out.extend(base64_forms(secret.as_bytes()));
     out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -49,10 +60,50 @@ fn shell_forms(secret: &str) -> Vec<String> {
         double.push(c);
     }
     push(double);
+    // Without the outer quotes: a form must never swallow delimiters around the secret (the
+    // quotes of a JSON string, say), or redacting would break the text around it.
     if let Ok(quoted) = shlex::try_quote(secret) {
-        push(quoted.into_owned());
+        let inner = quoted
+            .strip_prefix(['\'', '"'])
+            .and_then(|q| q.strip_suffix(['\'', '"']))
+            .unwrap_or(&quoted);
+        push(inner.to_owned());
     }
     bases
+}
+
+/// How many JSON string encodings deep a secret is still found: an answer that echoes a
+/// request body is a JSON string holding JSON, stored in a JSON result, and an LLM judge's
+/// request quotes that answer again.
+const JSON_DEPTH: usize = 5;
+/// The same for a URL or a command line holding the secret: quoted in a prompt that an answer
+/// echoes, inside a result.
+const URL_JSON_DEPTH: usize = 5;
+
+/// `text` JSON-escaped 1 to `depth` times, each time as serde_json writes it or with
+/// non-ASCII characters escaped (lower- or upper-case hex).
+fn json_layers(text: &str, depth: usize) -> Vec<String> {
+    let mut layer = vec![text.to_owned()];
+    let mut all = Vec::new();
+    for _ in 0..depth {
+        let mut next: Vec<String> = Vec::new();
+        for t in &layer {
+            for (ascii, upper) in [(false, false), (true, false), (true, true)] {
+                let encoded = json_escape(t, ascii, upper);
+                if !next.contains(&encoded) {
+                    next.push(encoded);
+                }
+            }
+        }
+        all.extend(next.iter().cloned());
+        layer = next;
+    }
+    all
+}
+
+/// True when JSON would write `text` differently (some encoder escapes one of its characters).
+fn needs_json_escape(text: &str) -> bool {
+    text.chars().any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || !c.is_ascii())
 }
 
 /// JSON string contents (without the quotes). `ascii` escapes every non-ASCII character as
@@ -96,9 +147,9 @@ struct UrlSet {
     /// Also keep every printable ASCII character except these (the WHATWG URL parser's sets).
     keep_printable_except: Option<&'static str>,
     plus: bool,
+    /// Leave non-ASCII characters as they are (agentv's own `file://` links).
+    keep_non_ascii: bool,
 }
-
-const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// RFC 3986 components (`%20`), HTML forms (`+`), JavaScript's `encodeURIComponent`, Python's
 /// `quote` (keeps `/`), and what a URL parser leaves in a path, a query and a `file://` link.
@@ -107,61 +158,72 @@ const URL_SETS: &[UrlSet] = &[
         keep: "-._~",
         keep_printable_except: None,
         plus: false,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "-._~",
         keep_printable_except: None,
         plus: true,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "*-._",
         keep_printable_except: None,
         plus: true,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "-_.!~*'()",
         keep_printable_except: None,
         plus: false,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "-._~/",
         keep_printable_except: None,
         plus: false,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "",
         keep_printable_except: Some(" \"#<>?`{}"),
         plus: false,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "",
         keep_printable_except: Some(" \"#<>'"),
         plus: false,
+        keep_non_ascii: false,
     },
     UrlSet {
         keep: "",
         keep_printable_except: Some(" #?%"),
         plus: false,
+        keep_non_ascii: true,
     },
 ];
 
 fn percent_encode(text: &str, set: &UrlSet, hex: Hex) -> String {
     let mut out = String::with_capacity(text.len() * 3);
-    for &b in text.as_bytes() {
-        let c = b as char;
-        let printable = (0x21..0x7f).contains(&b) || b == b' ';
-        let keep = (b.is_ascii() && (ALNUM.contains(c) || set.keep.contains(c)))
+    for c in text.chars() {
+        let printable = c == ' ' || ('!'..='~').contains(&c);
+        let keep = (c.is_ascii_alphanumeric() || set.keep.contains(c))
             || set
                 .keep_printable_except
-                .is_some_and(|except| printable && !except.contains(c));
+                .is_some_and(|except| printable && !except.contains(c))
+            || (set.keep_non_ascii && !c.is_ascii());
         if keep {
             out.push(c);
-        } else if b == b' ' && set.plus {
+        } else if c == ' ' && set.plus {
             out.push('+');
         } else {
-            match hex {
-                Hex::Upper => out.push_str(&format!("%{b:02X}")),
-                Hex::Lower => out.push_str(&format!("%{b:02x}")),
+            let mut utf8 = [0u8; 4];
+            for b in c.encode_utf8(&mut utf8).bytes() {
+                match hex {
+                    Hex::Upper => out.push_str(&format!("%{b:02X}")),
+                    Hex::Lower => out.push_str(&format!("%{b:02x}")),
+                }
             }
         }
     }
@@ -216,6 +278,31 @@ mod tests {
     }
 
     #[test]
+    fn nested_json_is_found_four_levels_deep() {
+        let secret = "k\"e\\y é";
+        let mut text = secret.to_owned();
+        for _ in 0..4 {
+            let encoded = serde_json::to_string(&text).expect("json");
+            text = encoded[1..encoded.len() - 1].to_owned();
+        }
+        assert!(forms(secret).contains(&text), "{text}");
+    }
+
+    #[test]
+    fn a_file_link_quoted_in_json_is_found() {
+        let secret = "root \"dq\" \\bs é";
+        let link = "root%20\"dq\"%20\\bs%20é";
+        let quoted = serde_json::to_string(link).expect("json");
+        assert!(forms(secret).contains(&quoted[1..quoted.len() - 1].to_owned()));
+    }
+
+    #[test]
+    fn forms_stay_few() {
+        let n = forms("ZQ \"dq\" \\bs 'sq' é ☃ &a=b/c+d").len();
+        assert!(n < 500, "{n} forms");
+    }
+
+    #[test]
     fn ascii_json_escapes_non_ascii_like_python() {
         let all = forms("naïve 😀");
         assert!(all.contains(&r"na\u00efve \ud83d\ude00".to_owned()), "{all:?}");
@@ -239,7 +326,7 @@ mod tests {
     fn shell_forms_cover_single_and_double_quoting() {
         let all = forms("it's");
         assert!(all.contains(&r"it'\''s".to_owned()), "{all:?}");
-        assert!(all.contains(&"\"it's\"".to_owned()), "{all:?}");
+        assert!(all.iter().all(|f| !f.starts_with('"')), "{all:?}");
         let all = forms("p\\\"q");
         assert!(all.contains(&"p\\\\\\\"q".to_owned()), "{all:?}");
     }

@@ -11,15 +11,19 @@ mod writer;
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, LazyLock, OnceLock, RwLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
 use secrecy::{ExposeSecret, SecretString};
 
 pub use writer::{RedactingWriter, SharedFile, StreamLog, create_file, write_atomic, write_file};
 
 /// What a secret is replaced with.
 pub const MASK: &str = "***";
+
+/// Placeholders of command templates (`{PROMPT}`) and file formats (`{path}`).
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{[A-Za-z_]+\}").expect("static regex"));
 
 /// A value that must not be printed: `Debug` and `Display` show `***`. Read it with
 /// [`Secret::expose`] where it is really used (a request header, a command line).
@@ -62,10 +66,15 @@ pub struct Secrets {
     matcher: Arc<RwLock<Arc<Matcher>>>,
 }
 
-/// The registered values and the automaton that finds all their forms.
+/// The registered values; the automaton that finds all their forms is built on first use, so
+/// registering the values of many settings one by one costs one build, not one per value.
 #[derive(Default)]
 struct Matcher {
     values: Vec<Secret>,
+    compiled: OnceLock<Compiled>,
+}
+
+struct Compiled {
     searcher: Option<AhoCorasick>,
     /// Length in bytes of the longest form: how much a stream must hold back.
     longest: usize,
@@ -74,21 +83,47 @@ struct Matcher {
 }
 
 impl Matcher {
-    fn build(values: Vec<Secret>) -> Self {
-        let mut patterns: Vec<String> = values.iter().flat_map(|v| forms::forms(v.expose())).collect();
-        patterns.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        patterns.dedup();
-        let searcher = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)
-            .ok();
+    fn new(values: Vec<Secret>) -> Self {
         Self {
-            longest: patterns.first().map_or(0, String::len),
-            multiline: patterns.iter().any(|p| p.contains('\n') || p.contains('\r')),
             values,
-            searcher,
+            compiled: OnceLock::new(),
         }
     }
+
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            let mut patterns: Vec<String> = self.values.iter().flat_map(|v| forms::forms(v.expose())).collect();
+            patterns.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+            patterns.dedup();
+            let searcher = (!patterns.is_empty())
+                .then(|| {
+                    AhoCorasick::builder()
+                        .match_kind(MatchKind::LeftmostLongest)
+                        .build(&patterns)
+                        .ok()
+                })
+                .flatten();
+            Compiled {
+                longest: patterns.first().map_or(0, String::len),
+                multiline: patterns.iter().any(|p| p.contains('\n') || p.contains('\r')),
+                searcher,
+            }
+        })
+    }
+}
+
+/// The path and query of an `http(s)://` URL, when long enough to redact.
+fn url_path(value: &str) -> Option<&str> {
+    let lower = value.get(..8)?.to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &value[8..]
+    } else if lower.starts_with("http://") {
+        &value[7..]
+    } else {
+        return None;
+    };
+    let path = rest[rest.find('/')?..].trim_end_matches('/');
+    (path.chars().count() >= Secrets::MIN_CHARS + 1).then_some(path)
 }
 
 impl fmt::Debug for Secrets {
@@ -116,8 +151,34 @@ impl Secrets {
         }
         let mut values = current.values.clone();
         values.push(Secret::new(value));
-        *current = Arc::new(Matcher::build(values));
+        // Servers echo a request's path without the host (`404 /<token>/chat/completions`).
+        if let Some(path) = url_path(value)
+            && !values.iter().any(|v| v.expose() == path)
+        {
+            values.push(Secret::new(path));
+        }
+        *current = Arc::new(Matcher::new(values));
         true
+    }
+
+    /// A command template that is itself a secret never appears whole: its placeholders are
+    /// filled in. Its literal parts (long enough to redact) are registered too, so a rendered
+    /// command line shown in results or errors gives nothing away.
+    pub fn add_template_parts(&self, template: &str) {
+        if !self.contains(template) {
+            return;
+        }
+        for part in PLACEHOLDER.split(template) {
+            let part = part.trim();
+            if part != template && part.chars().count() >= Self::MIN_CHARS {
+                self.add(part);
+            }
+        }
+    }
+
+    /// True when `value` is registered.
+    pub fn contains(&self, value: &str) -> bool {
+        self.snapshot().values.iter().any(|v| v.expose() == value)
     }
 
     /// True when no value is registered.
@@ -147,7 +208,7 @@ impl Secrets {
     /// [`Secrets::redact`] on bytes (output that need not be UTF-8, such as an agent's stream).
     pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let matcher = self.snapshot();
-        let Some(searcher) = &matcher.searcher else {
+        let Some(searcher) = &matcher.compiled().searcher else {
             return Cow::Borrowed(bytes);
         };
         let mut out: Option<Vec<u8>> = None;
@@ -223,6 +284,40 @@ mod tests {
                 assert!(!out.contains(&form), "{form:?} left in {out}");
             }
         }
+    }
+
+    #[test]
+    fn literal_parts_of_a_secret_template_are_redacted_once_rendered() {
+        let s = Secrets::default();
+        let template = "my-agent --token tok-123 {PROMPT} > {OUTPUT_FILE}";
+        s.add_template_parts(template);
+        assert_eq!(s.redact("my-agent --token tok-123 'q' > /tmp/o"), "my-agent --token tok-123 'q' > /tmp/o");
+        s.add(template);
+        s.add_template_parts(template);
+        assert_eq!(s.redact("my-agent --token tok-123 'q' > /tmp/o"), "*** 'q' > /tmp/o");
+    }
+
+    #[test]
+    fn redacting_a_json_string_keeps_the_json_valid() {
+        let s = Secrets::default();
+        let secret = "{\"score\": 1, \"reasoning\": \"sec \\bs é\"}";
+        s.add(secret);
+        let line = serde_json::json!({"answer": secret, "n": 1}).to_string();
+        let out = s.redact(&line);
+        let parsed: serde_json::Value = serde_json::from_str(&out).expect("still JSON");
+        assert_eq!(parsed["answer"], MASK);
+    }
+
+    #[test]
+    fn a_secret_url_path_is_redacted_without_its_host() {
+        let s = Secrets::default();
+        s.add("https://gateway.example/acct-123 x/openai");
+        assert_eq!(
+            s.redact("404 Not Found: POST /acct-123%20x/openai/chat/completions"),
+            "404 Not Found: POST ***/chat/completions"
+        );
+        s.add("http://127.0.0.1:8080/v1");
+        assert_eq!(s.redact("GET /v1/models"), "GET /v1/models", "too short to redact alone");
     }
 
     #[test]

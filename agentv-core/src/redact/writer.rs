@@ -49,7 +49,8 @@ impl<W: Write> RedactingWriter<W> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let matcher = self.secrets.snapshot();
+        let snapshot = self.secrets.snapshot();
+        let matcher = snapshot.compiled();
         let Some(searcher) = &matcher.searcher else {
             inner.write_all(&self.pending)?;
             self.pending.clear();

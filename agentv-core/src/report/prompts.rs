@@ -46,3 +46,28 @@ pub fn dump_prompt(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::mock::{Delay, MockProvider};
+
+    #[test]
+    fn prompt_dumps_redact_secrets_with_quotes_and_backslashes() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let secrets = Secrets::default();
+        let secret = r#"tok "en"\ é"#;
+        secrets.add(secret);
+        let provider = MockProvider::new("m", Some(format!("answer {secret}")), Delay::None);
+        let request = ProviderRequest {
+            eval_id: "c".into(),
+            attempt: 1,
+            question: "q".into(),
+            ..ProviderRequest::default()
+        };
+        let path = dump_prompt(dir.path(), None, &provider, &request, &secrets).expect("written");
+        let text = std::fs::read_to_string(path).expect("read");
+        assert!(!text.contains("en\\\""), "{text}");
+        assert!(text.contains("\"answer ***\""), "{text}");
+    }
+}
