@@ -299,3 +299,39 @@ fn missing_executable_and_judge_credentials_are_reported_together() {
         .stderr_has("Claude Code executable `agentv-no-such-claude` not found on PATH")
         .stderr_has("AGENTV_E2E_NO_SUCH_KEY (target `judge`, setting `api_key`)");
 }
+
+/// Stream logs are redacted as they are written: a secret the agent echoes (raw, or JSON-escaped
+/// in its events) never lands in `.agentv/logs/`.
+#[test]
+fn stream_logs_are_redacted_as_they_are_written() {
+    let secret = "sk-\"zq9marker\" \\ é";
+    let escaped = serde_json::to_string(secret).expect("json");
+    let transcript = std::fs::read_to_string(transcript("claude-stream-text.jsonl"))
+        .expect("fixture")
+        .replace(
+            "Hello from the fake Anthropic server.",
+            &format!("key {}", &escaped[1..escaped.len() - 1]),
+        );
+    let targets = CLAUDE.replace("model: sonnet", "model: ${{ AGENTV_E2E_STREAM_MODEL }}");
+    let p = project(&targets, "    - {name: kw, type: keywords, expected: [key]}\n");
+    let fixture = p.path().join("echo.jsonl");
+    std::fs::write(&fixture, format!("raw model {secret}\n{transcript}")).expect("write");
+    let out = p
+        .command(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .env("FAKE_RECORD_DIR", p.path().join("record"))
+        .env("FAKE_TRANSCRIPT", &fixture)
+        .env("AGENTV_E2E_STREAM_MODEL", secret)
+        .output()
+        .expect("agentv runs");
+    Run::from(out).code(0);
+    let r = p.result("r.jsonl", "run");
+    assert_eq!(r["candidate_answer"], "key ***");
+    let log = r["agent_provider_request"]["response_metadata"]["log_path"]
+        .as_str()
+        .expect("log path")
+        .to_owned();
+    let logged = std::fs::read_to_string(p.path().join(log)).expect("stream log");
+    assert!(logged.starts_with("raw model ***\n"), "{logged}");
+    assert!(logged.contains("key ***"), "{logged}");
+    assert!(!logged.contains("zq9marker"), "{logged}");
+}

@@ -168,3 +168,24 @@ async fn provider_errors_never_show_the_key() {
     let r = p.result("r.jsonl", "add");
     assert_eq!(r["error"], "HTTP 401: Incorrect API key provided: ***");
 }
+
+/// D15 (revised): `--cache` caches a warm target's answers too, and the summary counts lookups.
+#[tokio::test]
+async fn warm_target_is_cached_and_the_summary_counts_hits() {
+    let server = fake("openai").await;
+    let targets = format!("{}    temperature: 0.7\n", targets("openai", &server.uri()));
+    let p = Project::new().file("targets.yaml", &targets).file("e.yaml", SUITE);
+    run(&p, &["eval", "e.yaml", "--out", "r1.jsonl", "--cache"])
+        .await
+        .code(0)
+        .stdout_has("Cache: 0 hits, 2 misses");
+    run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
+        .await
+        .code(0)
+        .stdout_has("Cache: 2 hits, 0 misses");
+    assert_eq!(
+        server.received_requests().await.expect("recorded").len(),
+        2,
+        "the second run made no call"
+    );
+}

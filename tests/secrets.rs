@@ -193,7 +193,10 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
             plain: json!({"provider": "cli", "healthcheck": {"type": "http"}}),
             secrets: vec![
                 command("command_template", "{PROMPT} {OUTPUT_FILE} {FILES}"),
-                with_value("files_format", format!("--file={{path}} --ff={}", marker(name, "files_format"))),
+                with_value(
+                    "files_format",
+                    format!("--file={{path}} --ff={}", marker(name, "files_format")),
+                ),
                 dir("cwd"),
                 url("healthcheck.url"),
             ],
@@ -302,7 +305,13 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
 fn var(kind: &str, path: &str) -> String {
     let tail: String = format!("{kind}_{path}")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{PREFIX}{tail}")
 }
@@ -347,7 +356,11 @@ fn targets_file(kind: &Kind) -> String {
     let mut target = kind.plain.clone();
     set_path(&mut target, "name", json!("default"));
     for s in &kind.secrets {
-        set_path(&mut target, s.path, json!(format!("${{{{ {} }}}}", var(kind.name, s.path))));
+        set_path(
+            &mut target,
+            s.path,
+            json!(format!("${{{{ {} }}}}", var(kind.name, s.path))),
+        );
     }
     let mut targets = vec![target];
     if let Some(judge) = &kind.judge {
@@ -471,14 +484,21 @@ fn leaks(kind: &Kind, text: &[u8]) -> Vec<String> {
 /// Files written by the agent under test rather than by agentv: the VS Code prompt document is
 /// the agent's input and must name the real response path; the response file is the agent's.
 fn agent_owned(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.components().any(|c| c.as_os_str().to_string_lossy().contains("subagentroot"))
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.components()
+        .any(|c| c.as_os_str().to_string_lossy().contains("subagentroot"))
         && (name == "prompt.md" || name == "response.md")
 }
 
 async fn check(kind_name: &'static str) {
     let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::any()).respond_with(Echo).mount(&server).await;
+    Mock::given(wiremock::matchers::any())
+        .respond_with(Echo)
+        .mount(&server)
+        .await;
     let p = Project::new()
         .file("e.yaml", SUITE)
         .file("notes.md", "some notes\n")
@@ -539,7 +559,11 @@ async fn check(kind_name: &'static str) {
         }
     }
     assert!(written >= 4, "{kind_name}: results, dumps and cache were written");
-    assert!(problems.is_empty(), "{kind_name}: secrets leaked:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{kind_name}: secrets leaked:\n{}",
+        problems.join("\n")
+    );
 }
 
 macro_rules! secrets_test {

@@ -30,7 +30,11 @@ pub(super) fn forms(secret: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for form in written {
         if needs_json_escape(&form) {
-            let depth = if bases.contains(&form) { JSON_DEPTH } else { URL_JSON_DEPTH };
+            let depth = if bases.contains(&form) {
+                JSON_DEPTH
+            } else {
+                URL_JSON_DEPTH
+            };
             out.extend(json_layers(&form, depth));
         }
         out.push(form);
@@ -103,7 +107,8 @@ fn json_layers(text: &str, depth: usize) -> Vec<String> {
 
 /// True when JSON would write `text` differently (some encoder escapes one of its characters).
 fn needs_json_escape(text: &str) -> bool {
-    text.chars().any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || !c.is_ascii())
+    text.chars()
+        .any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || !c.is_ascii())
 }
 
 /// JSON string contents (without the quotes). `ascii` escapes every non-ASCII character as

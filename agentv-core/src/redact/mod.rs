@@ -291,7 +291,10 @@ mod tests {
         let s = Secrets::default();
         let template = "my-agent --token tok-123 {PROMPT} > {OUTPUT_FILE}";
         s.add_template_parts(template);
-        assert_eq!(s.redact("my-agent --token tok-123 'q' > /tmp/o"), "my-agent --token tok-123 'q' > /tmp/o");
+        assert_eq!(
+            s.redact("my-agent --token tok-123 'q' > /tmp/o"),
+            "my-agent --token tok-123 'q' > /tmp/o"
+        );
         s.add(template);
         s.add_template_parts(template);
         assert_eq!(s.redact("my-agent --token tok-123 'q' > /tmp/o"), "*** 'q' > /tmp/o");
@@ -317,7 +320,11 @@ mod tests {
             "404 Not Found: POST ***/chat/completions"
         );
         s.add("http://127.0.0.1:8080/v1");
-        assert_eq!(s.redact("GET /v1/models"), "GET /v1/models", "too short to redact alone");
+        assert_eq!(
+            s.redact("GET /v1/models"),
+            "GET /v1/models",
+            "too short to redact alone"
+        );
     }
 
     #[test]
