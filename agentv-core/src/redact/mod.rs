@@ -123,7 +123,8 @@ fn url_path(value: &str) -> Option<&str> {
         return None;
     };
     let path = rest[rest.find('/')?..].trim_end_matches('/');
-    (path.chars().count() >= Secrets::MIN_CHARS + 1).then_some(path)
+    // Longer than the bare `/` and at least `MIN_CHARS` after it.
+    (path.chars().count() > Secrets::MIN_CHARS).then_some(path)
 }
 
 impl fmt::Debug for Secrets {

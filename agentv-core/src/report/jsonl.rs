@@ -4,8 +4,8 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::redact::Secrets;
 use crate::model::EvaluationRecord;
+use crate::redact::Secrets;
 use crate::run::RecordSink;
 
 /// `.agentv/results/eval_<timestamp>.jsonl` under `base` (D16).
@@ -113,31 +113,6 @@ mod tests {
         r.candidate_answer = r#"the key is sk-"quoted"\back, see"#.into();
         let mut writer = JsonlWriter::create(&path, secrets).expect("open");
         writer.write(&r).expect("write");
-        let text = std::fs::read_to_string(&path).expect("read");
-        assert!(!text.contains("quoted"), "{text}");
-        let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("still JSON");
-        assert_eq!(line["candidate_answer"], "the key is ***, see");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn results_redact_secrets_with_quotes_and_backslashes() {
-        let dir = tempfile::tempdir().expect("tmp");
-        let path = dir.path().join("r.jsonl");
-        let secrets = Secrets::default();
-        secrets.add(r#"sk-"quoted"\back"#);
-        let record: EvaluationRecord = serde_json::from_value(serde_json::json!({
-            "timestamp": "t", "eval_id": "c", "dataset": "d", "target": "t", "attempt": 1,
-            "score": 1.0, "verdict": "pass", "hits": [], "misses": [],
-            "candidate_answer": r#"the key is sk-"quoted"\back, see"#, "evaluator_results": []
-        }))
-        .expect("record");
-        let mut writer = JsonlWriter::create(&path, secrets).expect("open");
-        writer.write(&record).expect("write");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(!text.contains("quoted"), "{text}");
         let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("still JSON");
