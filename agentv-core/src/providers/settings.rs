@@ -629,8 +629,8 @@ mod tests {
         let yaml = "targets:\n  - name: t\n    provider: mock\n    outer:\n      cwd: '${{ AGENTV_T_DIR }}'\n      timeout_seconds: 1e300\n      typo: 1\n";
         let read = read_first(
             yaml,
-            &[("AGENTV_T_DIR", "sub")],
-            |dir| std::fs::create_dir(dir.join("sub")).expect("dir"),
+            &[("AGENTV_T_DIR", "subdir")],
+            |dir| std::fs::create_dir(dir.join("subdir")).expect("dir"),
             |_, s| {
                 s.object(&["outer"], &["cwd", "timeout_seconds"], |o| {
                     (o.dir(&["cwd"]), o.seconds(&["timeout_seconds"]))
@@ -638,7 +638,7 @@ mod tests {
             },
         );
         let (cwd, timeout) = read.value.expect("an object");
-        assert_eq!(cwd, Some(read.dir.path().join("sub")));
+        assert_eq!(cwd, Some(read.dir.path().join("subdir")));
         assert_eq!(timeout, None);
         let text: Vec<String> = read.diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(text.len(), 2, "{text:?}");
