@@ -183,7 +183,7 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
         "mock" => Kind {
             name,
             plain: json!({"provider": "mock"}),
-            secrets: vec![setting(name, "response", TEXT)],
+            secrets: vec![setting(name, "response", TEXT), setting(name, "responses.run", TEXT)],
             cached: false,
             judge: Some(json!({"name": "judge", "provider": "mock",
                                "response": r#"{"score": 1, "hits": ["h"], "misses": [], "reasoning": "r"}"#})),
@@ -199,6 +199,21 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
                 ),
                 dir("cwd"),
                 url("healthcheck.url"),
+            ],
+            cached: true,
+            judge: None,
+        },
+        "cli-probe" => Kind {
+            name,
+            plain: json!({"provider": "cli", "healthcheck": {"type": "command"}}),
+            secrets: vec![
+                command("command_template", "{PROMPT} {OUTPUT_FILE}"),
+                dir("cwd"),
+                with_value(
+                    "healthcheck.command_template",
+                    format!("test -n \"{}{FILE}\"", marker(name, "healthcheck.command_template")),
+                ),
+                dir("healthcheck.cwd"),
             ],
             cached: true,
             judge: None,
@@ -229,10 +244,11 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
         },
         "anthropic" => Kind {
             name,
-            plain: json!({"provider": "anthropic"}),
+            plain: json!({"provider": "anthropic", "thinking": {"budget_tokens": 1024}}),
             secrets: vec![
                 url("base_url"),
                 setting(name, "model", TEXT),
+                setting(name, "thinking.type", TEXT),
                 setting(name, "api_key", HEADER),
                 setting(name, "anthropic_version", HEADER),
             ],
@@ -578,6 +594,7 @@ macro_rules! secrets_test {
 secrets_test! {
     no_secret_reaches_any_output_mock => "mock",
     no_secret_reaches_any_output_cli => "cli",
+    no_secret_reaches_any_output_cli_command_healthcheck => "cli-probe",
     no_secret_reaches_any_output_openai => "openai",
     no_secret_reaches_any_output_azure => "azure",
     no_secret_reaches_any_output_anthropic => "anthropic",
