@@ -3,7 +3,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::node::{Node, NodeValue, Pos};
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use super::node::{Node, NodeValue, Pos, YamlError};
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,22 +92,11 @@ impl Diagnostics {
         self.items
     }
 
-    /// Records a YAML syntax error from the parser, at the position it reports.
-    pub fn yaml_syntax(&mut self, error: &serde_saphyr::Error) {
-        let pos = error
-            .location()
-            .map(|l| Pos::new(l.line(), l.column()))
-            .unwrap_or_default();
-        let text = error.to_string();
-        let message = match text.rfind(" at line ") {
-            Some(i) => text[..i].to_owned(),
-            None => text,
-        };
-        self.error(
-            pos,
-            format!("invalid YAML: {message}"),
-            Some("check indentation, quoting and brackets near this position".to_owned()),
-        );
+    /// Records why a YAML text could not be read (see [`super::node::parse_yaml`]).
+    pub fn yaml_syntax(&mut self, errors: &[YamlError]) {
+        for e in errors {
+            self.error(e.pos, format!("invalid YAML: {}", e.message), e.help.clone());
+        }
     }
 }
 
@@ -203,6 +195,56 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A duration written in seconds (`timeout_seconds: 30`), which must lie in `range`.
+    ///
+    /// Every duration read from a file goes through here or [`Fields::duration_ms`]: a value out
+    /// of range (`1e20`, `-1`, `.inf`, `"soon"`) is an error at its position that states the
+    /// accepted range, never a panic in `Duration::from_secs_f64`.
+    pub fn duration_secs(
+        &mut self,
+        names: &[&str],
+        range: RangeInclusive<Duration>,
+        diags: &mut Diagnostics,
+    ) -> Option<Duration> {
+        self.duration(names, range, TimeUnit::Seconds, diags)
+    }
+
+    /// A duration written in milliseconds (`delay_ms: 250`), which must lie in `range`.
+    pub fn duration_ms(
+        &mut self,
+        names: &[&str],
+        range: RangeInclusive<Duration>,
+        diags: &mut Diagnostics,
+    ) -> Option<Duration> {
+        self.duration(names, range, TimeUnit::Millis, diags)
+    }
+
+    fn duration(
+        &mut self,
+        names: &[&str],
+        range: RangeInclusive<Duration>,
+        unit: TimeUnit,
+        diags: &mut Diagnostics,
+    ) -> Option<Duration> {
+        let node = self.take(names)?;
+        let parsed = duration_in(node, unit).filter(|d| range.contains(d));
+        if parsed.is_none() {
+            diags.error(
+                node.pos,
+                format!(
+                    "`{}` must be a number of {} from {} to {}, found {}",
+                    names[0],
+                    unit.name(),
+                    unit.show(*range.start()),
+                    unit.show(*range.end()),
+                    describe(node)
+                ),
+                Some("write a plain number, without a unit".to_owned()),
+            );
+        }
+        parsed
+    }
+
     /// A boolean field.
     pub fn boolean(&mut self, names: &[&str], diags: &mut Diagnostics) -> Option<bool> {
         let node = self.take(names)?;
@@ -228,21 +270,85 @@ impl<'a> Fields<'a> {
             .map(|(e, _)| e)
     }
 
-    /// Warns about every key not read, listing the known ones.
+    /// Warns about every key not read, suggesting the known key it most likely misspells.
     pub fn warn_unknown(&self, what: &str, known: &[&str], diags: &mut Diagnostics) {
         for (key, _) in self.rest() {
+            let text = key.key_text();
+            let help = match did_you_mean(&text, known) {
+                Some(guess) => format!("did you mean `{guess}`? known keys: {}", known.join(", ")),
+                None => format!("known keys: {}", known.join(", ")),
+            };
             diags.warn(
                 key.pos,
-                format!("unknown key `{}` in {what}; it is ignored", key.key_text()),
-                Some(format!("known keys: {}", known.join(", "))),
+                format!("unknown key `{text}` in {what}; it is ignored"),
+                Some(help),
             );
         }
     }
 }
 
+/// The known key `key` most likely misspells: within an edit distance of about a third of its
+/// length (`wieght` → `weight`, `timeout_secs` → `timeout_seconds`), ignoring case and the
+/// difference between `_`, `-` and camelCase.
+pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let typed = norm(key);
+    if typed.is_empty() {
+        return None;
+    }
+    known
+        .iter()
+        .map(|k| (k, strsim::damerau_levenshtein(&typed, &norm(k))))
+        .filter(|(k, d)| *d <= (norm(k).chars().count() / 3).max(1))
+        .min_by_key(|(_, d)| *d)
+        .map(|(k, _)| *k)
+}
+
+/// The unit a duration is written in.
+#[derive(Debug, Clone, Copy)]
+enum TimeUnit {
+    Seconds,
+    Millis,
+}
+
+impl TimeUnit {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Seconds => "seconds",
+            Self::Millis => "milliseconds",
+        }
+    }
+
+    fn per_second(self) -> f64 {
+        match self {
+            Self::Seconds => 1.0,
+            Self::Millis => 1000.0,
+        }
+    }
+
+    /// `d` in this unit, as a user would write it (`0.5`, `86400`).
+    fn show(self, d: Duration) -> String {
+        let value = d.as_secs_f64() * self.per_second();
+        format!("{}", (value * 1000.0).round() / 1000.0)
+    }
+}
+
+/// The duration a number node holds in `unit`; `None` when it is not a finite number ≥ 0 that
+/// fits a `Duration`.
+fn duration_in(node: &Node, unit: TimeUnit) -> Option<Duration> {
+    let value = node.as_f64().filter(|v| v.is_finite() && *v >= 0.0)?;
+    Duration::try_from_secs_f64(value / unit.per_second()).ok()
+}
+
 /// A node's value for messages: short scalars verbatim, otherwise its type.
 pub fn describe(node: &Node) -> String {
     match &node.value {
+        NodeValue::Float(f) if !f.is_finite() => "a number out of range".to_owned(),
         NodeValue::Str(s) if s.len() <= 40 => format!("\"{s}\""),
         NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => node.to_json().to_string(),
         _ => node.type_name().to_owned(),

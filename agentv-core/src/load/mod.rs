@@ -5,8 +5,9 @@ mod eval_file;
 mod evaluators;
 pub mod node;
 mod paths;
+pub mod source;
 
-pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe};
+pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean};
 pub use eval_file::{CaseFilter, LoadedSuite, load_eval_file, load_eval_file_filtered};
 pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, file_name_safe, normalize};
 mod env;

@@ -236,11 +236,193 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 }
 
+/// Why YAML text could not be read, worded for the person who wrote the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlError {
+    pub pos: Pos,
+    pub message: String,
+    pub help: Option<String>,
+}
+
 /// Parses YAML text into a tree. Booleans are YAML 1.2 (`true`/`false` only), so keys and
-/// values such as `y`, `no` or `on` stay strings.
-pub fn parse_yaml(text: &str) -> Result<Node, serde_saphyr::Error> {
-    let options = serde_saphyr::options! { strict_booleans: true, with_snippet: false };
-    serde_saphyr::from_str_with_options::<Node>(text, options)
+/// values such as `y`, `no` or `on` stay strings. A number too large for a 64-bit float (`1e400`)
+/// is read as infinity, so the field that holds it can say what range it accepts. Duplicate keys
+/// are reported together, each with the position of its first occurrence.
+pub fn parse_yaml(text: &str) -> Result<Node, Vec<YamlError>> {
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        with_snippet: false,
+        // Repeated keys reach the tree, which reports them with both positions.
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
+    };
+    let root = serde_saphyr::from_str_with_options::<Node>(text, options)
+        .map_err(|e| vec![yaml_error::describe(&e, text)])?;
+    let mut duplicates = Vec::new();
+    yaml_error::find_duplicate_keys(&root, &mut duplicates);
+    if duplicates.is_empty() {
+        Ok(root)
+    } else {
+        Err(duplicates)
+    }
+}
+
+/// The parser's errors in the user's words: no parser internals ("set DuplicateKeyPolicy",
+/// "use from_str_multiple", Rust type names) reach the terminal.
+mod yaml_error {
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+
+    use serde_saphyr::budget::BudgetBreach;
+    use serde_saphyr::{Error, MessageFormatter, UserMessageFormatter};
+
+    use super::{Node, NodeValue, Pos, YamlError};
+    use crate::load::source::end_of;
+
+    const SYNTAX_HELP: &str = "check indentation, quoting and brackets near this position";
+
+    pub(super) fn describe(error: &Error, text: &str) -> YamlError {
+        let error = innermost(error);
+        let pos = error
+            .location()
+            .map(|l| Pos::new(l.line(), l.column()))
+            .filter(|p| p.line > 0)
+            .unwrap_or_else(|| end_of(text));
+        let (message, help) = wording(error);
+        YamlError {
+            pos,
+            message: clean(&message),
+            help: help.map(str::to_owned),
+        }
+    }
+
+    /// The error itself, without the snippet and alias wrappers.
+    fn innermost(error: &Error) -> &Error {
+        match error.without_snippet() {
+            Error::AliasError { error, .. } => innermost(error),
+            other => other,
+        }
+    }
+
+    fn wording(error: &Error) -> (Cow<'_, str>, Option<&'static str>) {
+        match error {
+            Error::MultipleDocuments { .. } => (
+                "the file holds several YAML documents; it must hold exactly one".into(),
+                Some("remove the `---` line that starts the second document, or move it to its own file"),
+            ),
+            Error::DuplicateMappingKey { key, .. } => (
+                match key {
+                    Some(k) => format!("key `{k}` appears twice in one mapping").into(),
+                    None => "a key appears twice in one mapping".into(),
+                },
+                Some("keep one of them"),
+            ),
+            Error::Eof { .. } => (
+                "the file ends in the middle of a value".into(),
+                Some("check for an unclosed quote or bracket"),
+            ),
+            Error::UnknownAnchor { .. } => (
+                "an alias (`*name`) refers to an anchor (`&name`) that is not defined before it".into(),
+                Some("define the anchor first, or quote the value if `*` is meant literally"),
+            ),
+            Error::MergeValueNotMapOrSeqOfMaps { .. } => (
+                "a merge key (`<<`) must be followed by a mapping or a list of mappings".into(),
+                None,
+            ),
+            Error::InvalidBinaryBase64 { .. } => ("a `!!binary` value is not valid base64".into(), None),
+            Error::BinaryNotUtf8 { .. } => ("a `!!binary` value is not UTF-8 text".into(), None),
+            Error::InvalidScalar { ty, .. } => (
+                format!("this value cannot be read as {}", type_words(ty)).into(),
+                Some("remove the `!!` tag or fix the value"),
+            ),
+            Error::NonFiniteFloat { .. } => ("this number is out of range".into(), None),
+            Error::Budget { breach, .. } => (budget_words(breach).into(), Some("split the file, or use a JSONL dataset")),
+            Error::AliasReplayCounterOverflow { .. }
+            | Error::AliasReplayLimitExceeded { .. }
+            | Error::AliasExpansionLimitExceeded { .. }
+            | Error::AliasReplayStackDepthExceeded { .. } => (
+                "anchors and aliases (`&name`, `*name`) expand to too much data".into(),
+                Some("use fewer nested aliases"),
+            ),
+            Error::IOError { .. } => ("the file could not be read".into(), None),
+            other => (UserMessageFormatter.format_message(other), Some(SYNTAX_HELP)),
+        }
+    }
+
+    fn type_words(ty: &str) -> &'static str {
+        match ty {
+            "bool" | "boolean" => "true or false",
+            t if t.starts_with('u') || t.starts_with('i') || t.contains("int") => "a whole number",
+            t if t.starts_with('f') || t.contains("float") => "a number",
+            _ => "the type its tag names",
+        }
+    }
+
+    fn budget_words(breach: &BudgetBreach) -> String {
+        match breach {
+            BudgetBreach::Depth { depth } => format!("values are nested too deeply (more than {} levels)", depth - 1),
+            BudgetBreach::Nodes { nodes } => format!("the file holds too many values (more than {})", nodes - 1),
+            BudgetBreach::Documents { .. } => "the file holds too many YAML documents".to_owned(),
+            BudgetBreach::ScalarBytes { .. } => "the file holds too much text".to_owned(),
+            BudgetBreach::Aliases { .. } | BudgetBreach::Anchors { .. } | BudgetBreach::AliasAnchorRatio { .. } => {
+                "the file uses too many anchors and aliases (`&name`, `*name`)".to_owned()
+            }
+            BudgetBreach::MergeKeys { .. } => "the file uses too many merge keys (`<<`)".to_owned(),
+            _ => "the file is too large or too complex to read safely".to_owned(),
+        }
+    }
+
+    /// One line, control characters escaped (parser messages may quote the offending character),
+    /// and at most 200 characters.
+    fn clean(message: &str) -> String {
+        let mut out = String::new();
+        for c in message.chars().take(200) {
+            if c.is_control() {
+                out.extend(c.escape_debug());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// Every key that appears twice in one mapping, at its second position.
+    pub(super) fn find_duplicate_keys(node: &Node, out: &mut Vec<YamlError>) {
+        match &node.value {
+            NodeValue::Seq(items) => items.iter().for_each(|i| find_duplicate_keys(i, out)),
+            NodeValue::Map(entries) => {
+                let mut first: HashMap<String, Pos> = HashMap::new();
+                for (key, value) in entries {
+                    // Tagged by type, so the string "1" and the number 1 stay different keys.
+                    let id = key.to_json().to_string();
+                    match first.get(&id) {
+                        Some(at) => out.push(YamlError {
+                            pos: key.pos,
+                            message: format!(
+                                "key `{}` appears twice (first at line {})",
+                                clean(&shorten(&key.key_text())),
+                                at.line
+                            ),
+                            help: Some("keep one of them: keys of a mapping must be unique".to_owned()),
+                        }),
+                        None => {
+                            first.insert(id, key.pos);
+                        }
+                    }
+                    find_duplicate_keys(value, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn shorten(text: &str) -> String {
+        if text.chars().count() <= 60 {
+            text.to_owned()
+        } else {
+            format!("{}…", text.chars().take(60).collect::<String>())
+        }
+    }
 }
 
 #[cfg(test)]
