@@ -1,11 +1,12 @@
 //! Parses `evaluators:` lists into [`EvaluatorSpec`]s.
 
+use std::ops::RangeInclusive;
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::diagnostics::{Diagnostics, Fields, describe};
+use super::diagnostics::{Diagnostics, Fields, describe, did_you_mean};
 use super::node::{Node, NodeValue};
 use super::paths::Workspace;
 use crate::model::{
@@ -14,6 +15,12 @@ use crate::model::{
 };
 
 const TYPES: &str = "llm_judge, code_judge (alias code), tool_trajectory or keywords";
+
+/// Keys a code judge reads itself; any other key is passed to the script in `config`.
+const CODE_JUDGE_KEYS: &[&str] = &["name", "type", "weight", "script", "cwd", "timeout_seconds", "target"];
+
+/// How long a code judge may run: from a millisecond to a day.
+pub const JUDGE_TIMEOUT_RANGE: RangeInclusive<Duration> = Duration::from_millis(1)..=Duration::from_secs(86_400);
 
 /// Parses a list of evaluators. `None` when any entry is invalid (errors are reported): a case
 /// graded by an incomplete list would get a misleading score.
@@ -132,9 +139,7 @@ fn code_judge(f: &mut Fields<'_>, eval_dir: &Path, diags: &mut Diagnostics) -> O
         }
         None => eval_dir.to_path_buf(),
     };
-    let timeout = f
-        .non_negative(&["timeout_seconds", "timeoutSeconds"], diags)
-        .map(Duration::from_secs_f64);
+    let timeout = f.duration_secs(&["timeout_seconds", "timeoutSeconds"], JUDGE_TIMEOUT_RANGE, diags);
     let proxy = match f.take(&["target", "judge"]) {
         None => None,
         Some(node) => parse_proxy(node, diags)?,
@@ -142,7 +147,17 @@ fn code_judge(f: &mut Fields<'_>, eval_dir: &Path, diags: &mut Diagnostics) -> O
     let config: Map<String, Value> = f
         .rest()
         .filter(|(k, _)| !matches!(k.as_str(), Some("name" | "type" | "weight")))
-        .map(|(k, v)| (k.key_text(), v.to_json()))
+        .map(|(k, v)| {
+            let key = k.key_text();
+            if let Some(guess) = did_you_mean(&key, CODE_JUDGE_KEYS) {
+                diags.warn(
+                    k.pos,
+                    format!("key `{key}` is passed to the judge in `config`; did you mean `{guess}`?"),
+                    Some(format!("code_judge keys: {}", CODE_JUDGE_KEYS.join(", "))),
+                );
+            }
+            (key, v.to_json())
+        })
         .collect();
     Some(CodeJudgeSpec {
         script,
