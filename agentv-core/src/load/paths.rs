@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use sha2::{Digest, Sha256};
 
-use super::diagnostics::Diagnostics;
-use super::node::{Node, parse_yaml};
+use super::diagnostics::{Diagnostics, Fields, describe};
+use super::node::{Node, Pos, parse_yaml};
 
 /// Guideline patterns used when no `.agentv.yaml` sets `guideline_patterns` (D4).
 pub const DEFAULT_GUIDELINE_PATTERNS: &[&str] = &[
@@ -99,9 +100,27 @@ impl Workspace {
     }
 }
 
-/// `text` as a file-name part: ASCII letters, digits, `-` and `_` kept, anything else `_`.
+/// Longest id kept unchanged as a file name.
+const PLAIN_MAX: usize = 64;
+/// Longest readable part of a file name made from an id that needs a hash.
+const PREFIX_MAX: usize = 48;
+
+/// `text` (an eval id) as a file-name part, unique per text and at most 65 bytes (D20).
+///
+/// Ids made of lowercase ASCII letters, digits, `-` and `_`, up to 64 bytes, are kept as they
+/// are, so `.agentv/prompts/<eval_id>-<attempt>.json` reads as written (D16). Any other id
+/// becomes a readable prefix (other characters replaced by `_`, at most 48 bytes), a `.` and 16
+/// hex digits of the SHA-256 of the whole id. A kept id never holds a `.`, so it cannot collide
+/// with a hashed one; ids that differ only in characters a file name cannot hold (`a/b`, `a.b`)
+/// or only in letter case (which some file systems ignore) get different hashes; and a very
+/// long id cannot exceed the file system's name limit.
 pub fn file_name_safe(text: &str) -> String {
-    text.chars()
+    let plain = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_';
+    if !text.is_empty() && text.len() <= PLAIN_MAX && text.bytes().all(plain) {
+        return text.to_owned();
+    }
+    let mut prefix: String = text
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -109,7 +128,14 @@ pub fn file_name_safe(text: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .take(PREFIX_MAX)
+        .collect();
+    if prefix.is_empty() {
+        prefix.push_str("id");
+    }
+    let digest = Sha256::digest(text.as_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}.{hash}")
 }
 
 /// Removes `.` components and resolves `..` lexically, so paths in results read cleanly.
@@ -136,16 +162,18 @@ pub struct GuidelineMatcher {
 }
 
 impl GuidelineMatcher {
-    pub fn new(patterns: &[String], diags: &mut Diagnostics) -> Self {
+    /// A matcher for `patterns`, each with the position it was written at (for the warning
+    /// when it is not a valid glob).
+    pub fn new(patterns: &[(String, Pos)], diags: &mut Diagnostics) -> Self {
         let mut builder = GlobSetBuilder::new();
-        for pattern in patterns {
+        for (pattern, pos) in patterns {
             match GlobBuilder::new(pattern).literal_separator(true).build() {
                 Ok(glob) => {
                     builder.add(glob);
                 }
                 Err(e) => diags.warn(
-                    Default::default(),
-                    format!("invalid guideline pattern `{pattern}`: {e}"),
+                    *pos,
+                    format!("invalid guideline pattern `{pattern}`: {}; it is ignored", e.kind()),
                     None,
                 ),
             }
@@ -159,19 +187,16 @@ impl GuidelineMatcher {
     }
 
     /// Reads `guideline_patterns` from the nearest `.agentv.yaml` or `.agentv/config.yaml`
-    /// between `eval_dir` and the repository root; the defaults apply when there is none.
+    /// between `eval_dir` and the repository root; the defaults apply when there is none, or
+    /// when it cannot be read (after reporting why).
     pub fn for_dir(ws: &Workspace, eval_dir: &Path, warnings: &mut Vec<super::Diagnostic>) -> Self {
         for dir in ws.ancestors_to_root(eval_dir) {
-            for name in [
-                ".agentv.yaml",
-                ".agentv.yml",
-                ".agentv/config.yaml",
-                ".agentv/config.yml",
-            ] {
+            for name in CONFIG_FILE_NAMES {
                 let path = dir.join(name);
-                if let Ok(text) = std::fs::read_to_string(&path) {
+                if path.is_file() {
                     let mut diags = Diagnostics::new(&path);
-                    let patterns = read_patterns(&text, &mut diags);
+                    let patterns = super::source::read_text(&path, "config file", &mut diags)
+                        .and_then(|text| read_patterns(&text, &mut diags));
                     let matcher = Self::new(&patterns.unwrap_or_else(default_patterns), &mut diags);
                     warnings.extend(diags.into_vec());
                     return matcher;
@@ -183,11 +208,23 @@ impl GuidelineMatcher {
     }
 }
 
-fn default_patterns() -> Vec<String> {
-    DEFAULT_GUIDELINE_PATTERNS.iter().map(|p| (*p).to_owned()).collect()
+/// Names of the project config file, in the order they are looked for in each directory.
+pub const CONFIG_FILE_NAMES: &[&str] = &[
+    ".agentv.yaml",
+    ".agentv.yml",
+    ".agentv/config.yaml",
+    ".agentv/config.yml",
+];
+
+fn default_patterns() -> Vec<(String, Pos)> {
+    DEFAULT_GUIDELINE_PATTERNS
+        .iter()
+        .map(|p| ((*p).to_owned(), Pos::default()))
+        .collect()
 }
 
-fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
+/// The `guideline_patterns` of a config file; `None` when it sets none (the defaults apply).
+fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<(String, Pos)>> {
     let root: Node = match parse_yaml(text) {
         Ok(root) => root,
         Err(e) => {
@@ -195,12 +232,34 @@ fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
             return None;
         }
     };
-    let list = root.get("guideline_patterns")?;
+    if root.is_null() {
+        return None;
+    }
+    let mut f = Fields::of(&root, "the config file", diags)?;
+    let _ = f.take(&["$schema"]);
+    let list = f.take(&["guideline_patterns"]);
+    f.warn_unknown("the config file", &["$schema", "guideline_patterns"], diags);
+    let list = list?;
     let Some(items) = list.as_seq() else {
-        diags.error(list.pos, "`guideline_patterns` must be a list of globs", None);
+        diags.error(
+            list.pos,
+            format!("`guideline_patterns` must be a list of globs, found {}", list.type_name()),
+            Some("for example `guideline_patterns: ['**/*.instructions.md']`".to_owned()),
+        );
         return None;
     };
-    Some(items.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+    let mut patterns = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(p) => patterns.push((p.to_owned(), item.pos)),
+            None => diags.warn(
+                item.pos,
+                format!("a guideline pattern must be a string, found {}; it is ignored", describe(item)),
+                None,
+            ),
+        }
+    }
+    Some(patterns)
 }
 
 #[cfg(test)]
@@ -222,6 +281,35 @@ mod tests {
         for (path, want) in cases {
             assert_eq!(m.is_guideline(path), want, "{path}");
         }
+    }
+
+    #[test]
+    fn file_names_from_ids_are_unique_and_bounded() {
+        let ids = [
+            "a/b".to_owned(),
+            "a_b".to_owned(),
+            "a.b".to_owned(),
+            "a b".to_owned(),
+            "A_b".to_owned(),
+            "x".repeat(10_000),
+            format!("{}y", "x".repeat(9_999)),
+            "日本".to_owned(),
+            String::new(),
+            "..".to_owned(),
+        ];
+        let names: Vec<String> = ids.iter().map(|id| file_name_safe(id)).collect();
+        for (id, name) in ids.iter().zip(&names) {
+            assert!(name.len() <= 65, "{name}");
+            assert!(!name.is_empty() && !name.starts_with('.'), "{name:?}");
+            assert!(
+                name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
+                "{name}"
+            );
+            let others = names.iter().filter(|n| *n == name).count();
+            assert_eq!(others, 1, "{id:?} shares the file name {name}");
+        }
+        assert_eq!(file_name_safe("case-1_b"), "case-1_b", "plain ids are kept");
+        assert!(file_name_safe("a/b").starts_with("a_b."), "readable prefix");
     }
 
     #[test]

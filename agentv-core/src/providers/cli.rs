@@ -267,7 +267,7 @@ struct Invocation<'a> {
 }
 
 fn temp_output_path(eval_id: &str, extension: &str) -> PathBuf {
-    let safe: String = crate::load::file_name_safe(eval_id).chars().take(60).collect();
+    let safe = crate::load::file_name_safe(eval_id);
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
