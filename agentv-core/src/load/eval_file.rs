@@ -1,7 +1,11 @@
 //! Loads eval files: YAML suites and JSONL datasets (with an optional sidecar YAML).
 
+use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
 
 use serde_json::Value;
 
@@ -89,11 +93,13 @@ impl LoadedSuite {
                 return Box::new(std::iter::empty());
             }
         };
-        use std::io::BufRead;
         let mut diags = Diagnostics::new(&loader.file);
-        Box::new(reader.lines().enumerate().filter_map(move |(i, line)| {
-            let line = line.ok()?;
-            let case = loader.jsonl_case(&line, i as u64 + 1, &mut diags);
+        let mut ids = CaseIds::default();
+        Box::new(jsonl_lines(reader).filter_map(move |(line_no, line)| {
+            let case = match line {
+                JsonlLine::Text(text) => loader.jsonl_case(&text, line_no, &mut ids, &mut diags),
+                JsonlLine::NotUtf8(_) | JsonlLine::Unreadable(_) => None,
+            };
             // Already reported by the first pass.
             diags = Diagnostics::new(&loader.file);
             case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.id)))
@@ -134,11 +140,12 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         skipped: 0,
         keep: !is_jsonl,
         filter: filter.clone(),
+        broken: false,
     };
-    match std::fs::read_to_string(&loader.file) {
-        Err(e) => diags.error(Pos::default(), format!("cannot read eval file: {e}"), None),
-        Ok(text) if is_jsonl => loader.load_jsonl(&text, &mut diags, &mut extra, &mut tally),
-        Ok(text) => loader.load_yaml(&text, &mut diags, &mut tally),
+    if is_jsonl {
+        loader.load_jsonl(&mut diags, &mut extra, &mut tally);
+    } else if let Some(text) = super::source::read_text(&loader.file, "eval file", &mut diags) {
+        loader.load_yaml(&text, &mut diags, &mut tally);
     }
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
@@ -150,7 +157,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         case_count: tally.count,
         skipped: tally.skipped,
         diagnostics,
-        stream: is_jsonl.then_some(loader),
+        stream: (is_jsonl && !tally.broken).then_some(loader),
         filter,
     }
 }
@@ -163,12 +170,16 @@ struct Tally {
     /// Keep cases in memory (YAML) or only count them (JSONL, streamed later).
     keep: bool,
     filter: Option<CaseFilter>,
+    /// Set when the whole file cannot run (a broken sidecar): its cases are validated and
+    /// reported, but all of them count as skipped.
+    broken: bool,
 }
 
 impl Tally {
     fn add(&mut self, case: Option<EvalCase>) {
         match case {
             None => self.skipped += 1,
+            Some(_) if self.broken => self.skipped += 1,
             Some(case) => {
                 if self.filter.as_ref().is_none_or(|f| f(&case.id)) {
                     self.count += 1;
@@ -250,8 +261,9 @@ impl Loader {
             ),
             Some(node) => match node.as_seq() {
                 Some(items) => {
+                    let mut ids = CaseIds::default();
                     for item in items {
-                        tally.add(self.checked_case(item, diags));
+                        tally.add(self.checked_case(item, &mut ids, diags));
                     }
                 }
                 None => diags.error(
@@ -263,41 +275,110 @@ impl Loader {
         }
     }
 
-    fn load_jsonl(&mut self, text: &str, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>, tally: &mut Tally) {
-        let sidecar = self.file.with_extension("yaml");
-        if let Ok(side_text) = std::fs::read_to_string(&sidecar) {
+    /// Validates a JSONL dataset line by line (its cases are read again when the run consumes
+    /// them). A line that is not UTF-8 or not valid JSON is an error for that line only.
+    fn load_jsonl(&mut self, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>, tally: &mut Tally) {
+        if let Some(sidecar) = self.sidecar_path() {
             let mut side = Diagnostics::new(&sidecar);
-            match parse_yaml(&side_text) {
-                Err(e) => side.yaml_syntax(&e),
-                Ok(root) => {
-                    if let Some(mut f) = Fields::of(&root, "a dataset sidecar", &mut side) {
-                        self.read_suite_keys(&mut f, &mut side);
-                        f.warn_unknown("the dataset sidecar", &SUITE_KEYS[..6], &mut side);
-                    }
-                }
+            self.load_sidecar(&sidecar, &mut side);
+            if side.error_count() > 0 {
+                tally.broken = true;
+                diags.error(
+                    Pos::default(),
+                    format!(
+                        "the dataset is not run: its sidecar {} has errors",
+                        sidecar.file_name().map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
+                    ),
+                    Some("fix the errors reported for the sidecar; it sets the dataset's target and evaluators".to_owned()),
+                );
             }
             extra.extend(side.into_vec());
         }
-        for (index, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+        let reader = match std::fs::File::open(&self.file) {
+            Ok(f) => std::io::BufReader::new(f),
+            Err(e) => {
+                diags.error(Pos::default(), format!("cannot read the eval file: {e}"), None);
+                return;
             }
-            tally.add(self.jsonl_case(line, index as u64 + 1, diags));
+        };
+        let mut ids = CaseIds::default();
+        for (line_no, line) in jsonl_lines(reader) {
+            match line {
+                JsonlLine::Text(text) => {
+                    if !text.trim().is_empty() {
+                        tally.add(self.jsonl_case(&text, line_no, &mut ids, diags));
+                    }
+                }
+                JsonlLine::NotUtf8(column) => {
+                    diags.error(
+                        Pos::new(line_no, column),
+                        "this line is not UTF-8 text: invalid byte here; the line is skipped",
+                        Some("save the file as UTF-8".to_owned()),
+                    );
+                    tally.add(None);
+                }
+                JsonlLine::Unreadable(e) => {
+                    diags.error(Pos::new(line_no, 1), format!("cannot read the eval file from here on: {e}"), None);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `<name>.yaml` (or `.yml`) beside the dataset, if there is one.
+    fn sidecar_path(&self) -> Option<PathBuf> {
+        ["yaml", "yml"]
+            .iter()
+            .map(|ext| self.file.with_extension(ext))
+            .find(|p| p.is_file())
+    }
+
+    /// Reads the suite keys of a dataset's sidecar; problems go to `side`.
+    fn load_sidecar(&mut self, sidecar: &Path, side: &mut Diagnostics) {
+        let Some(text) = super::source::read_text(sidecar, "dataset sidecar", side) else {
+            return;
+        };
+        match parse_yaml(&text) {
+            Err(e) => side.yaml_syntax(&e),
+            // An empty sidecar sets nothing.
+            Ok(root) if root.is_null() => {}
+            Ok(root) => {
+                if let Some(mut f) = Fields::of(&root, "a dataset sidecar", side) {
+                    self.read_suite_keys(&mut f, side);
+                    if let Some(cases) = f.take(&["evalcases"]) {
+                        side.error(
+                            cases.pos,
+                            "a dataset sidecar cannot hold `evalcases`",
+                            Some("put the cases in the .jsonl file, one per line".to_owned()),
+                        );
+                    }
+                    f.warn_unknown("the dataset sidecar", &SUITE_KEYS[..6], side);
+                }
+            }
         }
     }
 
     /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
-    fn jsonl_case(&self, line: &str, line_no: u64, diags: &mut Diagnostics) -> Option<EvalCase> {
+    fn jsonl_case(&self, line: &str, line_no: u64, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
         if line.trim().is_empty() {
             return None;
         }
         match serde_json::from_str::<Value>(line) {
-            Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), diags),
+            Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), ids, diags),
             Err(e) => {
+                let text = e.to_string();
+                let message = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
+                let help = if e.is_eof() {
+                    "each line must be one complete JSON object"
+                } else if message.contains("out of range") {
+                    "JSON numbers must fit a 64-bit float; write huge values as strings"
+                } else {
+                    "each line must be one JSON object"
+                };
                 diags.error(
-                    Pos::new(line_no, e.column() as u64),
-                    format!("invalid JSON: {e}"),
-                    Some("each line must be one complete JSON object".to_owned()),
+                    Pos::new(line_no, e.column().max(1) as u64),
+                    format!("invalid JSON: {message}; the line is skipped"),
+                    Some(help.to_owned()),
                 );
                 None
             }
@@ -340,16 +421,22 @@ impl Loader {
     }
 
     /// A case, or `None` when it has any error.
-    fn checked_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
+    fn checked_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
         let before = diags.error_count();
-        let case = self.parse_case(node, diags);
+        let case = self.parse_case(node, ids, diags);
         case.filter(|_| diags.error_count() == before)
     }
 
-    fn parse_case(&self, node: &Node, diags: &mut Diagnostics) -> Option<EvalCase> {
+    fn parse_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
         let mut f = Fields::of(node, "an eval case", diags)?;
         let id = f.required_string(&["id"], "eval case", diags);
-        let expected_outcome = f.required_string(&["expected_outcome", "outcome"], "eval case", diags);
+        if let (Some(id), Some(id_node)) = (&id, f.take(&["id"])) {
+            ids.check(id, id_node.pos, diags);
+        }
+        let outcome_node = f.take(&["expected_outcome", "outcome"]);
+        let expected_outcome = f
+            .string(&["expected_outcome", "outcome"], diags)
+            .filter(|text| !text.trim().is_empty());
         let conversation_id = f.string(&["conversation_id"], diags);
         let _ = f.take(&["note"]);
 
@@ -403,6 +490,9 @@ impl Loader {
             files: input_files,
         } = inputs?;
         let expected_messages = expected?;
+        if expected_outcome.is_none() {
+            require_outcome(&evaluators, outcome_node.map_or(f.pos, |n| n.pos), diags)?;
+        }
         let question = input_messages
             .iter()
             .flat_map(Message::text_parts)
@@ -413,7 +503,7 @@ impl Loader {
             id: id?,
             dataset: self.dataset.clone(),
             conversation_id,
-            expected_outcome: expected_outcome?,
+            expected_outcome: expected_outcome.unwrap_or_default(),
             input_messages,
             raw_input_messages,
             expected_messages,
@@ -431,11 +521,11 @@ impl Loader {
     }
 
     fn input_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Inputs> {
-        let node = match (f.take(&["input_messages"]), f.take(&["input"])) {
-            (Some(node), _) => node,
+        let (key, node) = match (f.take(&["input_messages"]), f.take(&["input"])) {
+            (Some(node), _) => ("input_messages", node),
             (None, Some(input)) => match input.as_str() {
                 Some(text) => return Some(Inputs::question(text, input.to_json())),
-                None => input,
+                None => ("input", input),
             },
             (None, None) => {
                 diags.error(
@@ -449,8 +539,8 @@ impl Loader {
         let Some(items) = node.as_seq() else {
             diags.error(
                 node.pos,
-                format!("`input_messages` must be a list, found {}", node.type_name()),
-                None,
+                format!("`{key}` must be a list of messages, found {}", node.type_name()),
+                Some("write `input_messages: [{role: user, content: ...}]`, or `input: \"question text\"`".to_owned()),
             );
             return None;
         };
@@ -620,13 +710,10 @@ impl Loader {
                     }))
                 }
                 Err(e) => {
-                    diags.warn(
+                    diags.error(
                         pos,
-                        format!(
-                            "cannot read file `{rel}` ({}): {e}; the segment is dropped",
-                            path.display()
-                        ),
-                        None,
+                        format!("cannot read file `{rel}` ({}): {e}", path.display()),
+                        Some("the case is not run without the files it attaches".to_owned()),
                     );
                     None
                 }
@@ -637,15 +724,110 @@ impl Loader {
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", ");
-                diags.warn(
+                diags.error(
                     pos,
-                    format!("file `{rel}` not found; the segment is dropped"),
+                    format!("file `{rel}` not found; the case is not run without it"),
                     Some(format!("tried: {list}")),
                 );
                 None
             }
         }
     }
+}
+
+/// Case ids seen so far in one file (D20: ids are unique within a suite).
+#[derive(Default)]
+struct CaseIds {
+    /// Id → line of the case that used it first.
+    first: HashMap<String, u64>,
+}
+
+impl CaseIds {
+    /// Reports `id` at `pos` when an earlier case already uses it.
+    fn check(&mut self, id: &str, pos: Pos, diags: &mut Diagnostics) {
+        match self.first.get(id) {
+            Some(line) => diags.error(
+                pos,
+                format!("duplicate case id `{id}`: the case at line {line} already uses it"),
+                Some("give each case a unique id; this case is skipped".to_owned()),
+            ),
+            None => {
+                self.first.insert(id.to_owned(), pos.line);
+            }
+        }
+    }
+}
+
+/// Errors when a case without `expected_outcome` has a grader that needs it: an `llm_judge`
+/// with the default prompt, or a custom prompt that uses `{{ expected_outcome }}`.
+fn require_outcome(evaluators: &[EvaluatorSpec], pos: Pos, diags: &mut Diagnostics) -> Option<()> {
+    let needs = evaluators.iter().find(|e| match &e.kind {
+        EvaluatorKind::LlmJudge(spec) => spec
+            .prompt
+            .as_deref()
+            .is_none_or(|template| OUTCOME_VARIABLE.is_match(template)),
+        _ => false,
+    });
+    let Some(judge) = needs else {
+        return Some(());
+    };
+    let (why, fix) = match &judge.kind {
+        EvaluatorKind::LlmJudge(spec) if spec.prompt.is_some() => (
+            "its prompt uses `{{ expected_outcome }}`",
+            "add `expected_outcome: <what a good answer does>`",
+        ),
+        _ => (
+            "it grades against the expected outcome",
+            "add `expected_outcome: <what a good answer does>`, or grade with other evaluators (`evaluators: [...]`)",
+        ),
+    };
+    diags.error(
+        pos,
+        format!("eval case has no `expected_outcome`, which evaluator `{}` (llm_judge) needs: {why}", judge.name),
+        Some(fix.to_owned()),
+    );
+    None
+}
+
+static OUTCOME_VARIABLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\{\s*expected_outcome\s*\}\}").expect("static regex"));
+
+/// One line of a JSONL file.
+enum JsonlLine {
+    Text(String),
+    /// Not UTF-8: the column of the first bad byte.
+    NotUtf8(u64),
+    /// The file could not be read from this line on.
+    Unreadable(std::io::Error),
+}
+
+/// The lines of a JSONL file, numbered from 1, without line endings (`\n` or `\r\n`) or a
+/// byte-order mark. Reads one line at a time, so memory stays flat.
+fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
+    let mut failed = false;
+    reader.split(b'\n').enumerate().map_while(move |(i, bytes)| {
+        if failed {
+            return None;
+        }
+        let line_no = i as u64 + 1;
+        let line = match bytes {
+            Err(e) => {
+                failed = true;
+                JsonlLine::Unreadable(e)
+            }
+            Ok(mut bytes) => {
+                if bytes.last() == Some(&b'\r') {
+                    bytes.pop();
+                }
+                let bytes = super::source::strip_bom(&bytes);
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => JsonlLine::Text(text.to_owned()),
+                    Err(_) => JsonlLine::NotUtf8(super::source::invalid_utf8_at(bytes).map_or(1, |p| p.column)),
+                }
+            }
+        };
+        Some((line_no, line))
+    })
 }
 
 fn default_judge() -> EvaluatorSpec {
@@ -781,7 +963,7 @@ mod tests {
             "e.yaml:8:58: error: `weight` must be a number ≥ 0, found -1",
             "e.yaml:12:18: error: tool_trajectory modes in_order and exact need `expected`",
             "e.yaml:13:5: error: eval case is missing the required key `id`",
-            "e.yaml:14:21: error: `input_messages` must be a list, found a mapping",
+            "e.yaml:14:21: error: `input_messages` must be a list of messages, found a mapping",
         ];
         for (got, want) in errs.iter().zip(want) {
             assert!(got.starts_with(want), "{got}\n  !=\n{want}");
@@ -802,6 +984,183 @@ mod tests {
         assert_eq!(errors(&suite).len(), 1);
         let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
         assert_eq!(ids, ["a1", "a2"]);
+    }
+
+    fn warnings(suite: &LoadedSuite) -> Vec<String> {
+        suite
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::load::Severity::Warning)
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    const Q: &str = "input_messages: [{role: user, content: q}]";
+
+    #[test]
+    fn duplicate_case_ids_are_an_error_naming_both_lines() {
+        let yaml = format!(
+            "evalcases:\n  - {{id: a, expected_outcome: x, {Q}}}\n  - {{id: b, expected_outcome: x, {Q}}}\n  - {{id: a, expected_outcome: x, {Q}}}\n"
+        );
+        let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
+        assert_eq!(errors(&suite), ["e.yaml:4:10: error: duplicate case id `a`: the case at line 2 already uses it\n  help: give each case a unique id; this case is skipped"]);
+        assert_eq!((suite.case_count, suite.skipped), (2, 1));
+        let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n{\"id\": \"a\", \"expected_outcome\": \"y\", \"input\": \"q\"}\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
+        assert_eq!(errors(&suite).len(), 1, "{:?}", suite.diagnostics);
+        assert!(errors(&suite)[0].starts_with("d.jsonl:2:1: error: duplicate case id `a`: the case at line 1"));
+        let cases: Vec<EvalCase> = suite.into_cases().collect();
+        assert_eq!(cases.len(), 1, "the streamed pass skips the duplicate too");
+        assert_eq!(cases[0].expected_outcome, "x");
+    }
+
+    #[test]
+    fn jsonl_line_that_is_not_utf8_is_reported_and_the_rest_run() {
+        let mut bytes = b"{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n".to_vec();
+        bytes.extend(b"{\"id\": \"b\", \"expected_outcome\": \"caf\xe9\", \"input\": \"q\"}\r\n");
+        bytes.extend(b"{\"id\": \"c\", \"expected_outcome\": \"x\", \"input\": \"q\"}\r\n");
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::write(tmp.path().join("d.jsonl"), bytes).expect("write");
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        let suite = load_eval_file(Path::new("d.jsonl"), &ws);
+        assert_eq!(
+            errors(&suite),
+            ["d.jsonl:2:37: error: this line is not UTF-8 text: invalid byte here; the line is skipped\n  help: save the file as UTF-8"]
+        );
+        assert_eq!((suite.case_count, suite.skipped), (2, 1));
+        let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
+        assert_eq!(ids, ["a", "c"]);
+    }
+
+    #[test]
+    fn files_starting_with_a_bom_load() {
+        let jsonl = "\u{feff}{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
+        let yaml = format!("\u{feff}evalcases:\n  - {{id: a, expected_outcome: x, {Q}}}\n");
+        let side = "\u{feff}dataset: named\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl), ("d.yaml", side)], "d.jsonl");
+        assert!(suite.diagnostics.is_empty(), "{:?}", suite.diagnostics);
+        assert_eq!(&*suite.dataset, "named");
+        assert_eq!(suite.into_cases().count(), 1);
+        let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
+        assert!(suite.diagnostics.is_empty(), "{:?}", suite.diagnostics);
+        assert_eq!(suite.cases.len(), 1);
+    }
+
+    #[test]
+    fn broken_sidecar_stops_its_dataset() {
+        let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
+        for (name, side) in [
+            ("syntax", &b"execution: [target: x\n"[..]),
+            ("not utf-8", &b"dataset: caf\xe9\n"[..]),
+            ("not a mapping", &b"- a\n"[..]),
+            ("bad execution", &b"execution: 3\n"[..]),
+        ] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            std::fs::write(tmp.path().join("d.jsonl"), jsonl).expect("write");
+            std::fs::write(tmp.path().join("d.yaml"), side).expect("write");
+            let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+            let suite = load_eval_file(Path::new("d.jsonl"), &ws);
+            let errs = errors(&suite);
+            assert!(
+                errs.iter().any(|e| e.contains("d.yaml:1:")),
+                "{name}: the sidecar's own error has a position: {errs:?}"
+            );
+            assert!(
+                errs.iter().any(|e| e.contains("the dataset is not run: its sidecar d.yaml has errors")),
+                "{name}: {errs:?}"
+            );
+            assert_eq!((suite.case_count, suite.skipped), (0, 1), "{name}");
+            assert_eq!(suite.into_cases().count(), 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn missing_file_segment_makes_its_case_an_error() {
+        let yaml = "evalcases:\n  - id: a\n    expected_outcome: x\n    input_messages:\n      - role: user\n        content: [{type: file, value: nope.txt}, {type: text, value: q}]\n  - {id: b, expected_outcome: x, input_messages: [{role: user, content: q}]}\n";
+        let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
+        let errs = errors(&suite);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("e.yaml:6:39: error: file `nope.txt` not found; the case is not run without it"), "{}", errs[0]);
+        assert_eq!((suite.case_count, suite.skipped), (1, 1));
+        assert_eq!(suite.cases[0].id, "b");
+    }
+
+    #[test]
+    fn expected_outcome_is_required_only_by_an_llm_judge_that_uses_it() {
+        let yaml = "evalcases:\n  - id: kw\n    input: q\n    evaluators: [{type: keywords, expected: [a]}]\n  - id: custom\n    input: q\n    evaluators: [{type: llm_judge, prompt: 'Grade {{ candidate_answer }}'}]\n  - id: default-judge\n    input: q\n  - id: uses-it\n    input: q\n    evaluators: [{name: strict, type: llm_judge, prompt: 'Want {{ expected_outcome }} got {{ candidate_answer }}'}]\n";
+        let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
+        let errs = errors(&suite);
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert!(errs[0].starts_with("e.yaml:8:5: error: eval case has no `expected_outcome`, which evaluator `llm_judge` (llm_judge) needs"), "{}", errs[0]);
+        assert!(errs[1].contains("evaluator `strict` (llm_judge) needs: its prompt uses `{{ expected_outcome }}`"), "{}", errs[1]);
+        let ids: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["kw", "custom"]);
+        let jsonl = "{\"id\": \"a\", \"input\": \"q\", \"expected_output\": \"4\", \"evaluators\": [{\"type\": \"keywords\", \"expected\": [\"4\"]}]}\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
+        assert!(errors(&suite).is_empty(), "the README's short form loads: {:?}", suite.diagnostics);
+    }
+
+    #[test]
+    fn code_judge_timeout_out_of_range_is_a_diagnostic_not_a_panic() {
+        for value in ["1e20", "1e400", "-1", "0", ".inf", "'10s'", "~"] {
+            let yaml = format!(
+                "evalcases:\n  - {{id: a, expected_outcome: x, {Q}, evaluators: [{{type: code_judge, script: x, timeout_seconds: {value}}}]}}\n"
+            );
+            let line = yaml.lines().nth(1).expect("line 2");
+            let col = line.find(value).expect("value") + 1;
+            let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
+            let errs = errors(&suite);
+            assert_eq!(errs.len(), 1, "{value}: {errs:?}");
+            let want = format!("e.yaml:2:{col}: error: `timeout_seconds` must be a number of seconds from 0.001 to 86400, found");
+            assert!(errs[0].starts_with(&want), "{value}: {}", errs[0]);
+        }
+    }
+
+    #[test]
+    fn code_judge_config_keys_close_to_known_keys_warn() {
+        let yaml = format!(
+            "evalcases:\n  - {{id: a, expected_outcome: x, {Q}, evaluators: [{{type: code_judge, script: x, wieght: 2, timeout_secs: 5, threshold: 0.5}}]}}\n"
+        );
+        let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
+        let warns = warnings(&suite);
+        assert_eq!(warns.len(), 2, "{warns:#?}");
+        assert!(warns[0].contains("key `wieght` is passed to the judge in `config`; did you mean `weight`?"), "{}", warns[0]);
+        assert!(warns[1].contains("did you mean `timeout_seconds`?"), "{}", warns[1]);
+        let EvaluatorKind::CodeJudge(spec) = &suite.cases[0].evaluators[0].kind else {
+            panic!("code judge")
+        };
+        assert_eq!(spec.config.len(), 3, "the keys still reach the judge");
+    }
+
+    #[test]
+    fn yaml_errors_speak_the_users_language() {
+        let cases = [
+            ("a: 1\na: 2\n", "e.yaml:2:1: error: invalid YAML: key `a` appears twice (first at line 1)"),
+            ("a: 1\n---\nb: 2\n", "e.yaml:3:1: error: invalid YAML: the file holds several YAML documents; it must hold exactly one"),
+            ("evalcases: [\n", "e.yaml:"),
+            ("a: *nope\n", "e.yaml:1:4: error: invalid YAML: an alias (`*name`) refers to an anchor"),
+        ];
+        for (yaml, want) in cases {
+            let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
+            let errs = errors(&suite);
+            assert_eq!(errs.len(), 1, "{yaml:?}: {errs:?}");
+            assert!(errs[0].starts_with(want), "{yaml:?}: {}", errs[0]);
+            for leak in ["Policy", "Options", "from_str", "serde", "deserializ"] {
+                assert!(!errs[0].contains(leak), "{yaml:?} leaks `{leak}`: {}", errs[0]);
+            }
+        }
+    }
+
+    #[test]
+    fn huge_numbers_are_a_field_error_not_a_file_error() {
+        let yaml = format!(
+            "description: 1e400\nevalcases:\n  - {{id: a, expected_outcome: x, {Q}, evaluators: [{{type: keywords, expected: [k], weight: 1e400}}]}}\n  - {{id: b, expected_outcome: 1e400, {Q}}}\n"
+        );
+        let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
+        let errs = errors(&suite);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("e.yaml:3:131: error: `weight` must be a number ≥ 0, found a number out of range"), "{}", errs[0]);
+        assert_eq!(suite.cases.len(), 1, "the other case still loads");
     }
 
     #[test]
