@@ -351,9 +351,17 @@ fn eval_dir(file: &Path, ws: &Workspace) -> PathBuf {
         .unwrap_or_else(|| ws.cwd.clone())
 }
 
+/// Why nothing can run: every error, and the warnings found on the way, which often explain
+/// them (a skipped `.env` line behind a missing variable) and so are printed first.
+#[derive(Debug)]
+pub struct ResolveFailure {
+    pub warnings: Vec<Diagnostic>,
+    pub errors: Vec<String>,
+}
+
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
 /// missing variables, invalid target settings), before anything runs.
-pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, Vec<String>> {
+pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, ResolveFailure> {
     let files: Vec<PathBuf> = suites.iter().map(|s| s.file.clone()).collect();
     let mut resolver = TargetResolver::new(&files, ws, options);
     let mut targets: Vec<Arc<ResolvedTarget>> = Vec::new();
@@ -377,7 +385,10 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         errors.push(ResolveError::MissingCredentials(missing).to_string());
     }
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(ResolveFailure {
+            warnings: resolver.take_warnings(),
+            errors,
+        });
     }
     let total = planned.iter().map(|(s, _)| s.case_count).sum();
     Ok(Plan {

@@ -54,8 +54,9 @@ pub fn run(args: EvalArgs) -> ExitStatus {
     };
     let plan = match resolve(suites, &ws, &options) {
         Ok(plan) => plan,
-        Err(errors) => {
-            for e in errors {
+        Err(failure) => {
+            printer::diagnostics(&failure.warnings);
+            for e in failure.errors {
                 printer::error(&e);
             }
             return ExitStatus::Config;
