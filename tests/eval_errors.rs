@@ -304,15 +304,19 @@ fn dry_run_needs_no_targets_file() {
 }
 
 #[test]
-fn missing_file_segment_warns_with_tried_paths() {
+fn missing_file_segment_is_an_error_for_its_case() {
     let yaml = "evalcases:\n  - id: a\n    expected_outcome: x\n    input_messages:\n      - role: user\n        content: [{type: text, value: see}, {type: file, value: nope.md}]\n";
     let p = Project::new()
         .file("targets.yaml", &mock_targets("hi"))
         .file("evals/e.yaml", yaml);
     p.run(&["eval", "evals/e.yaml", "--out", "r.jsonl"])
-        .code(0)
-        .stderr_has("evals/e.yaml:6:65: warning: file `nope.md` not found; the segment is dropped")
-        .stderr_has("help: tried: ");
+        .code(2)
+        .stderr_has("evals/e.yaml:6:65: error: file `nope.md` not found; the case is not run without it")
+        .stderr_has("help: tried: ")
+        .stderr_has("nothing to run: no valid eval cases (1 skipped because of errors)");
+    p.run(&["validate", "evals/e.yaml"])
+        .code(1)
+        .stderr_has("evals/e.yaml:6:65: error: file `nope.md` not found");
 }
 
 #[test]

@@ -771,19 +771,26 @@ fn require_outcome(evaluators: &[EvaluatorSpec], pos: Pos, diags: &mut Diagnosti
     let Some(judge) = needs else {
         return Some(());
     };
-    let (why, fix) = match &judge.kind {
-        EvaluatorKind::LlmJudge(spec) if spec.prompt.is_some() => (
+    let custom = matches!(&judge.kind, EvaluatorKind::LlmJudge(spec) if spec.prompt.is_some());
+    let who = if judge.name == "llm_judge" {
+        "the llm_judge evaluator".to_owned()
+    } else {
+        format!("llm_judge `{}`", judge.name)
+    };
+    let (why, fix) = if custom {
+        (
             "its prompt uses `{{ expected_outcome }}`",
             "add `expected_outcome: <what a good answer does>`",
-        ),
-        _ => (
-            "it grades against the expected outcome",
-            "add `expected_outcome: <what a good answer does>`, or grade with other evaluators (`evaluators: [...]`)",
-        ),
+        )
+    } else {
+        (
+            "its default prompt grades the answer against it",
+            "add `expected_outcome: <what a good answer does>`, or grade with other evaluators (keywords, code_judge, tool_trajectory) under `evaluators`",
+        )
     };
     diags.error(
         pos,
-        format!("eval case has no `expected_outcome`, which evaluator `{}` (llm_judge) needs: {why}", judge.name),
+        format!("eval case is missing `expected_outcome`, which {who} needs ({why})"),
         Some(fix.to_owned()),
     );
     None
@@ -1091,8 +1098,16 @@ mod tests {
         let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
         let errs = errors(&suite);
         assert_eq!(errs.len(), 2, "{errs:#?}");
-        assert!(errs[0].starts_with("e.yaml:8:5: error: eval case has no `expected_outcome`, which evaluator `llm_judge` (llm_judge) needs"), "{}", errs[0]);
-        assert!(errs[1].contains("evaluator `strict` (llm_judge) needs: its prompt uses `{{ expected_outcome }}`"), "{}", errs[1]);
+        assert!(
+            errs[0].starts_with("e.yaml:8:5: error: eval case is missing `expected_outcome`, which the llm_judge evaluator needs (its default prompt grades the answer against it)"),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[1].contains("which llm_judge `strict` needs (its prompt uses `{{ expected_outcome }}`)"),
+            "{}",
+            errs[1]
+        );
         let ids: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["kw", "custom"]);
         let jsonl = "{\"id\": \"a\", \"input\": \"q\", \"expected_output\": \"4\", \"evaluators\": [{\"type\": \"keywords\", \"expected\": [\"4\"]}]}\n";
