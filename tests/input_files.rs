@@ -69,7 +69,10 @@ fn jsonl_line_with_invalid_utf8_is_reported_and_the_rest_run() {
 fn broken_sidecar_is_an_error_for_its_dataset() {
     let p = Project::new()
         .file("targets.yaml", &mock_targets("hi"))
-        .file("d.jsonl", "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n")
+        .file(
+            "d.jsonl",
+            "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n",
+        )
         .file("d.yaml", "execution:\n  target: [unclosed\n");
     p.run(&["eval", "d.jsonl"])
         .code(2)
@@ -98,8 +101,7 @@ fn ids_that_differ_only_in_unsafe_characters_keep_separate_prompt_dumps() {
     let p = Project::new()
         .file("targets.yaml", &mock_targets("hi"))
         .file("e.yaml", &yaml);
-    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--dump-prompts"])
-        .code(0);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--dump-prompts"]).code(0);
     let names: Vec<String> = std::fs::read_dir(p.path().join(".agentv/prompts"))
         .expect("dumps")
         .flatten()
@@ -120,7 +122,10 @@ fn agent_case_with_a_very_long_id_runs() {
     );
     let p = Project::new()
         .file("targets.yaml", targets)
-        .file("bin/fake-claude.sh", "#!/bin/sh\ncat > /dev/null\ncat \"$FAKE_TRANSCRIPT\"\n")
+        .file(
+            "bin/fake-claude.sh",
+            "#!/bin/sh\ncat > /dev/null\ncat \"$FAKE_TRANSCRIPT\"\n",
+        )
         .file("e.yaml", &yaml);
     let transcript = common::repo_root().join("tests/fixtures/agent-cli/claude-stream-text.jsonl");
     let out = p
@@ -153,9 +158,9 @@ fn readme_jsonl_short_form_runs_without_expected_outcome() {
     assert_eq!(p.result("r.jsonl", "add")["score"], 1.0);
     let judged = "{\"id\": \"judged\", \"input\": \"2+2?\"}\n";
     let q = Project::new().file("d.jsonl", judged);
-    q.run(&["validate", "d.jsonl"]).code(1).stderr_has(
-        "d.jsonl:1:1: error: eval case is missing `expected_outcome`, which the llm_judge evaluator needs",
-    );
+    q.run(&["validate", "d.jsonl"])
+        .code(1)
+        .stderr_has("d.jsonl:1:1: error: eval case is missing `expected_outcome`, which the llm_judge evaluator needs");
 }
 
 #[test]
@@ -171,7 +176,9 @@ fn yaml_problems_are_worded_for_users() {
     let run = p.run(&["validate", "dup.yaml", "multi.yaml", "huge.yaml"]);
     run.code(1)
         .stderr_has("dup.yaml:3:5: error: invalid YAML: key `id` appears twice (first at line 2)")
-        .stderr_has("multi.yaml:6:1: error: invalid YAML: the file holds several YAML documents; it must hold exactly one")
+        .stderr_has(
+            "multi.yaml:6:1: error: invalid YAML: the file holds several YAML documents; it must hold exactly one",
+        )
         .stderr_has("huge.yaml:5:58: error: `weight` must be a number ≥ 0, found a number out of range")
         .stderr_has("✘ huge.yaml (1 error(s))");
     for leak in ["Policy", "Options", "from_str", "serde"] {

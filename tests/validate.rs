@@ -18,7 +18,9 @@ fn reports_every_problem_in_every_file() {
         );
     let run = p.run(&["validate", "evals", "targets.yaml"]);
     run.code(1)
-        .stderr_has("evals/a.yaml:2:5: error: eval case is missing `expected_outcome`, which the llm_judge evaluator needs")
+        .stderr_has(
+            "evals/a.yaml:2:5: error: eval case is missing `expected_outcome`, which the llm_judge evaluator needs",
+        )
         .stderr_has("evals/a.yaml:6:29: error: unknown message role `robot`")
         .stderr_has("evals/a.yaml:8:48: error: unknown tool_trajectory mode `sideways`")
         .stderr_has("✘ evals/a.yaml (3 error(s))")

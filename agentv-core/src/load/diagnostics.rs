@@ -78,8 +78,8 @@ impl Diagnostics {
             severity,
             file: self.file.clone(),
             pos,
-            message,
-            help,
+            message: printable(message),
+            help: help.map(printable),
         });
     }
 
@@ -98,6 +98,24 @@ impl Diagnostics {
             self.error(e.pos, format!("invalid YAML: {}", e.message), e.help.clone());
         }
     }
+}
+
+/// `text` with control characters escaped (`\t`, `\u{1b}`): messages quote keys and values
+/// from files, and a raw escape sequence or line break from a file must not reach the terminal.
+fn printable(text: String) -> String {
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_debug().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 /// Reads the keys of one mapping node, remembering which were used so the rest can be reported
@@ -148,6 +166,14 @@ impl<'a> Fields<'a> {
         let node = self.take(names)?;
         match &node.value {
             NodeValue::Str(s) => Some(s.clone()),
+            NodeValue::Float(f) if !f.is_finite() => {
+                diags.error(
+                    node.pos,
+                    format!("`{}` must be a string, found a number out of range", names[0]),
+                    Some("quote the value to keep it as text".to_owned()),
+                );
+                None
+            }
             NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => Some(node.to_json().to_string()),
             NodeValue::Null => None,
             _ => {
@@ -366,6 +392,15 @@ mod tests {
         d.error(Pos::new(3, 5), "bad thing", Some("do this".into()));
         let text = d.into_vec()[0].to_string();
         assert_eq!(text, "evals/a.yaml:3:5: error: bad thing\n  help: do this");
+    }
+
+    #[test]
+    fn control_characters_in_messages_are_escaped() {
+        let mut d = Diagnostics::new(Path::new("f.yaml"));
+        d.warn(Pos::new(1, 1), "unknown key `a\u{1b}[31m\tb`", Some("x\ny".into()));
+        let all = d.into_vec();
+        assert_eq!(all[0].message, "unknown key `a\\u{1b}[31m\\tb`");
+        assert_eq!(all[0].help.as_deref(), Some("x\\ny"));
     }
 
     #[test]

@@ -227,13 +227,14 @@ impl<'a> DotenvParser<'a> {
         }
         let after_key = body[key_len..].trim_start_matches([' ', '\t']);
         let Some(value_src) = after_key.strip_prefix('=') else {
+            // The text is not named: a line without `=` may be a pasted secret.
             let column = column_of(line, line.len() - after_key.len());
-            let message = if after_key.is_empty() || after_key.starts_with('#') {
-                format!("`{key}` has no `=` and no value; the line is skipped")
-            } else {
-                format!("expected `=` after `{key}`; the line is skipped")
-            };
-            self.warn(line_no, column, message, Some("write `KEY=value`"));
+            self.warn(
+                line_no,
+                column,
+                "expected `=` here; the line is skipped".to_owned(),
+                Some("write `KEY=value`"),
+            );
             return;
         };
         let value_start = value_src.trim_start_matches([' ', '\t']);
@@ -423,8 +424,16 @@ mod tests {
             ("comment after space", "KEY=value # note\n", "value"),
             ("hash inside a word (python, compose; npm cuts)", "KEY=pa#ss\n", "pa#ss"),
             ("only a comment", "KEY= # note\n", ""),
-            ("single quotes are literal", "KEY='a \\n ${FROM_ENV} # b'\n", "a \\n ${FROM_ENV} # b"),
-            ("double quotes escape", "KEY=\"a\\nb\\t\\\"c\\\" \\\\ \\$X\"\n", "a\nb\t\"c\" \\ $X"),
+            (
+                "single quotes are literal",
+                "KEY='a \\n ${FROM_ENV} # b'\n",
+                "a \\n ${FROM_ENV} # b",
+            ),
+            (
+                "double quotes escape",
+                "KEY=\"a\\nb\\t\\\"c\\\" \\\\ \\$X\"\n",
+                "a\nb\t\"c\" \\ $X",
+            ),
             ("unknown escape kept", "KEY=\"a\\qb\"\n", "a\\qb"),
             ("backticks are literal", "KEY=`it's \"x\"`\n", "it's \"x\""),
             ("comment after quotes", "KEY=\"a b\"  # note\n", "a b"),
@@ -437,7 +446,11 @@ mod tests {
             ("expansion in double quotes", "KEY=\"${FROM_ENV} y\"\n", "env y"),
             ("expansion from lines above", "A=1\nKEY=${A}2\n", "12"),
             ("default when unset", "KEY=${NOPE_UNSET:-dflt}\n", "dflt"),
-            ("bare $VAR kept (python; dotenvy expanded it)", "KEY=pa$word\n", "pa$word"),
+            (
+                "bare $VAR kept (python; dotenvy expanded it)",
+                "KEY=pa$word\n",
+                "pa$word",
+            ),
             ("equals in value", "KEY=a=b==c\n", "a=b==c"),
             ("last assignment wins", "KEY=one\nKEY=two\n", "two"),
             ("dotted and dashed names (npm)", "KEY=x\nmy.key-1=y\n", "x"),
@@ -454,13 +467,32 @@ mod tests {
     #[test]
     fn dotenv_problems_have_a_line_and_column_and_never_show_values() {
         let cases: &[(&str, &[u8], u64, u64, &str)] = &[
-            ("no equals", b"A=1\nNOEQUALS secret-value\n", 2, 10, "expected `=` after `NOEQUALS`"),
+            ("no equals", b"A=1\nNOEQUALS secret-value\n", 2, 10, "expected `=` here"),
+            ("pasted secret", b"A=1\nsecret-token\n", 2, 13, "expected `=` here"),
             ("bad name", b"A=1\n  9KEY=secret-value\n", 2, 3, "expected `KEY=value`"),
-            ("bare key", b"LONELY\n", 1, 7, "`LONELY` has no `=`"),
-            ("unclosed quote", b"A=1\nKEY=\"secret-value\nB=2\n", 2, 5, "never closed"),
-            ("text after quote", b"KEY='secret-value' tail\n", 1, 20, "after the closing quote of `KEY`"),
+            ("bare key", b"LONELY\n", 1, 7, "expected `=` here"),
+            (
+                "unclosed quote",
+                b"A=1\nKEY=\"secret-value\nB=2\n",
+                2,
+                5,
+                "never closed",
+            ),
+            (
+                "text after quote",
+                b"KEY='secret-value' tail\n",
+                1,
+                20,
+                "after the closing quote of `KEY`",
+            ),
             ("not UTF-8", b"A=1\nKEY=secr\xe9t-value\n", 2, 9, "not UTF-8"),
-            ("unset reference", b"KEY=${NOPE_UNSET}secret-value\n", 1, 5, "`${NOPE_UNSET}` in the value of `KEY`"),
+            (
+                "unset reference",
+                b"KEY=${NOPE_UNSET}secret-value\n",
+                1,
+                5,
+                "`${NOPE_UNSET}` in the value of `KEY`",
+            ),
         ];
         for (name, text, line, column, want) in cases {
             let (_, diags) = parse(text);
@@ -478,7 +510,10 @@ mod tests {
         assert_eq!(diags.len(), 1);
         assert_eq!(
             vars,
-            [("A".to_owned(), "1".to_owned()), ("B".to_owned(), "two words".to_owned())]
+            [
+                ("A".to_owned(), "1".to_owned()),
+                ("B".to_owned(), "two words".to_owned())
+            ]
         );
     }
 

@@ -287,9 +287,14 @@ impl Loader {
                     Pos::default(),
                     format!(
                         "the dataset is not run: its sidecar {} has errors",
-                        sidecar.file_name().map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
+                        sidecar
+                            .file_name()
+                            .map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
                     ),
-                    Some("fix the errors reported for the sidecar; it sets the dataset's target and evaluators".to_owned()),
+                    Some(
+                        "fix the errors reported for the sidecar; it sets the dataset's target and evaluators"
+                            .to_owned(),
+                    ),
                 );
             }
             extra.extend(side.into_vec());
@@ -318,7 +323,11 @@ impl Loader {
                     tally.add(None);
                 }
                 JsonlLine::Unreadable(e) => {
-                    diags.error(Pos::new(line_no, 1), format!("cannot read the eval file from here on: {e}"), None);
+                    diags.error(
+                        Pos::new(line_no, 1),
+                        format!("cannot read the eval file from here on: {e}"),
+                        None,
+                    );
                     return;
                 }
             }
@@ -434,9 +443,11 @@ impl Loader {
             ids.check(id, id_node.pos, diags);
         }
         let outcome_node = f.take(&["expected_outcome", "outcome"]);
+        let before_outcome = diags.error_count();
         let expected_outcome = f
             .string(&["expected_outcome", "outcome"], diags)
             .filter(|text| !text.trim().is_empty());
+        let outcome_reported = diags.error_count() > before_outcome;
         let conversation_id = f.string(&["conversation_id"], diags);
         let _ = f.take(&["note"]);
 
@@ -490,7 +501,7 @@ impl Loader {
             files: input_files,
         } = inputs?;
         let expected_messages = expected?;
-        if expected_outcome.is_none() {
+        if expected_outcome.is_none() && !outcome_reported {
             require_outcome(&evaluators, outcome_node.map_or(f.pos, |n| n.pos), diags)?;
         }
         let question = input_messages
@@ -655,7 +666,7 @@ impl Loader {
             Some((_, NodeValue::Seq(items))) => {
                 Content::Segments(items.iter().filter_map(|s| self.segment(s, diags)).collect())
             }
-            Some((n, _)) => Content::Text(n.to_json().to_string()),
+            Some((n, _)) => Content::Text(n.scalar_text().unwrap_or_default()),
         };
         Some(Message {
             role,
@@ -673,7 +684,7 @@ impl Loader {
         let value = node.get("value");
         match (kind, value) {
             (Some("text"), Some(v)) => Some(Segment::Text(
-                v.as_str().map_or_else(|| v.to_json().to_string(), str::to_owned),
+                v.scalar_text().unwrap_or_else(|| v.to_json().to_string()),
             )),
             (Some("file"), Some(v)) => {
                 let Some(rel) = v.as_str() else {
@@ -1010,7 +1021,12 @@ mod tests {
             "evalcases:\n  - {{id: a, expected_outcome: x, {Q}}}\n  - {{id: b, expected_outcome: x, {Q}}}\n  - {{id: a, expected_outcome: x, {Q}}}\n"
         );
         let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
-        assert_eq!(errors(&suite), ["e.yaml:4:10: error: duplicate case id `a`: the case at line 2 already uses it\n  help: give each case a unique id; this case is skipped"]);
+        assert_eq!(
+            errors(&suite),
+            [
+                "e.yaml:4:10: error: duplicate case id `a`: the case at line 2 already uses it\n  help: give each case a unique id; this case is skipped"
+            ]
+        );
         assert_eq!((suite.case_count, suite.skipped), (2, 1));
         let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n{\"id\": \"a\", \"expected_outcome\": \"y\", \"input\": \"q\"}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
@@ -1032,7 +1048,9 @@ mod tests {
         let suite = load_eval_file(Path::new("d.jsonl"), &ws);
         assert_eq!(
             errors(&suite),
-            ["d.jsonl:2:37: error: this line is not UTF-8 text: invalid byte here; the line is skipped\n  help: save the file as UTF-8"]
+            [
+                "d.jsonl:2:37: error: this line is not UTF-8 text: invalid byte here; the line is skipped\n  help: save the file as UTF-8"
+            ]
         );
         assert_eq!((suite.case_count, suite.skipped), (2, 1));
         let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
@@ -1073,7 +1091,8 @@ mod tests {
                 "{name}: the sidecar's own error has a position: {errs:?}"
             );
             assert!(
-                errs.iter().any(|e| e.contains("the dataset is not run: its sidecar d.yaml has errors")),
+                errs.iter()
+                    .any(|e| e.contains("the dataset is not run: its sidecar d.yaml has errors")),
                 "{name}: {errs:?}"
             );
             assert_eq!((suite.case_count, suite.skipped), (0, 1), "{name}");
@@ -1087,7 +1106,11 @@ mod tests {
         let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
         let errs = errors(&suite);
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].starts_with("e.yaml:6:39: error: file `nope.txt` not found; the case is not run without it"), "{}", errs[0]);
+        assert!(
+            errs[0].starts_with("e.yaml:6:39: error: file `nope.txt` not found; the case is not run without it"),
+            "{}",
+            errs[0]
+        );
         assert_eq!((suite.case_count, suite.skipped), (1, 1));
         assert_eq!(suite.cases[0].id, "b");
     }
@@ -1112,7 +1135,11 @@ mod tests {
         assert_eq!(ids, ["kw", "custom"]);
         let jsonl = "{\"id\": \"a\", \"input\": \"q\", \"expected_output\": \"4\", \"evaluators\": [{\"type\": \"keywords\", \"expected\": [\"4\"]}]}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
-        assert!(errors(&suite).is_empty(), "the README's short form loads: {:?}", suite.diagnostics);
+        assert!(
+            errors(&suite).is_empty(),
+            "the README's short form loads: {:?}",
+            suite.diagnostics
+        );
     }
 
     #[test]
@@ -1126,7 +1153,9 @@ mod tests {
             let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
             let errs = errors(&suite);
             assert_eq!(errs.len(), 1, "{value}: {errs:?}");
-            let want = format!("e.yaml:2:{col}: error: `timeout_seconds` must be a number of seconds from 0.001 to 86400, found");
+            let want = format!(
+                "e.yaml:2:{col}: error: `timeout_seconds` must be a number of seconds from 0.001 to 86400, found"
+            );
             assert!(errs[0].starts_with(&want), "{value}: {}", errs[0]);
         }
     }
@@ -1139,7 +1168,11 @@ mod tests {
         let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
         let warns = warnings(&suite);
         assert_eq!(warns.len(), 2, "{warns:#?}");
-        assert!(warns[0].contains("key `wieght` is passed to the judge in `config`; did you mean `weight`?"), "{}", warns[0]);
+        assert!(
+            warns[0].contains("key `wieght` is passed to the judge in `config`; did you mean `weight`?"),
+            "{}",
+            warns[0]
+        );
         assert!(warns[1].contains("did you mean `timeout_seconds`?"), "{}", warns[1]);
         let EvaluatorKind::CodeJudge(spec) = &suite.cases[0].evaluators[0].kind else {
             panic!("code judge")
@@ -1150,10 +1183,19 @@ mod tests {
     #[test]
     fn yaml_errors_speak_the_users_language() {
         let cases = [
-            ("a: 1\na: 2\n", "e.yaml:2:1: error: invalid YAML: key `a` appears twice (first at line 1)"),
-            ("a: 1\n---\nb: 2\n", "e.yaml:3:1: error: invalid YAML: the file holds several YAML documents; it must hold exactly one"),
+            (
+                "a: 1\na: 2\n",
+                "e.yaml:2:1: error: invalid YAML: key `a` appears twice (first at line 1)",
+            ),
+            (
+                "a: 1\n---\nb: 2\n",
+                "e.yaml:3:1: error: invalid YAML: the file holds several YAML documents; it must hold exactly one",
+            ),
             ("evalcases: [\n", "e.yaml:"),
-            ("a: *nope\n", "e.yaml:1:4: error: invalid YAML: an alias (`*name`) refers to an anchor"),
+            (
+                "a: *nope\n",
+                "e.yaml:1:4: error: invalid YAML: an alias (`*name`) refers to an anchor",
+            ),
         ];
         for (yaml, want) in cases {
             let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
@@ -1169,13 +1211,26 @@ mod tests {
     #[test]
     fn huge_numbers_are_a_field_error_not_a_file_error() {
         let yaml = format!(
-            "description: 1e400\nevalcases:\n  - {{id: a, expected_outcome: x, {Q}, evaluators: [{{type: keywords, expected: [k], weight: 1e400}}]}}\n  - {{id: b, expected_outcome: 1e400, {Q}}}\n"
+            "description: 1e400\nevalcases:\n  - {{id: a, expected_outcome: x, {Q}, evaluators: [{{type: keywords, expected: [k], weight: 1e400}}]}}\n  - {{id: 1e400, expected_outcome: x, {Q}}}\n  - {{id: c, expected_outcome: x, input_messages: [{{role: user, content: -1e400}}]}}\n"
         );
         let (suite, _t) = load(&[("e.yaml", &yaml)], "e.yaml");
         let errs = errors(&suite);
-        assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].starts_with("e.yaml:3:131: error: `weight` must be a number ≥ 0, found a number out of range"), "{}", errs[0]);
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("e.yaml:3:131: error: `weight` must be a number ≥ 0, found a number out of range"),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[1].starts_with("e.yaml:4:10: error: `id` must be a string, found a number out of range"),
+            "{}",
+            errs[1]
+        );
         assert_eq!(suite.cases.len(), 1, "the other case still loads");
+        assert_eq!(
+            suite.cases[0].question, "-inf",
+            "read as infinity where any scalar is text"
+        );
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn parse_script(node: &Node, diags: &mut Diagnostics) -> Option<Vec<String>> {
             for item in items {
                 match &item.value {
                     NodeValue::Str(s) => argv.push(s.clone()),
-                    NodeValue::Int(_) | NodeValue::Float(_) => argv.push(item.to_json().to_string()),
+                    NodeValue::Int(_) | NodeValue::Float(_) => argv.extend(item.scalar_text()),
                     _ => {
                         diags.error(
                             item.pos,

@@ -121,7 +121,10 @@ impl Node {
             NodeValue::Null => Value::Null,
             NodeValue::Bool(b) => Value::Bool(*b),
             NodeValue::Int(i) => Value::from(*i),
-            NodeValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            // JSON has no infinity: a number beyond f64 (`1e400`) reaches judges as "inf",
+            // which their languages parse back (Python's float("inf")).
+            NodeValue::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or_else(|| Value::String(non_finite_text(*f).to_owned()), Value::Number),
             NodeValue::Str(s) => Value::String(s.clone()),
             NodeValue::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
             NodeValue::Map(entries) => {
@@ -132,9 +135,18 @@ impl Node {
 
     /// A key rendered as text.
     pub fn key_text(&self) -> String {
+        self.scalar_text().unwrap_or_else(|| self.to_json().to_string())
+    }
+
+    /// A scalar as text (`3`, `0.5`, `true`, `inf`); `None` for null, lists and mappings.
+    pub fn scalar_text(&self) -> Option<String> {
         match &self.value {
-            NodeValue::Str(s) => s.clone(),
-            _ => self.to_json().to_string(),
+            NodeValue::Str(s) => Some(s.clone()),
+            NodeValue::Bool(b) => Some(b.to_string()),
+            NodeValue::Int(i) => Some(i.to_string()),
+            NodeValue::Float(f) if !f.is_finite() => Some(non_finite_text(*f).to_owned()),
+            NodeValue::Float(_) => Some(self.to_json().to_string()),
+            NodeValue::Null | NodeValue::Seq(_) | NodeValue::Map(_) => None,
         }
     }
 
@@ -156,6 +168,16 @@ impl Node {
             ),
         };
         Node::new(v, pos)
+    }
+}
+
+fn non_finite_text(f: f64) -> &'static str {
+    if f.is_nan() {
+        "nan"
+    } else if f > 0.0 {
+        "inf"
+    } else {
+        "-inf"
     }
 }
 
@@ -256,8 +278,8 @@ pub fn parse_yaml(text: &str) -> Result<Node, Vec<YamlError>> {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
     };
-    let root = serde_saphyr::from_str_with_options::<Node>(text, options)
-        .map_err(|e| vec![yaml_error::describe(&e, text)])?;
+    let root =
+        serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| vec![yaml_error::describe(&e, text)])?;
     let mut duplicates = Vec::new();
     yaml_error::find_duplicate_keys(&root, &mut duplicates);
     if duplicates.is_empty() {
@@ -336,7 +358,10 @@ mod yaml_error {
                 Some("remove the `!!` tag or fix the value"),
             ),
             Error::NonFiniteFloat { .. } => ("this number is out of range".into(), None),
-            Error::Budget { breach, .. } => (budget_words(breach).into(), Some("split the file, or use a JSONL dataset")),
+            Error::Budget { breach, .. } => (
+                budget_words(breach).into(),
+                Some("split the file, or use a JSONL dataset"),
+            ),
             Error::AliasReplayCounterOverflow { .. }
             | Error::AliasReplayLimitExceeded { .. }
             | Error::AliasExpansionLimitExceeded { .. }

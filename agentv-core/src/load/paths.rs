@@ -243,7 +243,10 @@ fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<(String, Pos
     let Some(items) = list.as_seq() else {
         diags.error(
             list.pos,
-            format!("`guideline_patterns` must be a list of globs, found {}", list.type_name()),
+            format!(
+                "`guideline_patterns` must be a list of globs, found {}",
+                list.type_name()
+            ),
             Some("for example `guideline_patterns: ['**/*.instructions.md']`".to_owned()),
         );
         return None;
@@ -254,7 +257,10 @@ fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<(String, Pos
             Some(p) => patterns.push((p.to_owned(), item.pos)),
             None => diags.warn(
                 item.pos,
-                format!("a guideline pattern must be a string, found {}; it is ignored", describe(item)),
+                format!(
+                    "a guideline pattern must be a string, found {}; it is ignored",
+                    describe(item)
+                ),
                 None,
             ),
         }

@@ -87,7 +87,10 @@ mod tests {
     #[test]
     fn decode_strips_a_bom_and_reports_bad_bytes_with_a_position() {
         let mut diags = Diagnostics::new(Path::new("f.yaml"));
-        assert_eq!(decode(b"\xEF\xBB\xBFa: 1\n", "eval file", &mut diags).as_deref(), Some("a: 1\n"));
+        assert_eq!(
+            decode(b"\xEF\xBB\xBFa: 1\n", "eval file", &mut diags).as_deref(),
+            Some("a: 1\n")
+        );
         assert_eq!(decode(b"a: 1\nb: \x80\n", "eval file", &mut diags), None);
         let all = diags.into_vec();
         assert_eq!(all.len(), 1);
