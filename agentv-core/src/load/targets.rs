@@ -198,12 +198,11 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
         unsupported: Vec::new(),
         diagnostics: Vec::new(),
     };
-    match std::fs::read_to_string(path) {
-        Err(e) => diags.error(Pos::default(), format!("cannot read targets file: {e}"), None),
-        Ok(text) => match parse_yaml(&text) {
+    if let Some(text) = super::source::read_text(path, "targets file", &mut diags) {
+        match parse_yaml(&text) {
             Err(e) => diags.yaml_syntax(&e),
             Ok(root) => parse_root(&root, &file, &mut parsed, &mut diags),
-        },
+        }
     }
     parsed.diagnostics = diags.into_vec();
     parsed
