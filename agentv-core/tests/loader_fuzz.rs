@@ -773,6 +773,8 @@ enum Mutation {
     Insert(usize, Vec<u8>),
     /// Remove up to `n` bytes at (index mod len).
     Delete(usize, usize),
+    /// Copy line (a mod lines) to before line (b mod lines): repeated keys and ids.
+    CopyLine(usize, usize),
     /// Turn every `\n` into `\r\n`.
     Crlf,
     /// Start with a byte-order mark.
@@ -834,6 +836,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         1 => any::<usize>().prop_map(Mutation::Truncate),
         5 => (any::<usize>(), insertion()).prop_map(|(i, b)| Mutation::Insert(i, b)),
         2 => (any::<usize>(), 1..8usize).prop_map(|(i, n)| Mutation::Delete(i, n)),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::CopyLine(a, b)),
         1 => Just(Mutation::Crlf),
         1 => Just(Mutation::Bom),
     ]
@@ -854,6 +857,13 @@ fn mutate(bytes: &mut Vec<u8>, m: &Mutation) {
             let i = at(*i);
             let end = (i + n).min(len);
             bytes.drain(i..end);
+        }
+        Mutation::CopyLine(a, b) => {
+            let mut lines: Vec<Vec<u8>> = bytes.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
+            let copy = lines[a % lines.len()].clone();
+            let to = b % lines.len();
+            lines.insert(to, copy);
+            *bytes = lines.join(&b'\n');
         }
         Mutation::Crlf => {
             let text = std::mem::take(bytes);

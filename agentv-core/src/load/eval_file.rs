@@ -247,6 +247,14 @@ impl Loader {
                 return;
             }
         };
+        if root.is_null() {
+            diags.error(
+                Pos::new(1, 1),
+                "the eval file holds no YAML (it is empty or only comments)",
+                Some("add `evalcases:` with one `- id: ...` entry per case".to_owned()),
+            );
+            return;
+        }
         let Some(mut f) = Fields::of(&root, "an eval file", diags) else {
             return;
         };
