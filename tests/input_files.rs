@@ -167,6 +167,7 @@ fn readme_jsonl_short_form_runs_without_expected_outcome() {
 fn yaml_problems_are_worded_for_users() {
     let yaml = format!("evalcases:\n  - id: a\n    id: b\n    {CASE}");
     let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
         .file("dup.yaml", &yaml)
         .file("multi.yaml", &format!("evalcases:\n  - id: a\n    {CASE}---\nevalcases: []\n"))
         .file(

@@ -374,6 +374,7 @@ fn duration_in(node: &Node, unit: TimeUnit) -> Option<Duration> {
 /// A node's value for messages: short scalars verbatim, otherwise its type.
 pub fn describe(node: &Node) -> String {
     match &node.value {
+        NodeValue::Float(f) if f.is_nan() => "not a number (.nan)".to_owned(),
         NodeValue::Float(f) if !f.is_finite() => "a number out of range".to_owned(),
         NodeValue::Str(s) if s.len() <= 40 => format!("\"{s}\""),
         NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => node.to_json().to_string(),

@@ -564,7 +564,7 @@ mod tests {
                 NodeValue::Float(f64::NAN),
                 TimeUnit::Millis,
                 true,
-                Err("`t` must be a number of milliseconds from 0 to 604800000 (7 days), found null"),
+                Err("`t` must be a number of milliseconds from 0 to 604800000 (7 days), found not a number (.nan)"),
             ),
         ];
         for (value, unit, zero_ok, want) in cases {
