@@ -372,11 +372,14 @@ impl<'a> DotenvParser<'a> {
         match (value, default) {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
+            // The name is not quoted: what looks like a reference may be part of a secret.
             (None, None) => self.warn(
                 line_no,
                 column,
-                format!("`${{{name}}}` in the value of `{key}` is not set; it expands to nothing"),
-                Some("set it above this line or in the environment, or give a default: `${NAME:-default}`"),
+                format!("the value of `{key}` refers to a variable (`${{…}}`) that is not set; it expands to nothing"),
+                Some(
+                    "set it above this line or in the environment, give a default (`${NAME:-default}`), or single-quote the value to keep `$` as written",
+                ),
             ),
         }
         reference.len() + 3
@@ -491,7 +494,14 @@ mod tests {
                 b"KEY=${NOPE_UNSET}secret-value\n",
                 1,
                 5,
-                "`${NOPE_UNSET}` in the value of `KEY`",
+                "the value of `KEY` refers to a variable",
+            ),
+            (
+                "reference inside a secret",
+                b"KEY=p${secret}w\n",
+                1,
+                6,
+                "the value of `KEY` refers to a variable",
             ),
         ];
         for (name, text, line, column, want) in cases {
