@@ -26,13 +26,13 @@ use agentv_core::providers::TargetRegistry;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 
-/// Cases per property: 96 by default (a few seconds for all of them), `AGENTV_FUZZ_CASES`
+/// Cases per property: 256 by default (about two seconds for all of them), `AGENTV_FUZZ_CASES`
 /// for long runs.
 fn cases() -> u32 {
     std::env::var("AGENTV_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(96)
+        .unwrap_or(256)
 }
 
 fn config() -> Config {
