@@ -423,6 +423,30 @@ mod tests {
     }
 
     #[test]
+    fn unknown_keys_suggest_the_known_key_they_misspell() {
+        let known = ["weight", "timeout_seconds", "expected_outcome", "name", "cwd"];
+        let cases = [
+            ("wieght", Some("weight")),
+            ("timeout_secs", Some("timeout_seconds")),
+            ("timeoutSeconds", Some("timeout_seconds")),
+            ("expected_outcom", Some("expected_outcome")),
+            ("Name", Some("name")),
+            ("threshold", None),
+            ("config", None),
+            ("", None),
+        ];
+        for (typed, want) in cases {
+            assert_eq!(did_you_mean(typed, &known), want, "{typed}");
+        }
+        let node = parse_yaml("wieght: 1\n").expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("f.yaml"));
+        let f = Fields::of(&node, "an evaluator", &mut diags).expect("map");
+        f.warn_unknown("an evaluator", &known, &mut diags);
+        let help = diags.into_vec()[0].help.clone().unwrap_or_default();
+        assert!(help.starts_with("did you mean `weight`?"), "{help}");
+    }
+
+    #[test]
     fn missing_required_key_is_an_error_at_the_mapping() {
         let node = parse_yaml("expected_outcome: y\n").expect("yaml");
         let mut diags = Diagnostics::new(Path::new("f.yaml"));
