@@ -176,7 +176,14 @@ async fn execute(
     let listener = signals::Listener::start(interrupt.clone());
     let secrets = plan.secrets.clone();
     let mut progress = printer::Progress::new(plan.secrets.clone(), total);
-    let report = runner::run(plan.into_jobs(), &options, &mut writer, &mut progress, &interrupt).await;
+    let report = runner::run(
+        plan.into_jobs(),
+        &options,
+        &mut [&mut writer],
+        &mut progress,
+        &interrupt,
+    )
+    .await;
     let signal = listener.finish();
 
     printer::stdout(&format!("\n{}", report.summary.render(Some(writer.path()), &secrets)));

@@ -4,9 +4,8 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::model::EvaluationRecord;
+use super::sink::{Row, Sink};
 use crate::redact::Secrets;
-use crate::run::RecordSink;
 
 /// `.agentv/results/eval_<timestamp>.jsonl` under `base` (D16).
 pub fn default_results_path(base: &Path) -> PathBuf {
@@ -45,21 +44,25 @@ impl JsonlWriter {
     }
 }
 
-impl RecordSink for JsonlWriter {
-    fn write(&mut self, record: &EvaluationRecord) -> std::io::Result<()> {
+impl Sink for JsonlWriter {
+    fn write(&mut self, row: Row<'_>) -> std::io::Result<()> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, record)?;
+        serde_json::to_writer(&mut self.line, row.record)?;
         self.line.push(b'\n');
         // Redacted whole: a secret cannot be cut by a line boundary inside one record.
         let redacted = self.secrets.redact_bytes(&self.line);
         self.out.write_all(&redacted)
+    }
+
+    fn describe(&self) -> String {
+        format!("results file {}", self.path.display())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ExecutionStatus, Verdict};
+    use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
     fn record(id: &str) -> EvaluationRecord {
         EvaluationRecord {
@@ -91,8 +94,8 @@ mod tests {
         let path = dir.path().join("sub").join("r.jsonl");
         for _ in 0..2 {
             let mut w = JsonlWriter::create(&path, Secrets::default()).expect("opens");
-            w.write(&record("a")).expect("writes");
-            w.write(&record("b")).expect("writes");
+            w.write((&record("a")).into()).expect("writes");
+            w.write((&record("b")).into()).expect("writes");
         }
         let text = std::fs::read_to_string(&path).expect("written");
         let ids: Vec<String> = text
@@ -112,7 +115,7 @@ mod tests {
         let mut r = record("c");
         r.candidate_answer = r#"the key is sk-"quoted"\back, see"#.into();
         let mut writer = JsonlWriter::create(&path, secrets).expect("open");
-        writer.write(&r).expect("write");
+        writer.write((&r).into()).expect("write");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(!text.contains("quoted"), "{text}");
         let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("still JSON");

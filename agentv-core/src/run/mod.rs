@@ -17,7 +17,7 @@ use crate::evaluators::GradeSettings;
 use crate::load::LoadedSuite;
 use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
-use crate::report::Summary;
+use crate::report::{Sink, Summary};
 pub use case::run_case;
 pub use outcome::{Outcome, RunFacts, decide};
 
@@ -40,11 +40,6 @@ pub struct RunOptions {
     pub exploration_tools: Vec<String>,
     /// Grader settings; its `timeout` (the run's `--timeout`) also bounds each provider call.
     pub grade: GradeSettings,
-}
-
-/// Where finished records go (the JSONL writer, or a test's vector).
-pub trait RecordSink {
-    fn write(&mut self, record: &EvaluationRecord) -> std::io::Result<()>;
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -87,8 +82,10 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Cases never started or cancelled before finishing.
     pub not_run: usize,
-    /// Finished cases whose record could not be written.
+    /// Finished cases whose record could not be written (to some sink).
     pub unwritten: usize,
+    /// Sinks whose final write failed: their output is incomplete.
+    pub unfinished: usize,
 }
 
 impl RunReport {
@@ -100,7 +97,7 @@ impl RunReport {
             grader_errors: self.summary.grader_errors.len(),
             skipped,
             not_run: self.not_run,
-            unwritten: self.unwritten,
+            unwritten: self.unwritten + self.unfinished,
             threshold,
             interrupted: self.interrupted,
         })
@@ -150,10 +147,14 @@ type Unhealthy = Vec<(Arc<ResolvedTarget>, String)>;
 /// Runs every job. Never fails: provider and grader failures become error records. Jobs are
 /// pulled as workers free up, so a lazy iterator keeps memory flat; when a target batches, the
 /// jobs are collected first so its cases can go out in one call.
+///
+/// Each record goes to every sink as soon as its case finishes; after the last one (or after
+/// an interrupt), every sink is finished. A sink that fails is reported once and the others
+/// go on.
 pub async fn run(
     jobs: Jobs,
     options: &RunOptions,
-    sink: &mut dyn RecordSink,
+    sinks: &mut [&mut dyn Sink],
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> RunReport {
@@ -194,6 +195,7 @@ pub async fn run(
 
     let mut summary = Summary::default();
     let mut unwritten = 0;
+    let mut failed_sinks = vec![false; sinks.len()];
     let mut done = 0;
     let mut interrupted = false;
     let grace_timer = tokio::time::sleep(Duration::MAX);
@@ -205,11 +207,7 @@ pub async fn run(
                 Some(None) => {}
                 Some(Some((record, elapsed))) => {
                     done += 1;
-                    // Reported once; the run goes on so the summary still shows every case.
-                    if let Err(e) = sink.write(&record) {
-                        if unwritten == 0 {
-                            observer.warning(&format!("cannot write results: {e}"));
-                        }
+                    if !write_to_sinks(sinks, &record, &mut failed_sinks, observer) {
                         unwritten += 1;
                     }
                     observer.case_finished(&record, elapsed, done, total);
@@ -228,12 +226,41 @@ pub async fn run(
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
     }
+    let mut unfinished = 0;
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.finish() {
+            observer.warning(&format!("cannot finish the {}: {e}", sink.describe()));
+            unfinished += 1;
+        }
+    }
     RunReport {
         summary,
         interrupted,
         not_run: total.saturating_sub(done),
         unwritten,
+        unfinished,
     }
+}
+
+/// Hands `record` to every sink; false when one failed. Each sink's first failure is reported
+/// once; the run goes on so the summary (and the other sinks) still show every case.
+fn write_to_sinks(
+    sinks: &mut [&mut dyn Sink],
+    record: &EvaluationRecord,
+    failed: &mut [bool],
+    observer: &mut dyn RunObserver,
+) -> bool {
+    let mut all = true;
+    for (sink, failed) in sinks.iter_mut().zip(failed.iter_mut()) {
+        if let Err(e) = sink.write(record.into()) {
+            if !*failed {
+                observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
+                *failed = true;
+            }
+            all = false;
+        }
+    }
+    all
 }
 
 /// Runs each provider's healthcheck (targets and judges) once, before any case. A failure is

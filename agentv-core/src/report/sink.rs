@@ -1,0 +1,108 @@
+//! Where finished records go: the results file and every report format are sinks, fed one
+//! record at a time as cases finish (or as a results file is read back), so none of them has
+//! to hold a run in memory.
+
+use std::borrow::Cow;
+use std::io;
+
+use crate::model::{EvaluationRecord, TraceEvent};
+use crate::redact::Secrets;
+
+/// One record as a sink sees it, with what travels beside it that the record type does not
+/// hold (yet): the full trace, when a results file carries one under `trace`.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub record: &'a EvaluationRecord,
+    pub trace: Option<&'a [TraceEvent]>,
+}
+
+impl<'a> From<&'a EvaluationRecord> for Row<'a> {
+    fn from(record: &'a EvaluationRecord) -> Self {
+        Self { record, trace: None }
+    }
+}
+
+/// A destination for records: the JSONL results file, a JUnit, Markdown or HTML report, or a
+/// test's vector.
+pub trait Sink {
+    /// Takes one finished record. Called in completion order, once per record.
+    fn write(&mut self, row: Row<'_>) -> io::Result<()>;
+
+    /// Called once after the last record (also after an interrupted run, so a report shows what
+    /// ran): formats with a footer, totals in a header or a final rename do that here.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// What this sink writes, for messages (`results file out.jsonl`, `JUnit report r.xml`).
+    fn describe(&self) -> String;
+}
+
+/// `record` with every secret replaced, for formats whose escaping (XML, HTML, Markdown) is
+/// not among the forms the redaction layer searches: the record is redacted as JSON, where it
+/// is, before it is escaped. Borrowed when nothing needed replacing.
+pub fn redacted<'a>(record: &'a EvaluationRecord, secrets: &Secrets) -> Cow<'a, EvaluationRecord> {
+    if secrets.is_empty() {
+        return Cow::Borrowed(record);
+    }
+    let Ok(json) = serde_json::to_vec(record) else {
+        return Cow::Borrowed(record);
+    };
+    match secrets.redact_bytes(&json) {
+        Cow::Borrowed(_) => Cow::Borrowed(record),
+        Cow::Owned(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(clean) => Cow::Owned(clean),
+            // A mask cannot break JSON (it replaces whole escaped forms), but if it ever did,
+            // drop the text rather than leak it.
+            Err(_) => Cow::Owned(EvaluationRecord {
+                candidate_answer: "***".into(),
+                hits: Vec::new(),
+                misses: Vec::new(),
+                reasoning: None,
+                lm_provider_request: None,
+                agent_provider_request: None,
+                evaluator_results: Vec::new(),
+                error: record.error.as_ref().map(|_| "***".into()),
+                ..record.clone()
+            }),
+        },
+    }
+}
+
+/// The trace of a row with every secret replaced (see [`redacted`]).
+pub fn redacted_trace<'a>(trace: &'a [TraceEvent], secrets: &Secrets) -> Cow<'a, [TraceEvent]> {
+    if secrets.is_empty() {
+        return Cow::Borrowed(trace);
+    }
+    let Ok(json) = serde_json::to_vec(trace) else {
+        return Cow::Borrowed(&[]);
+    };
+    match secrets.redact_bytes(&json) {
+        Cow::Borrowed(_) => Cow::Borrowed(trace),
+        Cow::Owned(bytes) => Cow::Owned(serde_json::from_slice(&bytes).unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacted_records_mask_secrets_in_every_field() {
+        let secrets = Secrets::default();
+        secrets.add(r#"sk-<b>"q"&"#);
+        let record: EvaluationRecord = serde_json::from_value(serde_json::json!({
+            "timestamp": "t", "eval_id": "id sk-<b>\"q\"&", "dataset": "d", "target": "t",
+            "attempt": 1, "execution_status": "ok", "score": 1.0, "verdict": "pass",
+            "hits": ["saw sk-<b>\"q\"&"], "misses": [], "candidate_answer": "key: sk-<b>\"q\"&",
+            "evaluator_results": []
+        }))
+        .expect("record");
+        let clean = redacted(&record, &secrets);
+        let text = serde_json::to_string(clean.as_ref()).expect("json");
+        assert!(!text.contains("sk-"), "{text}");
+        assert_eq!(clean.candidate_answer, "key: ***");
+        assert_eq!(clean.eval_id, "id ***");
+        assert!(matches!(redacted(&record, &Secrets::default()), Cow::Borrowed(_)));
+    }
+}
