@@ -267,6 +267,47 @@ impl<R: BufRead> Iterator for ResultsReader<R> {
     }
 }
 
+/// How many bad lines a whole-file read reports before it stops.
+pub const MAX_REPORTED_ERRORS: usize = 20;
+
+/// What a whole-file read saw.
+#[derive(Debug, Clone, Default)]
+pub struct ReadSummary {
+    pub records: usize,
+    /// The last line, cut off mid-write and skipped.
+    pub truncated: Option<usize>,
+    /// Generations seen, in first-seen order.
+    pub generations: Vec<Generation>,
+}
+
+/// Streams every record of `path` to `each`. Bad lines are collected (up to
+/// [`MAX_REPORTED_ERRORS`], then reading stops) and returned together, so a user fixes them in
+/// one go; `each` has then seen the good lines.
+pub fn read_all(path: &Path, mut each: impl FnMut(ReadRecord)) -> Result<ReadSummary, Vec<ReadError>> {
+    let mut reader = ResultsReader::open(path).map_err(|e| vec![e])?;
+    let mut summary = ReadSummary::default();
+    let mut errors = Vec::new();
+    for item in reader.by_ref() {
+        match item {
+            Ok(record) => {
+                summary.records += 1;
+                if !summary.generations.contains(&record.generation) {
+                    summary.generations.push(record.generation);
+                }
+                each(record);
+            }
+            Err(e) => {
+                errors.push(e);
+                if errors.len() >= MAX_REPORTED_ERRORS {
+                    break;
+                }
+            }
+        }
+    }
+    summary.truncated = reader.truncated();
+    if errors.is_empty() { Ok(summary) } else { Err(errors) }
+}
+
 /// Which generation wrote `obj`, and the record it holds.
 fn decode(
     mut obj: Map<String, Value>,
