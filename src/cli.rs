@@ -25,6 +25,12 @@ pub enum Command {
     /// Check eval files and targets files without running anything.
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
+    /// Compare two results files case by case; optionally fail on regressions.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// Build an HTML, JUnit or Markdown report from a results file.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
 }
 
 const EVAL_EXAMPLES: &str = "\
@@ -34,6 +40,7 @@ Examples:
   agentv eval evals/dataset.jsonl --eval-id 'login-*' --out results.jsonl
   agentv eval evals/ --dry-run
   agentv eval evals/ --threshold 0.8
+  agentv eval evals/ --out results.jsonl --report junit --report html=report.html
 
 Exit codes:
   0    every case ran and was graded (and met --threshold when given)
@@ -55,6 +62,102 @@ same settings and variables), without calling anything.
 
 Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist or is not an
 eval or targets file.";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  agentv compare examples/results/baseline.jsonl examples/results/candidate.jsonl
+  agentv compare base.jsonl new.jsonl --max-regression 0.2 --fail-on-regression
+  agentv compare base.jsonl new.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+Cases are matched by eval id and target (by eval id alone when each file has one target and
+they differ). Both files may be agentv results or the TypeScript AgentV's (2.x results, 4.x
+index.jsonl rows).
+
+Exit codes: 0 compared (and every gate passed); 1 a regression gate failed; 2 usage error or
+a file that cannot be read.";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  agentv report .agentv/results/eval_2025-01-01T00-00-00-000Z.jsonl
+  agentv report results.jsonl --html report.html --junit results.junit.xml --markdown
+  agentv report --compare examples/results/baseline.jsonl examples/results/candidate.jsonl --html compare.html
+
+Without a format flag, writes the HTML report. A flag without a path writes next to the
+results file (results.html, results.junit.xml, results.md).
+
+Exit codes: 0 written; 2 usage error, a results file that cannot be read, or a report that
+cannot be written.";
+
+/// A report format of `eval --report` and `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Junit,
+    Markdown,
+    Html,
+}
+
+impl ReportFormat {
+    /// What follows the results file's stem in the report's default file name.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Junit => "junit.xml",
+            Self::Markdown => "md",
+            Self::Html => "html",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Junit => "junit",
+            Self::Markdown => "markdown",
+            Self::Html => "html",
+        }
+    }
+}
+
+/// `--report FORMAT[=PATH]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportSpec {
+    pub format: ReportFormat,
+    pub path: Option<PathBuf>,
+}
+
+fn parse_report_spec(text: &str) -> Result<ReportSpec, String> {
+    let (name, path) = match text.split_once('=') {
+        Some((name, path)) => (name, Some(path)),
+        None => (text, None),
+    };
+    let format = match name.trim().to_ascii_lowercase().as_str() {
+        "junit" | "xml" => ReportFormat::Junit,
+        "markdown" | "md" => ReportFormat::Markdown,
+        "html" => ReportFormat::Html,
+        other => {
+            return Err(format!(
+                "unknown report format `{other}`; expected junit, markdown or html (optionally =PATH)"
+            ));
+        }
+    };
+    match path {
+        Some("") => Err(format!("`{text}`: the path after `=` is empty")),
+        Some(p) => Ok(ReportSpec {
+            format,
+            path: Some(PathBuf::from(p)),
+        }),
+        None => Ok(ReportSpec { format, path: None }),
+    }
+}
+
+/// A score difference: a finite number from 0 to 1.
+fn parse_score_delta(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number; allowed: 0 to 1"))?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(format!("{text} is out of range; allowed: 0 to 1"));
+    }
+    Ok(value)
+}
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -118,6 +221,83 @@ pub struct EvalArgs {
     /// Exit with 1 if a graded case scores below this (0 to 1); see the exit codes below.
     #[arg(long, value_name = "SCORE")]
     pub threshold: Option<f64>,
+
+    /// Also write a report as cases finish: junit, markdown or html, optionally =PATH
+    /// (default: next to the results file). Repeatable.
+    #[arg(long = "report", value_name = "FORMAT[=PATH]", value_parser = parse_report_spec)]
+    pub reports: Vec<ReportSpec>,
+}
+
+/// Output of `agentv compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results file (JSONL: agentv's, or the TypeScript AgentV's).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The candidate results file, compared with the baseline.
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+
+    /// Exit with 1 if a case's score drops by more than D (0 to 1), or a case graded in the
+    /// baseline cannot be graded in the candidate.
+    #[arg(long, value_name = "D", value_parser = parse_score_delta)]
+    pub max_regression: Option<f64>,
+
+    /// Exit with 1 if the mean delta is below 0 with 95 % confidence, or a case graded in the
+    /// baseline cannot be graded in the candidate.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+
+    /// Deltas within ±E count as unchanged (0 to 1).
+    #[arg(long, value_name = "E", default_value = "0.001", value_parser = parse_score_delta)]
+    pub epsilon: f64,
+
+    /// How many of the largest regressions to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The results file (JSONL: agentv's, or the TypeScript AgentV's).
+    #[arg(
+        value_name = "RESULTS",
+        required_unless_present = "compare",
+        conflicts_with = "compare"
+    )]
+    pub results: Option<PathBuf>,
+
+    /// Put two runs side by side in one HTML report instead.
+    #[arg(long, num_args = 2, value_names = ["BASE", "CANDIDATE"])]
+    pub compare: Option<Vec<PathBuf>>,
+
+    /// Write the HTML report (to PATH, default next to the results file).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub html: Option<PathBuf>,
+
+    /// Write the JUnit XML report (to PATH, default next to the results file).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the Markdown summary (to PATH, default next to the results file).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub markdown: Option<PathBuf>,
+
+    /// The report's title (default: the results file's name).
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
 }
 
 /// The longest `--timeout`, in seconds: 7 days. Longer than any agent run, and far from the
@@ -166,6 +346,42 @@ pub struct ValidateArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn report_specs_name_a_format_and_maybe_a_path() {
+        assert_eq!(
+            parse_report_spec("junit"),
+            Ok(ReportSpec {
+                format: ReportFormat::Junit,
+                path: None
+            })
+        );
+        assert_eq!(
+            parse_report_spec("HTML=out/r.html"),
+            Ok(ReportSpec {
+                format: ReportFormat::Html,
+                path: Some(PathBuf::from("out/r.html"))
+            })
+        );
+        assert_eq!(
+            parse_report_spec("md=a=b.md").map(|s| s.path),
+            Ok(Some(PathBuf::from("a=b.md")))
+        );
+        assert!(
+            parse_report_spec("pdf")
+                .expect_err("unknown")
+                .contains("expected junit, markdown or html")
+        );
+        assert!(parse_report_spec("html=").expect_err("empty").contains("empty"));
+    }
+
+    #[test]
+    fn score_deltas_are_between_zero_and_one() {
+        assert_eq!(parse_score_delta("0.2"), Ok(0.2));
+        for bad in ["-0.1", "1.5", "NaN", "inf", "lots"] {
+            assert!(parse_score_delta(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn timeout_outside_the_allowed_range_is_a_usage_error() {

@@ -15,6 +15,8 @@ fn main() -> std::process::ExitCode {
     let status = match args.command {
         cli::Command::Eval(eval) => commands::eval::run(eval),
         cli::Command::Validate(validate) => commands::validate::run(validate),
+        cli::Command::Compare(compare) => commands::compare::run(compare),
+        cli::Command::Report(report) => commands::report::run(report),
     };
     status.into()
 }

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_eval_file_filtered};
 use agentv_core::providers::ResponseCache;
-use agentv_core::report::{JsonlWriter, default_results_path};
+use agentv_core::report::{JsonlWriter, Sink, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
 use agentv_core::run::{self as runner, Interrupt, Outcome, RunOptions, RunReport};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::cli::EvalArgs;
+use crate::cli::{EvalArgs, ReportFormat};
+use crate::commands::report::{check_distinct, default_report_path, open_sinks};
 use crate::exit::ExitStatus;
 use crate::printer;
 use crate::signals::{self, Signal};
@@ -132,6 +133,33 @@ async fn execute(
     cache: Option<&ResponseCache>,
 ) -> ExitStatus {
     let out: PathBuf = args.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd));
+    let reports: Vec<(ReportFormat, PathBuf)> = args
+        .reports
+        .iter()
+        .map(|spec| {
+            let path = spec
+                .path
+                .clone()
+                .unwrap_or_else(|| default_report_path(&out, spec.format));
+            (spec.format, path)
+        })
+        .collect();
+    if let Err(e) = check_distinct(&[&out], &reports) {
+        printer::error(&e);
+        return ExitStatus::Config;
+    }
+    let title = format!(
+        "agentv results: {}",
+        out.file_name()
+            .map_or_else(|| out.display().to_string(), |n| n.to_string_lossy().into_owned())
+    );
+    let mut report_sinks = match open_sinks(&reports, &title, &plan.secrets) {
+        Ok(sinks) => sinks,
+        Err(e) => {
+            printer::error(&e);
+            return ExitStatus::Config;
+        }
+    };
     let mut writer = match JsonlWriter::create(&out, plan.secrets.clone()) {
         Ok(w) => w,
         Err(e) => {
@@ -176,20 +204,20 @@ async fn execute(
     let listener = signals::Listener::start(interrupt.clone());
     let secrets = plan.secrets.clone();
     let mut progress = printer::Progress::new(plan.secrets.clone(), total);
-    let report = runner::run(
-        plan.into_jobs(),
-        &options,
-        &mut [&mut writer],
-        &mut progress,
-        &interrupt,
-    )
-    .await;
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut writer];
+    sinks.extend(report_sinks.iter_mut().map(|s| s.as_mut() as &mut dyn Sink));
+    let report = runner::run(plan.into_jobs(), &options, &mut sinks, &mut progress, &interrupt).await;
     let signal = listener.finish();
 
     printer::stdout(&format!("\n{}", report.summary.render(Some(writer.path()), &secrets)));
     if let Some(cache) = cache {
         // Lookups of this run's targets and judges (mock targets are never cached).
         printer::stdout(&format!("{}\n", cache.stats()));
+    }
+    for (format, path) in &reports {
+        if path.exists() {
+            printer::note(&format!("{} report written to {}", format.name(), path.display()));
+        }
     }
     if skipped > 0 {
         printer::note(&format!(
@@ -225,7 +253,7 @@ fn explain(report: &RunReport, outcome: Outcome, skipped: usize, threshold: Opti
                 (summary.errors.len(), "could not be run (execution error)"),
                 (summary.grader_errors.len(), "could not be graded (grader error)"),
                 (skipped, "were skipped as invalid"),
-                (report.unwritten, "could not be written to the results file"),
+                (report.unwritten, "could not be written to the results file or a report"),
                 (report.not_run, "did not run"),
             ]
             .iter()

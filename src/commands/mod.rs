@@ -1,2 +1,4 @@
+pub mod compare;
 pub mod eval;
+pub mod report;
 pub mod validate;

@@ -89,7 +89,7 @@ impl JunitReport {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let mut out = tempfile::NamedTempFile::new_in(dir)?;
+        let mut out = super::sink::output_file(dir)?;
         {
             let mut spool = self.spool.get_ref().try_clone()?;
             let mut xml = Writer::new_with_indent(BufWriter::new(out.as_file_mut()), b' ', 2);
@@ -165,8 +165,8 @@ fn write_suite<W: Write>(
                 case.resize(len as usize, 0);
                 spool.seek(SeekFrom::Start(offset))?;
                 spool.read_exact(case)?;
-                // The spooled case is already well-formed XML: written as is, indented.
-                xml.get_mut().write_all(b"\n")?;
+                // The spooled case is already well-formed XML: written as is.
+                xml.get_mut().write_all(b"\n    ")?;
                 xml.get_mut().write_all(case)?;
             }
             Ok(())
@@ -176,11 +176,37 @@ fn write_suite<W: Write>(
 
 /// One `<testcase>` element, indented to sit inside its `<testsuite>`.
 fn write_case(out: &mut Vec<u8>, r: &EvaluationRecord) -> io::Result<()> {
+    let mut flat = Vec::with_capacity(1024);
+    write_case_at_top(&mut flat, r)?;
+    indent_tags(&flat, out);
+    Ok(())
+}
+
+/// Moves every tag that starts a line four spaces right. A `<` after a line break and spaces
+/// is always a tag the writer indented: in text and attribute values `<` is escaped.
+fn indent_tags(flat: &[u8], out: &mut Vec<u8>) {
+    let mut at_line_start = false;
+    for &b in flat {
+        if b == b'\n' {
+            at_line_start = true;
+            out.push(b);
+            continue;
+        }
+        if at_line_start && b != b' ' {
+            if b == b'<' {
+                out.extend_from_slice(b"    ");
+            }
+            at_line_start = false;
+        }
+        out.push(b);
+    }
+}
+
+fn write_case_at_top(out: &mut Vec<u8>, r: &EvaluationRecord) -> io::Result<()> {
     let mut xml = Writer::new_with_indent(out, b' ', 2);
     let classname = format!("{}.{}", label(&r.dataset), r.target);
     let time = secs(duration_secs(r));
     let (score, verdict) = (format!("{:.3}", r.score), r.verdict.as_str());
-    xml.write_indent()?;
     xml.create_element("testcase")
         .with_attribute(("classname", xml_text(&classname).as_str()))
         .with_attribute(("name", xml_text(&r.eval_id).as_str()))
@@ -359,6 +385,16 @@ mod tests {
         assert_eq!(xml_text("a\u{1b}[31m\u{0}b\tc\n"), "a\\u{1b}[31m\\u{0}b\tc\n");
         assert_eq!(xml_text("plain <&>"), "plain <&>");
         assert_eq!(xml_text("\u{ffff}"), "\\u{ffff}");
+    }
+
+    #[test]
+    fn only_tags_that_start_a_line_are_indented() {
+        let mut out = Vec::new();
+        indent_tags(b"<a>\n  <b>text\n  &lt;not a tag\n</b>\n</a>", &mut out);
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "<a>\n      <b>text\n  &lt;not a tag\n    </b>\n    </a>"
+        );
     }
 
     #[test]

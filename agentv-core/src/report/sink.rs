@@ -38,6 +38,20 @@ pub trait Sink {
     fn describe(&self) -> String;
 }
 
+/// A temporary file in `dir` that becomes a report by an atomic rename at the end (a killed
+/// run leaves no half-written report behind), readable like any file the user creates
+/// (mode 0666 less the umask, not the 0600 of temporary files).
+pub(crate) fn output_file(dir: &std::path::Path) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".agentv-report-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
 /// `record` with every secret replaced, for formats whose escaping (XML, HTML, Markdown) is
 /// not among the forms the redaction layer searches: the record is redacted as JSON, where it
 /// is, before it is escaped. Borrowed when nothing needed replacing.

@@ -82,7 +82,8 @@ pub struct HtmlReport {
     secrets: Secrets,
     grouping: Grouping,
     run: usize,
-    out: BufWriter<tempfile::NamedTempFile>,
+    /// The page being written; `None` once finished.
+    out: Option<BufWriter<tempfile::NamedTempFile>>,
     groups: Vec<Group>,
     rows: Vec<IndexRow>,
     keys: HashMap<(String, String, String), usize>,
@@ -107,7 +108,7 @@ impl HtmlReport {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let mut out = BufWriter::with_capacity(256 * 1024, tempfile::NamedTempFile::new_in(dir)?);
+        let mut out = BufWriter::with_capacity(256 * 1024, super::sink::output_file(dir)?);
         out.write_all(page::head(title).as_bytes())?;
         let groups = match &grouping {
             Grouping::Targets => Vec::new(),
@@ -125,7 +126,7 @@ impl HtmlReport {
             secrets,
             grouping,
             run: 0,
-            out,
+            out: Some(out),
             groups,
             rows: Vec::new(),
             keys: HashMap::new(),
@@ -178,9 +179,10 @@ impl HtmlReport {
         }
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, &Detail { r, trace })?;
-        write!(self.out, "<script type=\"application/json\" id=\"c{index}\">")?;
-        write_script_json(&mut self.out, &self.buf)?;
-        self.out.write_all(b"</script>\n")?;
+        let out = self.out.as_mut().ok_or_else(finished)?;
+        write!(out, "<script type=\"application/json\" id=\"c{index}\">")?;
+        write_script_json(out, &self.buf)?;
+        out.write_all(b"</script>\n")?;
 
         let g = self.group_of(r);
         self.groups[g].tally.add(r);
@@ -235,26 +237,28 @@ impl HtmlReport {
     fn write_tail(&mut self) -> io::Result<()> {
         let comparisons = self.comparisons();
         let header = page::header(&self.title, &self.groups, &comparisons);
-        self.out.write_all(header.as_bytes())?;
-        self.out.write_all(page::BODY.as_bytes())?;
-        let meta = serde_json::json!({
+        let meta = serde_json::to_vec(&serde_json::json!({
             "title": self.title,
             "groups": self.groups,
             "compare": matches!(self.grouping, Grouping::Runs(_)),
-        });
-        self.out.write_all(b"<script type=\"application/json\" id=\"meta\">")?;
-        write_script_json(&mut self.out, &serde_json::to_vec(&meta)?)?;
-        self.out
-            .write_all(b"</script>\n<script type=\"application/json\" id=\"index\">")?;
+        }))?;
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, &self.rows)?;
-        let index = std::mem::take(&mut self.buf);
-        write_script_json(&mut self.out, &index)?;
-        self.buf = index;
-        self.out.write_all(b"</script>\n")?;
-        self.out.write_all(page::tail().as_bytes())?;
-        self.out.flush()
+        let out = self.out.as_mut().ok_or_else(finished)?;
+        out.write_all(header.as_bytes())?;
+        out.write_all(page::BODY.as_bytes())?;
+        out.write_all(b"<script type=\"application/json\" id=\"meta\">")?;
+        write_script_json(out, &meta)?;
+        out.write_all(b"</script>\n<script type=\"application/json\" id=\"index\">")?;
+        write_script_json(out, &self.buf)?;
+        out.write_all(b"</script>\n")?;
+        out.write_all(page::tail().as_bytes())?;
+        out.flush()
     }
+}
+
+fn finished() -> io::Error {
+    io::Error::other("the report is already finished")
 }
 
 fn status_of(x: &str) -> ExecutionStatus {
@@ -303,13 +307,7 @@ impl Sink for HtmlReport {
 
     fn finish(&mut self) -> io::Result<()> {
         self.write_tail()?;
-        let placeholder = tempfile::NamedTempFile::new_in(
-            self.path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-        )?;
-        let out = std::mem::replace(&mut self.out, BufWriter::new(placeholder));
+        let out = self.out.take().ok_or_else(finished)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.persist(&self.path).map_err(|e| e.error)?;
         Ok(())

@@ -38,8 +38,7 @@ pub fn head(title: &str) -> String {
 /// The summary header: totals per group, comparisons with the first group, and the chart.
 pub fn header(title: &str, groups: &[Group], comparisons: &[(usize, Comparison)]) -> String {
     let generated = jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M UTC").to_string();
-    html! {
-        "</div>\n"
+    let header = html! {
         header #summary {
             h1 { (title) }
             p.sub { "Generated " (generated) " by agentv " (env!("CARGO_PKG_VERSION")) }
@@ -54,8 +53,9 @@ pub fn header(title: &str, groups: &[Group], comparisons: &[(usize, Comparison)]
                 (compare_table(groups, comparisons))
             }
         }
-    }
-    .into_string()
+    };
+    // Closes the hidden block of per-case data that `head` opened.
+    format!("</div>\n{}", header.into_string())
 }
 
 fn totals(groups: &[Group]) -> Markup {
