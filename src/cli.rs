@@ -284,16 +284,16 @@ pub struct ReportArgs {
     pub compare: Option<Vec<PathBuf>>,
 
     /// Write the HTML report (to PATH, default next to the results file).
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
-    pub html: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub html: Option<Option<PathBuf>>,
 
     /// Write the JUnit XML report (to PATH, default next to the results file).
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
-    pub junit: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub junit: Option<Option<PathBuf>>,
 
     /// Write the Markdown summary (to PATH, default next to the results file).
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
-    pub markdown: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub markdown: Option<Option<PathBuf>>,
 
     /// The report's title (default: the results file's name).
     #[arg(long, value_name = "TEXT")]

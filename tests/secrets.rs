@@ -532,7 +532,10 @@ async fn check(kind_name: &'static str) {
 
     let mut runs = Vec::new();
     for out in ["r1.jsonl", "r2.jsonl"] {
+        // Every report format too: they are outputs like the results file.
+        let reports = ["--report", "junit", "--report", "markdown", "--report", "html"];
         let mut cmd = p.command(&["eval", "e.yaml", "--verbose", "--dump-prompts", "--cache", "--out", out]);
+        cmd.args(reports);
         for (_, s) in &from_env {
             cmd.env(var(kind.name, s.path), &s.value);
         }

@@ -87,11 +87,9 @@ pub fn run(args: ReportArgs) -> ExitStatus {
     .into_iter()
     .filter_map(|(format, path)| {
         path.as_ref().map(|p| {
-            let path = if p.as_os_str().is_empty() {
-                compare_aware_default(&anchor, format, compare.is_some())
-            } else {
-                p.clone()
-            };
+            let path = p
+                .clone()
+                .unwrap_or_else(|| compare_aware_default(&anchor, format, compare.is_some()));
             (format, path)
         })
     })

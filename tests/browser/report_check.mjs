@@ -145,8 +145,9 @@ async function main() {
       out.detail_open = await evaluate("!document.getElementById('detail').hidden");
       out.detail_title = await evaluate("document.getElementById('detail-title').textContent");
       out.detail_text = await evaluate("document.getElementById('detail-body').innerText");
-      // Open every fold so the screenshot shows the judge prompt too.
+      // Open every fold (as a reader would) to see the judge prompt and the raw record too.
       await evaluate("document.querySelectorAll('#detail details').forEach(d => d.open = true)");
+      out.detail_unfolded = await evaluate("document.getElementById('detail-body').innerText");
       await shot(spec.prefix ? `${spec.prefix}-detail.png` : 'report-detail.png');
     }
   }
