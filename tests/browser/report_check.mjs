@@ -122,8 +122,10 @@ async function main() {
 
   if (spec.filter !== undefined) {
     await evaluate("document.getElementById('filter').focus()");
+    const t0 = performance.now();
     await s('Input.insertText', { text: spec.filter });
     out.filtered_rows = await rows();
+    out.filter_ms = Math.round(performance.now() - t0);
     out.filtered_ids = await evaluate("Array.from(document.querySelectorAll('#cases tbody tr td.id')).map(td => td.textContent)");
     // Clear the filter again.
     await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()");
@@ -139,10 +141,12 @@ async function main() {
     })()`);
     check(box !== null, `no row for case ${spec.open}`);
     if (box) {
+      const t0 = performance.now();
       for (const type of ['mouseMoved', 'mousePressed', 'mouseReleased']) {
         await s('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1 });
       }
       out.detail_open = await evaluate("!document.getElementById('detail').hidden");
+      out.open_ms = Math.round(performance.now() - t0);
       out.detail_title = await evaluate("document.getElementById('detail-title').textContent");
       out.detail_text = await evaluate("document.getElementById('detail-body').innerText");
       // Open every fold (as a reader would) to see the judge prompt and the raw record too.
