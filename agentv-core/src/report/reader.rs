@@ -226,7 +226,14 @@ impl<R: BufRead> ResultsReader<R> {
                 kind_of(&value)
             )));
         };
-        let (generation, record, trace) = decode(obj, &self.base_dir).map_err(record_error)?;
+        let (generation, record, trace) = decode(obj, &self.base_dir).map_err(&record_error)?;
+        // Scores are in [0, 1] in every generation; anything else would skew every mean and delta.
+        if !(0.0..=1.0).contains(&record.score) {
+            return Err(record_error(format!(
+                "`score` {} is outside 0 to 1; results files hold scores from 0 to 1",
+                record.score
+            )));
+        }
         Ok(Some(ReadRecord {
             line,
             generation,
@@ -407,6 +414,26 @@ mod tests {
         assert_eq!(
             items[0].as_ref().expect_err("not utf-8"),
             "r.jsonl:1:31: not UTF-8 (byte 31 of the line); results files are UTF-8 JSON lines"
+        );
+    }
+
+    #[test]
+    fn scores_outside_zero_to_one_are_an_error() {
+        for (score, ok) in [
+            ("0", true),
+            ("1", true),
+            ("1.5", false),
+            ("-0.1", false),
+            ("1e300", false),
+        ] {
+            let line = OURS.replace(r#""score":0.5"#, &format!(r#""score":{score}"#));
+            let (items, _) = read(format!("{line}\n").as_bytes());
+            assert_eq!(items[0].is_ok(), ok, "{score}: {:?}", items[0].as_ref().err());
+        }
+        let (items, _) = read(format!("{}\n", OURS.replace(r#""score":0.5"#, r#""score":2"#)).as_bytes());
+        assert_eq!(
+            items[0].as_ref().expect_err("out of range"),
+            "r.jsonl:1: `score` 2 is outside 0 to 1; results files hold scores from 0 to 1"
         );
     }
 
