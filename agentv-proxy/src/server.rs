@@ -315,5 +315,6 @@ fn item_error(message: String) -> InvokeResponse {
         output_messages: Vec::new(),
         raw_text: Some(format!("Error: {message}")),
         error: Some(message),
+        token_usage: None,
     }
 }
