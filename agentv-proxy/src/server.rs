@@ -80,7 +80,7 @@ fn new_token() -> std::io::Result<String> {
     rand::rngs::SysRng
         .try_fill_bytes(&mut bytes)
         .map_err(|e| std::io::Error::other(format!("no OS randomness for the proxy token: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 impl ProxyHandle {
