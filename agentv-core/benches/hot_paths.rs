@@ -205,9 +205,10 @@ fn judged_answer() -> (
 }
 
 /// What every code-judge invocation pays before the process starts: building the stdin
-/// payload from the case and the answer, and encoding it.
-#[divan::bench]
-fn code_judge_payload(bencher: Bencher) {
+/// payload from the case and the answer, and encoding it. `v2_keys` is the payload of the
+/// 2.x keys alone, `both_generations` the one agentv sends (D24).
+#[divan::bench(args = ["v2_keys", "both_generations"])]
+fn code_judge_payload(bencher: Bencher, keys: &str) {
     let (messages, trace, metrics) = judged_answer();
     let summary = TraceSummary::from_events(&trace);
     let input = vec![
@@ -217,7 +218,8 @@ fn code_judge_payload(bencher: Bencher) {
     let expected = vec![serde_json::json!({"role": "assistant", "content": "The loop in module_2.rs never ends."})];
     let mut config = serde_json::Map::new();
     config.insert("keywords".into(), serde_json::json!(["module_2", "loop"]));
-    let mut buf = Vec::with_capacity(16 * 1024);
+    let both = keys == "both_generations";
+    let mut buf = Vec::with_capacity(64 * 1024);
     bencher.bench_local(|| {
         let mut payload = agentv_eval_sdk::CodeJudgePayload {
             eval_id: "case-000001".into(),
@@ -236,7 +238,9 @@ fn code_judge_payload(bencher: Bencher) {
             config: config.clone(),
             ..Default::default()
         };
-        payload.fill_v4_keys();
+        if both {
+            payload.fill_v4_keys();
+        }
         buf.clear();
         serde_json::to_writer(&mut buf, black_box(&payload)).expect("serializes");
         buf.len()
