@@ -68,12 +68,15 @@ pub fn check_score(score: f64) -> Result<f64, ResultError> {
 /// the judge instead of being rewritten. Serializes to the wire shape (empty lists and absent
 /// values omitted); deserializes through [`JudgeResult::from_value`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(into = "Value")]
 pub struct JudgeResult {
     score: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     hits: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     misses: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     details: Option<Map<String, Value>>,
 }
 
@@ -196,9 +199,10 @@ impl JudgeResult {
         }
     }
 
-    /// The result as one line of compact JSON (no newline).
+    /// The result as one line of compact JSON (no newline), `score` first.
     pub fn to_json_line(&self) -> String {
-        Value::from(self.clone()).to_string()
+        // Serializing strings, a finite number and a map of JSON values cannot fail.
+        serde_json::to_string(self).unwrap_or_else(|_| format!("{{\"score\":{}}}", self.score))
     }
 
     /// Prints the result as one JSON line on stdout, the way agentv reads it. (Judges that
@@ -231,21 +235,7 @@ impl JudgeResult {
 impl From<JudgeResult> for Value {
     /// The wire shape: empty lists and absent values omitted.
     fn from(result: JudgeResult) -> Self {
-        let mut out = Map::new();
-        out.insert("score".to_owned(), Value::from(result.score));
-        if !result.hits.is_empty() {
-            out.insert("hits".to_owned(), Value::from(result.hits));
-        }
-        if !result.misses.is_empty() {
-            out.insert("misses".to_owned(), Value::from(result.misses));
-        }
-        if let Some(reasoning) = result.reasoning {
-            out.insert("reasoning".to_owned(), Value::String(reasoning));
-        }
-        if let Some(details) = result.details {
-            out.insert("details".to_owned(), Value::Object(details));
-        }
-        Value::Object(out)
+        serde_json::to_value(result).unwrap_or_default()
     }
 }
 

@@ -7,8 +7,10 @@
 //!
 //! [`run_judge`]: crate::run_judge
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::JudgeResult;
 use crate::wire::kind;
 
 /// Set to `1` in a judge's environment to ask for persistent mode.
@@ -120,17 +122,42 @@ fn bad_proxy(id: &Value) -> BadRequest {
 
 /// The first line a persistent judge prints, e.g. `{"ready":true,"protocol":1,"sdk":"rust/0.1.0"}`.
 pub fn ready_line(sdk: &str) -> String {
-    json!({"ready": true, "protocol": PROTOCOL_VERSION, "sdk": sdk}).to_string()
+    #[derive(Serialize)]
+    struct Ready<'a> {
+        ready: bool,
+        protocol: u64,
+        sdk: &'a str,
+    }
+    line(&Ready {
+        ready: true,
+        protocol: PROTOCOL_VERSION,
+        sdk,
+    })
 }
 
 /// The answer to a graded case: `{"id": …, "result": {…}}`.
-pub fn result_line(id: &Value, result: Value) -> String {
-    json!({"id": id, "result": result}).to_string()
+pub fn result_line(id: &Value, result: &JudgeResult) -> String {
+    #[derive(Serialize)]
+    struct Graded<'a> {
+        id: &'a Value,
+        result: &'a JudgeResult,
+    }
+    line(&Graded { id, result })
 }
 
 /// The answer to a case that could not be graded: `{"id": …, "error": "…"}`.
 pub fn error_line(id: &Value, message: &str) -> String {
-    json!({"id": id, "error": message}).to_string()
+    #[derive(Serialize)]
+    struct Failed<'a> {
+        id: &'a Value,
+        error: &'a str,
+    }
+    line(&Failed { id, error: message })
+}
+
+fn line(message: &impl Serialize) -> String {
+    // Strings, finite numbers and JSON values always serialize.
+    serde_json::to_string(message).unwrap_or_else(|e| json!({"id": null, "error": e.to_string()}).to_string())
 }
 
 #[cfg(test)]
@@ -196,14 +223,15 @@ mod tests {
 
     #[test]
     fn answer_lines_echo_the_id() {
+        let result = JudgeResult::new(1.0).expect("valid").hit("ok");
         assert_eq!(
-            result_line(&json!(2), json!({"score": 1})),
-            r#"{"id":2,"result":{"score":1}}"#
+            result_line(&json!(2), &result),
+            r#"{"id":2,"result":{"score":1.0,"hits":["ok"]}}"#
         );
-        assert_eq!(error_line(&json!("a"), "boom"), r#"{"error":"boom","id":"a"}"#);
+        assert_eq!(error_line(&json!("a"), "boom"), r#"{"id":"a","error":"boom"}"#);
         assert_eq!(
             ready_line("rust/0.1.0"),
-            r#"{"protocol":1,"ready":true,"sdk":"rust/0.1.0"}"#
+            r#"{"ready":true,"protocol":1,"sdk":"rust/0.1.0"}"#
         );
     }
 }

@@ -172,7 +172,7 @@ where
             judge(&payload, target.as_ref(), &mut *f)
         });
     match graded {
-        Ok(result) => persistent::result_line(&request.id, result.into()),
+        Ok(result) => persistent::result_line(&request.id, &result),
         Err(error) => persistent::error_line(&request.id, &report(&error)),
     }
 }
