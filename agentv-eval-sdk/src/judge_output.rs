@@ -66,9 +66,11 @@ pub struct JudgeOutput {
 }
 
 impl JudgeOutput {
-    /// Reads a judge's stdout: exactly one JSON object, surrounding whitespace allowed.
+    /// Reads a judge's stdout: exactly one JSON object, surrounding whitespace (and a UTF-8
+    /// byte-order mark, which some runtimes print first) allowed.
     pub fn parse(stdout: &str) -> Result<Self, OutputError> {
-        match serde_json::from_str::<Value>(stdout.trim()).map_err(OutputError::NotJson)? {
+        let text = stdout.trim_start_matches('\u{feff}').trim();
+        match serde_json::from_str::<Value>(text).map_err(OutputError::NotJson)? {
             Value::Object(map) => Ok(Self::from_object(map)?),
             other => Err(OutputError::NotObject(kind(&other))),
         }
@@ -324,6 +326,10 @@ mod tests {
     #[test]
     fn stdout_must_hold_exactly_one_object() {
         assert!(JudgeOutput::parse("  {\"score\": 1}\n").is_ok());
+        assert!(
+            JudgeOutput::parse("\u{feff}{\"score\": 1}\r\n").is_ok(),
+            "a byte-order mark is not an error"
+        );
         for (stdout, want) in [
             ("not json", "printed no valid JSON object on stdout"),
             (
