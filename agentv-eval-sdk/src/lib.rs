@@ -111,7 +111,7 @@ pub use proxy::{BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeRes
 pub use results::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict, failure_miss};
 pub use trace::{TraceEvent, TraceEventKind, TraceSummary};
 pub use trace4::{Trace, TraceStep, TraceTool};
-pub use wire::{WireError, kind as json_kind};
+pub use wire::WireError;
 
 #[cfg(feature = "client")]
 pub use client::{DEFAULT_TIMEOUT, TargetClient, TargetError, TargetErrorKind};

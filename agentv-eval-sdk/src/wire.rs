@@ -60,7 +60,7 @@ impl WireError {
 pub(crate) type Wire<T> = Result<T, WireError>;
 
 /// How a JSON value is named in messages: `a string`, `an array`, `null`.
-pub fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
