@@ -201,14 +201,14 @@ fn code_judge_score_out_of_range_is_a_grader_error() {
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(3)
         .stderr_has("GRADER ERROR")
-        .stderr_has("grader error in 'j': code judge score 2 is out of range: scores must be between 0 and 1")
+        .stderr_has("grader error in 'j': code judge output: score 2 is outside [0, 1]; agentv does not clamp")
         .stdout_has("Grader errors: 2");
     let r = p.result("r.jsonl", "c0");
     assert_eq!(r["execution_status"], "grader_error");
     assert_eq!(r["score"], 0.0, "2 is not clamped into a pass");
     assert_eq!(
         r["evaluator_results"][0]["error"],
-        "code judge score 2 is out of range: scores must be between 0 and 1"
+        "code judge output: score 2 is outside [0, 1]; agentv does not clamp code judge scores, so scale it in the judge (e.g. passed / total)"
     );
 }
 

@@ -174,7 +174,7 @@ fn judge_details_must_be_an_object() {
         ev["error"]
             .as_str()
             .expect("error")
-            .starts_with("code judge `details` must be a JSON object, got a string")
+            .starts_with("code judge output: details must be a JSON object, got a string")
     );
 }
 

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use agentv_core::evaluators::aggregate;
-use agentv_core::evaluators::llm_judge::first_json_object;
 use agentv_core::load::{Workspace, load_eval_file};
 use agentv_core::model::{
     EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceEvent, TraceEventKind, TraceSummary, Verdict,
@@ -83,7 +82,7 @@ fn judge_reply_json_extraction(bencher: Bencher, shape: &str) {
         "fenced" => format!("Here is my evaluation:\n```json\n{object}\n```"),
         _ => format!("The answer {{mostly}} works. Verdict follows. {object} Thanks for asking {{again}}."),
     };
-    bencher.bench_local(|| first_json_object(black_box(&reply)).expect("found"));
+    bencher.bench_local(|| agentv_eval_sdk::extract_json_object(black_box(&reply)).expect("found"));
 }
 
 fn evaluator_result(i: usize) -> EvaluatorResult {
@@ -165,4 +164,85 @@ fn redact_4kb_result_line(bencher: Bencher, shape: &str) {
 #[divan::bench(sample_count = 10)]
 fn register_20_secrets_and_build(bencher: Bencher) {
     bencher.bench_local(|| many_secrets().redact("x").len());
+}
+
+/// The messages, trace and metrics of a typical agent answer: six messages, four tool calls.
+fn judged_answer() -> (
+    Vec<agentv_core::model::OutputMessage>,
+    Vec<TraceEvent>,
+    agentv_core::model::ExecutionMetrics,
+) {
+    use agentv_core::model::{OutputMessage, ToolCall};
+    let mut messages = Vec::new();
+    for i in 0..4 {
+        let mut turn = OutputMessage::assistant(format!("Let me check file {i}."));
+        turn.tool_calls.push(ToolCall {
+            tool: ["Read", "Grep", "Edit", "Bash"][i].to_owned(),
+            input: Some(serde_json::json!({"file_path": format!("/repo/src/module_{i}.rs"), "limit": 200})),
+            output: Some(serde_json::json!("fn main() {}\n".repeat(20))),
+            id: Some(format!("call_{i}")),
+            duration_ms: Some(12.5),
+            ..ToolCall::default()
+        });
+        messages.push(turn);
+    }
+    messages.push(OutputMessage::assistant(
+        "The bug is in module_2.rs: the loop never ends. ".repeat(8),
+    ));
+    let trace = agentv_core::trace::extract(&messages);
+    let metrics = agentv_core::model::ExecutionMetrics {
+        token_usage: Some(agentv_core::model::TokenUsage {
+            input: 1200,
+            output: 300,
+            cached: Some(800),
+        }),
+        cost_usd: Some(0.012),
+        duration_ms: Some(8400.0),
+        tool_call_count: Some(4),
+        ..Default::default()
+    };
+    (messages, trace, metrics)
+}
+
+/// What every code-judge invocation pays before the process starts: building the stdin
+/// payload from the case and the answer, and encoding it. `v2_keys` is the payload of the
+/// 2.x keys alone, `both_generations` the one agentv sends (D24).
+#[divan::bench(args = ["v2_keys", "both_generations"])]
+fn code_judge_payload(bencher: Bencher, keys: &str) {
+    let (messages, trace, metrics) = judged_answer();
+    let summary = TraceSummary::from_events(&trace);
+    let input = vec![
+        serde_json::json!({"role": "system", "content": "Be terse."}),
+        serde_json::json!({"role": "user", "content": "Why does the build hang? See the attached log."}),
+    ];
+    let expected = vec![serde_json::json!({"role": "assistant", "content": "The loop in module_2.rs never ends."})];
+    let mut config = serde_json::Map::new();
+    config.insert("keywords".into(), serde_json::json!(["module_2", "loop"]));
+    let both = keys == "both_generations";
+    let mut buf = Vec::with_capacity(64 * 1024);
+    bencher.bench_local(|| {
+        let mut payload = agentv_eval_sdk::CodeJudgePayload {
+            eval_id: "case-000001".into(),
+            question: "Why does the build hang? See the attached log.".into(),
+            expected_outcome: "Names the endless loop in module_2.rs.".into(),
+            expected_messages: expected.clone(),
+            reference_answer: "The loop in module_2.rs never ends.".into(),
+            candidate_answer: "The bug is in module_2.rs: the loop never ends.".into(),
+            output_messages: messages.clone(),
+            guideline_files: vec!["/repo/guidelines/debug.instructions.md".into()],
+            input_files: vec!["/repo/logs/build.log".into()],
+            input_messages: input.clone(),
+            trace_summary: Some(summary.clone()),
+            candidate_trace: trace.clone(),
+            execution_metrics: Some(metrics.clone()),
+            config: config.clone(),
+            ..Default::default()
+        };
+        if both {
+            payload.fill_v4_keys();
+        }
+        buf.clear();
+        serde_json::to_writer(&mut buf, black_box(&payload)).expect("serializes");
+        buf.len()
+    });
 }

@@ -40,6 +40,7 @@ pub fn extract(messages: &[OutputMessage]) -> Vec<TraceEvent> {
                 output: call.output.clone(),
                 text: None,
                 metadata: None,
+                extra: Default::default(),
             })
         })
         .collect()
@@ -71,6 +72,7 @@ pub fn metrics(response: &ProviderResponse, summary: &TraceSummary, exploration_
             (Some(usage), n) if n > 0 => Some(usage.output as f64 / n as f64),
             _ => None,
         },
+        ..ExecutionMetrics::default()
     }
 }
 

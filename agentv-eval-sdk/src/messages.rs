@@ -3,11 +3,15 @@
 //! Keys are snake_case on the wire. Only our own keys are named by us: message content, tool
 //! inputs and outputs, metadata and tool names are user data and pass through untouched.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// One message produced by the target (assistant turns, tool turns).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+use crate::TokenCounts;
+use crate::wire::{Path, Reader, Wire, deserialize_from_wire};
+
+/// One message of a transcript: what the target produced (assistant turns, tool turns), or in
+/// the 4.x `messages` key the whole conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OutputMessage {
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -21,8 +25,21 @@ pub struct OutputMessage {
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// When the turn started and ended (4.x agents report them), ISO 8601.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// Tokens of this turn, when the provider reports them per message (4.x).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenCounts>,
+    /// Keys this type does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl OutputMessage {
@@ -40,7 +57,27 @@ impl OutputMessage {
     pub fn text(&self) -> Option<String> {
         self.content.as_ref().map(content_text)
     }
+
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        Ok(Self {
+            role: r.required_string("role", None)?,
+            name: r.opt_string("name")?,
+            content: r.value("content"),
+            tool_calls: r.list("tool_calls", ToolCall::from_wire)?,
+            id: r.opt_string("id")?,
+            timestamp: r.opt_string("timestamp")?,
+            start_time: r.opt_string("start_time")?,
+            end_time: r.opt_string("end_time")?,
+            duration_ms: r.opt_number("duration_ms")?,
+            metadata: r.opt_object("metadata")?,
+            token_usage: r.nested("token_usage", TokenCounts::from_wire)?,
+            extra: r.extra(),
+        })
+    }
 }
+
+deserialize_from_wire!(OutputMessage);
 
 /// Renders message content as text (see [`OutputMessage::text`]).
 pub fn content_text(content: &Value) -> String {
@@ -56,10 +93,9 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// One tool invocation inside an output message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolCall {
-    /// The tool's name, exactly as the agent spelled it.
-    #[serde(alias = "name")]
+    /// The tool's name, exactly as the agent spelled it (`name` is accepted on the wire).
     pub tool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
@@ -69,10 +105,40 @@ pub struct ToolCall {
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
     /// Wall time of this call, when the agent reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
+    /// How the call ended, as the agent reports it (`ok`, `error`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Keys this type does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
+
+impl ToolCall {
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        Ok(Self {
+            tool: r.required_string("tool", Some("name"))?,
+            input: r.value("input"),
+            output: r.value("output"),
+            id: r.opt_string("id")?,
+            timestamp: r.opt_string("timestamp")?,
+            start_time: r.opt_string("start_time")?,
+            end_time: r.opt_string("end_time")?,
+            duration_ms: r.opt_number("duration_ms")?,
+            status: r.opt_string("status")?,
+            extra: r.extra(),
+        })
+    }
+}
+
+deserialize_from_wire!(ToolCall);
 
 /// Returns the text of the last assistant message, the candidate answer graders see.
 pub fn last_assistant_text(messages: &[OutputMessage]) -> Option<String> {
@@ -118,6 +184,43 @@ mod tests {
         assert_eq!(back["tool_calls"][0]["input"]["queryText"], "x");
         assert_eq!(back["metadata"]["latencyMs"], 150);
         assert!(back.get("content").is_none(), "absent values are omitted");
+    }
+
+    #[test]
+    fn unknown_keys_survive_a_round_trip() {
+        let wire = json!({
+            "role": "assistant",
+            "content": "a",
+            "reasoning_content": "r",
+            "tool_calls": [{"name": "t", "new_field": 1, "status": "ok"}],
+            "token_usage": {"input": 1, "output": 2, "reasoning": 3}
+        });
+        let msg: OutputMessage = serde_json::from_value(wire).expect("valid message");
+        assert_eq!(msg.extra["reasoning_content"], "r");
+        assert_eq!(msg.tool_calls[0].tool, "t", "`name` is read as `tool`");
+        assert_eq!(msg.tool_calls[0].extra["new_field"], 1);
+        assert_eq!(msg.token_usage.as_ref().and_then(|u| u.reasoning), Some(3));
+        let back = serde_json::to_value(&msg).expect("serializes");
+        assert_eq!(back["reasoning_content"], "r");
+        assert_eq!(
+            back["tool_calls"][0],
+            json!({"tool": "t", "status": "ok", "new_field": 1})
+        );
+    }
+
+    #[test]
+    fn null_optional_keys_read_as_absent() {
+        let msg: OutputMessage = serde_json::from_value(json!({
+            "role": "assistant", "name": null, "content": null, "tool_calls": null, "metadata": null
+        }))
+        .expect("nulls are absent");
+        assert_eq!(
+            msg,
+            OutputMessage {
+                role: "assistant".into(),
+                ..OutputMessage::default()
+            }
+        );
     }
 
     #[test]

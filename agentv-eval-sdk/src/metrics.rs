@@ -2,10 +2,15 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
-/// Tokens a provider reports for one request (or a whole agent run).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+use crate::wire::{Path, Reader, Wire, deserialize_from_wire};
+
+/// Tokens a provider reports for one request (or a whole agent run), as the runtime records
+/// them. (Unknown keys are not kept: the runtime builds this type field by field; the 4.x
+/// payload keys use [`TokenCounts`].)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TokenUsage {
     pub input: u64,
     pub output: u64,
@@ -25,10 +30,64 @@ impl TokenUsage {
             (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
     }
+
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        Ok(Self {
+            input: r.count("input")?,
+            output: r.count("output")?,
+            cached: r.opt_count("cached")?,
+        })
+    }
+}
+
+deserialize_from_wire!(TokenUsage);
+
+/// Token counts as the 4.x payload keys carry them (`token_usage` of the payload, of a
+/// message, of the `trace`): `{input, output, cached?, reasoning?}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TokenCounts {
+    pub input: u64,
+    pub output: u64,
+    /// Input tokens served from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<u64>,
+    /// Tokens spent on hidden reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    /// Keys this type does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl TokenCounts {
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        Ok(Self {
+            input: r.count("input")?,
+            output: r.count("output")?,
+            cached: r.opt_count("cached")?,
+            reasoning: r.opt_count("reasoning")?,
+            extra: r.extra(),
+        })
+    }
+}
+
+deserialize_from_wire!(TokenCounts);
+
+impl From<TokenUsage> for TokenCounts {
+    fn from(usage: TokenUsage) -> Self {
+        Self {
+            input: usage.input,
+            output: usage.output,
+            cached: usage.cached,
+            ..Self::default()
+        }
+    }
 }
 
 /// Metrics of one case's provider run; every field is optional and omitted when unknown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExecutionMetrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_usage: Option<TokenUsage>,
@@ -47,6 +106,9 @@ pub struct ExecutionMetrics {
     /// Output tokens per tool call; absent when there were no tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_tool: Option<f64>,
+    /// Keys this type does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl ExecutionMetrics {
@@ -54,7 +116,23 @@ impl ExecutionMetrics {
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
+
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        Ok(Self {
+            token_usage: r.nested("token_usage", TokenUsage::from_wire)?,
+            cost_usd: r.opt_number("cost_usd")?,
+            duration_ms: r.opt_number("duration_ms")?,
+            tool_durations: r.opt_durations("tool_durations")?,
+            tool_call_count: r.opt_usize("tool_call_count")?,
+            exploration_ratio: r.opt_number("exploration_ratio")?,
+            tokens_per_tool: r.opt_number("tokens_per_tool")?,
+            extra: r.extra(),
+        })
+    }
 }
+
+deserialize_from_wire!(ExecutionMetrics);
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,10 @@
 //! Bodies of the target proxy's HTTP API (camelCase on the wire).
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::OutputMessage;
+use crate::wire::{Path, Reader, Wire, deserialize_from_wire};
+use crate::{OutputMessage, TokenUsage, last_assistant_text};
 
 /// Environment variable holding the proxy's base URL.
 pub const PROXY_URL_ENV: &str = "AGENTV_TARGET_PROXY_URL";
@@ -54,9 +56,10 @@ impl InvokeRequest {
 }
 
 /// `POST /invoke` answer, and one item of the `/invokeBatch` answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InvokeResponse {
+    /// The target's messages (a 4.x proxy names the key `output`; both are read).
     pub output_messages: Vec<OutputMessage>,
     /// Text of the last assistant message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,7 +67,39 @@ pub struct InvokeResponse {
     /// Set on a batch item whose call failed; the other items are unaffected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Tokens the call used, when the proxy reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenUsage>,
 }
+
+impl InvokeResponse {
+    /// The answer's text: `raw_text`, else the last assistant message, else `""`.
+    pub fn text(&self) -> String {
+        match &self.raw_text {
+            Some(text) => text.clone(),
+            None => last_assistant_text(&self.output_messages).unwrap_or_default(),
+        }
+    }
+
+    /// The first JSON object in the answer's text (see [`crate::extract_json_object`]).
+    pub fn json_object(&self) -> Option<Map<String, Value>> {
+        crate::extract_json_object(&self.text())
+    }
+
+    pub(crate) fn from_wire(value: Value, path: Path<'_>) -> Wire<Self> {
+        let mut r = Reader::new(value, path)?;
+        let messages = r.list("outputMessages", OutputMessage::from_wire)?;
+        let v4_messages = r.list("output", OutputMessage::from_wire)?;
+        Ok(Self {
+            output_messages: if messages.is_empty() { v4_messages } else { messages },
+            raw_text: r.opt_string("rawText")?,
+            error: r.opt_string("error")?,
+            token_usage: r.nested("tokenUsage", TokenUsage::from_wire)?,
+        })
+    }
+}
+
+deserialize_from_wire!(InvokeResponse);
 
 /// `POST /invokeBatch` body.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -57,6 +57,12 @@ impl ExecutionStatus {
     }
 }
 
+/// The miss listed for an evaluator that could not grade, as the spec words it:
+/// `Evaluator '<name>' failed: <error>`.
+pub fn failure_miss(name: &str, error: &str) -> String {
+    format!("Evaluator '{name}' failed: {error}")
+}
+
 /// What one evaluator said about one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorResult {
@@ -92,7 +98,7 @@ impl EvaluatorResult {
             weight,
             verdict: Verdict::Fail,
             hits: Vec::new(),
-            misses: vec![format!("Evaluator '{name}' failed: {error}")],
+            misses: vec![failure_miss(name, &error)],
             reasoning: None,
             details: None,
             error: Some(error),

@@ -32,6 +32,7 @@ impl TargetInvoker for Instant0 {
                 output_messages: vec![OutputMessage::assistant(request.question.clone())],
                 raw_text: Some(request.question),
                 error: None,
+                token_usage: None,
             })
         })
     }

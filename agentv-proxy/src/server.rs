@@ -80,7 +80,7 @@ fn new_token() -> std::io::Result<String> {
     rand::rngs::SysRng
         .try_fill_bytes(&mut bytes)
         .map_err(|e| std::io::Error::other(format!("no OS randomness for the proxy token: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 impl ProxyHandle {
@@ -315,5 +315,6 @@ fn item_error(message: String) -> InvokeResponse {
         output_messages: Vec::new(),
         raw_text: Some(format!("Error: {message}")),
         error: Some(message),
+        token_usage: None,
     }
 }

@@ -2,7 +2,7 @@
 # Runs the judge SDK conformance suite for every SDK that has a runner, and checks that the
 # TypeScript SDK's committed dist/ is what its sources compile to.
 #
-# Needs python3 and node (>= 20) with npm; installs the TypeScript compiler with `npm ci` into
+# Needs python3, node (>= 20) with npm, and cargo; installs the TypeScript compiler with `npm ci` into
 # sdk/typescript/node_modules once (again only when package-lock.json changes).
 # Exits non-zero on any failure; the last line is "conformance: N passed, N failed".
 set -uo pipefail
@@ -61,6 +61,9 @@ if command -v bun >/dev/null 2>&1; then
 else
   echo "note  bun is not installed: the TypeScript SDK ran under node only"
 fi
+
+# 3. Rust SDK: its runner is an integration test of agentv-eval-sdk (also run by `cargo test`).
+run_runner cargo test --quiet --locked --manifest-path "$here/../../Cargo.toml" -p agentv-eval-sdk --test conformance
 
 echo "conformance: $total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use agentv_eval_sdk::CodeJudgePayload;
 use agentv_eval_sdk::proxy::{JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV};
+use agentv_eval_sdk::{CodeJudgePayload, JudgeOutput, MAX_INLINE_OUTPUT_CHARS, OutputError};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
@@ -18,10 +18,11 @@ impl Evaluator for CodeJudgeSpec {
     }
 }
 
-/// The stdin payload for this case (D10).
+/// The stdin payload for this case: the 2.x keys (D10) and, with the same values, the 4.x
+/// keys (D24), so judges written for either generation run unchanged.
 pub fn payload(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> CodeJudgePayload {
     let case = ctx.case;
-    CodeJudgePayload {
+    let mut payload = CodeJudgePayload {
         eval_id: case.id.clone(),
         question: case.question.clone(),
         expected_outcome: case.expected_outcome.clone(),
@@ -32,15 +33,45 @@ pub fn payload(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> CodeJudgePayload 
         guideline_files: case.guidelines.iter().map(|g| g.path.display().to_string()).collect(),
         input_files: case.input_files.iter().map(|p| p.display().to_string()).collect(),
         input_messages: case.raw_input_messages.clone(),
-        trace_summary: ctx.trace_summary.clone(),
+        trace_summary: Some(ctx.trace_summary.clone()),
         candidate_trace: ctx.trace.to_vec(),
-        execution_metrics: ctx.metrics.clone(),
+        execution_metrics: Some(ctx.metrics.clone()),
         config: spec.config.clone(),
+        input: case.input_messages.iter().map(Message::to_json).collect(),
+        ..CodeJudgePayload::default()
+    };
+    payload.fill_v4_keys();
+    payload
+}
+
+/// Moves an answer too long for the 4.x `output` key into a file named by `output_path`, as
+/// 4.x does. The file lives as long as the returned handle: until the judge has finished.
+fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Result<Option<tempfile::NamedTempFile>> {
+    // The JSON encoding is at most six characters per character, plus the quotes.
+    if payload.candidate_answer.len() * 6 + 2 <= MAX_INLINE_OUTPUT_CHARS {
+        return Ok(None);
     }
+    let encoded = serde_json::to_string(&payload.candidate_answer).map_err(std::io::Error::other)?;
+    if encoded.chars().count() <= MAX_INLINE_OUTPUT_CHARS {
+        return Ok(None);
+    }
+    let mut file = tempfile::Builder::new()
+        .prefix("agentv-answer-")
+        .suffix(".json")
+        .tempfile()?;
+    std::io::Write::write_all(&mut file, encoded.as_bytes())?;
+    payload.output = None;
+    payload.output_path = Some(file.path().display().to_string());
+    Ok(Some(file))
 }
 
 async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
-    let stdin = match serde_json::to_vec(&payload(spec, ctx)) {
+    let mut payload = payload(spec, ctx);
+    let _answer_file = match move_long_answer(&mut payload) {
+        Ok(file) => file,
+        Err(e) => return Grade::crashed(format!("cannot write the long answer for the judge: {e}")),
+    };
+    let stdin = match serde_json::to_vec(&payload) {
         Ok(bytes) => bytes,
         Err(e) => return Grade::crashed(format!("cannot encode the judge payload: {e}")),
     };
@@ -118,75 +149,47 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
     grade
 }
 
-/// Parses a judge's stdout: exactly one JSON object `{score, hits?, misses?, reasoning?,
-/// details?}`. A missing or non-numeric score, a score outside [0, 1] (D21: a judge answering 2
-/// has a bug, and clamping it would turn the bug into a pass), or non-object `details` fails
-/// the evaluator, with empty hits and misses.
+/// Parses a judge's stdout with the SDK's reading of the result contract (2.x `{score, hits?,
+/// misses?, reasoning?, details?}` or 4.x `{score?, assertions, verdict?, details?}`). Output
+/// that breaks the contract fails the evaluator with empty hits and misses: no JSON object, a
+/// missing or non-numeric score, a score outside [0, 1] (D21: a judge answering 2 has a bug,
+/// and clamping it would turn the bug into a pass), non-object `details`. Keys outside the
+/// contract are ignored. 4.x assertions with `evidence` are kept in `details.assertions`.
 pub fn parse_output(stdout: &str) -> Grade {
-    let text = stdout.trim();
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(_) => {
+    let output = match JudgeOutput::parse(stdout) {
+        Ok(output) => output,
+        Err(OutputError::NotJson(_)) => {
             return Grade::failed(format!(
                 "code judge printed no valid JSON object on stdout (got: {:?})",
-                crate::process::tail(text, 200)
+                crate::process::tail(stdout.trim(), 200)
             ));
         }
+        Err(e @ OutputError::NotObject(_)) => return Grade::failed(format!("code judge {e}")),
+        Err(OutputError::Invalid(e)) => return Grade::failed(format!("code judge output: {e}")),
     };
-    let Some(obj) = value.as_object() else {
-        return Grade::failed(format!("code judge output must be a JSON object, got {}", kind(&value)));
-    };
-    let Some(score) = obj.get("score").and_then(Value::as_f64) else {
-        return Grade::failed("code judge output has no numeric `score`".to_owned());
-    };
-    if !(0.0..=1.0).contains(&score) {
-        return Grade::failed(format!(
-            "code judge score {} is out of range: scores must be between 0 and 1",
-            obj.get("score").map(Value::to_string).unwrap_or_default()
-        ));
+    let mut details = output.result.details().cloned();
+    if output.assertions.iter().any(|a| a.evidence.is_some()) {
+        let assertions = serde_json::to_value(&output.assertions).unwrap_or(Value::Null);
+        details
+            .get_or_insert_with(Map::new)
+            .entry("assertions")
+            .or_insert(assertions);
     }
-    let details = match obj.get("details") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(other) => {
-            return Grade::failed(format!(
-                "code judge `details` must be a JSON object, got {}; wrap the value, e.g. {{\"details\": {{\"value\": ...}}}}",
-                kind(other)
-            ));
-        }
-    };
-    let strings = |key: &str| -> Vec<String> {
-        obj.get(key)
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
+    let listed = |items: &[String]| -> Vec<String> {
+        items
+            .iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
     };
     Grade {
-        score,
-        hits: strings("hits"),
-        misses: strings("misses"),
-        reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
+        score: output.result.score(),
+        hits: listed(output.result.hits()),
+        misses: listed(output.result.misses()),
+        reasoning: output.result.reasoning().map(str::to_owned),
         details,
         ..Grade::default()
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -197,13 +200,40 @@ mod tests {
     #[test]
     fn parses_valid_output() {
         let g = parse_output(
-            r#" {"score": 0.75, "hits": ["a", " ", 3], "misses": [], "reasoning": "r", "details": {"k": [1]}} "#,
+            r#" {"score": 0.75, "hits": ["a", " ", " b "], "misses": [], "reasoning": "r", "details": {"k": [1]}} "#,
         );
         assert_eq!(g.score, 0.75);
-        assert_eq!(g.hits, ["a"]);
+        assert_eq!(g.hits, ["a", "b"], "items are trimmed and blank ones dropped");
         assert_eq!(g.reasoning.as_deref(), Some("r"));
         assert_eq!(g.details.expect("details")["k"], json!([1]));
         assert!(g.error.is_none());
+    }
+
+    #[test]
+    fn a_4x_result_grades_with_its_assertions() {
+        let g = parse_output(
+            r#"{"score": 0.5, "verdict": "fail", "assertions": [{"text": "has title", "passed": true}, {"text": "has date", "passed": false, "evidence": "no date line"}], "details": {"n": 2}}"#,
+        );
+        assert_eq!((g.score, g.error.as_deref()), (0.5, None));
+        assert_eq!(
+            (g.hits.as_slice(), g.misses.as_slice()),
+            (&["has title".to_owned()][..], &["has date".to_owned()][..])
+        );
+        let details = g.details.expect("details");
+        assert_eq!(details["n"], 2);
+        assert_eq!(
+            details["assertions"][1],
+            json!({"text": "has date", "passed": false, "evidence": "no date line"})
+        );
+        let scored_by_assertions =
+            parse_output(r#"{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}"#);
+        assert_eq!((scored_by_assertions.score, scored_by_assertions.details), (0.5, None));
+    }
+
+    #[test]
+    fn keys_outside_the_contract_are_ignored() {
+        let g = parse_output(r#"{"score": 1, "name": "my judge", "passed": true}"#);
+        assert_eq!((g.score, g.error), (1.0, None));
     }
 
     #[test]
@@ -218,11 +248,21 @@ mod tests {
                 "code judge printed no valid JSON object on stdout",
             ),
             ("[1, 2]", "code judge output must be a JSON object, got an array"),
-            (r#"{"hits": []}"#, "code judge output has no numeric `score`"),
-            (r#"{"score": "high"}"#, "code judge output has no numeric `score`"),
+            (
+                r#"{"hits": []}"#,
+                "code judge output: a judge result needs a `score` (a number in [0, 1])",
+            ),
+            (
+                r#"{"score": "high"}"#,
+                "code judge output: score must be a number in [0, 1], got a string",
+            ),
+            (
+                r#"{"score": 1, "hits": ["a", 3]}"#,
+                "code judge output: hits[1] must be a string, got a number",
+            ),
             (
                 r#"{"score": 1, "details": [1]}"#,
-                "code judge `details` must be a JSON object, got an array",
+                "code judge output: details must be a JSON object, got an array",
             ),
         ];
         for (stdout, want) in cases {
@@ -240,13 +280,18 @@ mod tests {
             (r#"{"score": 2, "hits": ["all good"]}"#, "2"),
             (r#"{"score": 1.0000001}"#, "1.0000001"),
             (r#"{"score": -0.5}"#, "-0.5"),
-            (r#"{"score": 1e308}"#, "1e+308"),
+            (r#"{"score": 1e308}"#, "1e308"),
             (r#"{"score": -1e-9}"#, "-1e-9"),
         ] {
             let g = parse_output(stdout);
             assert_eq!(
                 g.error.as_deref(),
-                Some(format!("code judge score {shown} is out of range: scores must be between 0 and 1").as_str()),
+                Some(
+                    format!(
+                        "code judge output: score {shown} is outside [0, 1]; agentv does not clamp code judge scores, so scale it in the judge (e.g. passed / total)"
+                    )
+                    .as_str()
+                ),
                 "{stdout}"
             );
             assert_eq!((g.score, g.hits.len()), (0.0, 0), "{stdout}");
@@ -254,5 +299,37 @@ mod tests {
         for edge in [r#"{"score": 0}"#, r#"{"score": 1}"#, r#"{"score": 1.0}"#] {
             assert!(parse_output(edge).error.is_none(), "{edge}");
         }
+    }
+
+    #[test]
+    fn long_answers_move_to_a_file_as_4x_does() {
+        let mut short = CodeJudgePayload {
+            candidate_answer: "short".into(),
+            ..CodeJudgePayload::default()
+        };
+        short.fill_v4_keys();
+        assert!(move_long_answer(&mut short).expect("no file needed").is_none());
+        assert_eq!(short.output.as_deref(), Some("short"));
+
+        let answer = "é\"".repeat(30_000);
+        let mut long = CodeJudgePayload {
+            candidate_answer: answer.clone(),
+            ..CodeJudgePayload::default()
+        };
+        long.fill_v4_keys();
+        let file = move_long_answer(&mut long).expect("written").expect("a file");
+        assert_eq!(long.output, None);
+        assert_eq!(
+            long.output_path.as_deref(),
+            Some(file.path().to_str().expect("utf-8 path"))
+        );
+        assert_eq!(long.answer_text().expect("read back"), answer);
+        let wire = serde_json::to_value(&long).expect("serializes");
+        assert_eq!(wire["output"], Value::Null);
+        assert_eq!(
+            wire["candidate_answer"].as_str(),
+            Some(answer.as_str()),
+            "2.x judges still get it inline"
+        );
     }
 }

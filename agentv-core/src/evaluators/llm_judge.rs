@@ -169,7 +169,7 @@ fn spec_name(ctx: &EvalContext<'_>) -> String {
 /// Parses a judge reply. No valid JSON object with a numeric score → score 0 with empty
 /// hits/misses and `error` set (D8).
 pub fn parse_reply(reply: &str) -> Grade {
-    let Some(obj) = first_json_object(reply) else {
+    let Some(obj) = agentv_eval_sdk::extract_json_object(reply) else {
         return Grade::failed("no valid JSON in judge reply");
     };
     let Some(score) = obj.get("score").and_then(Value::as_f64) else {
@@ -198,27 +198,12 @@ pub fn parse_reply(reply: &str) -> Grade {
     }
 }
 
-/// The first JSON object in `text`: the whole text, or one embedded in prose or code fences.
-pub fn first_json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
-    let trimmed = text.trim();
-    if let Ok(Value::Object(obj)) = serde_json::from_str(trimmed) {
-        return Some(obj);
-    }
-    for (start, _) in trimmed.match_indices('{') {
-        let mut stream = serde_json::Deserializer::from_str(&trimmed[start..]).into_iter::<Value>();
-        if let Some(Ok(Value::Object(obj))) = stream.next() {
-            return Some(obj);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn extracts_json_from_prose_and_fences() {
+    fn reply_json_is_found_in_prose_and_fences() {
         let cases = [
             (r#"{"score": 0.5}"#, Some(0.5)),
             (
@@ -230,8 +215,8 @@ mod tests {
             ("{\"score\": 1", None),
         ];
         for (text, want) in cases {
-            let got = first_json_object(text).and_then(|o| o.get("score").and_then(Value::as_f64));
-            assert_eq!(got, want, "{text}");
+            let g = parse_reply(text);
+            assert_eq!(g.error.is_none().then_some(g.score), want, "{text}");
         }
     }
 

@@ -119,7 +119,7 @@ pub async fn evaluate(spec: &EvaluatorSpec, ctx: &EvalContext<'_>) -> EvaluatorR
         && grade.error_is_miss
         && misses.is_empty()
     {
-        misses.push(format!("Evaluator '{}' failed: {e}", spec.name));
+        misses.push(agentv_eval_sdk::failure_miss(&spec.name, e));
     }
     EvaluatorResult {
         name: spec.name.clone(),

@@ -109,6 +109,7 @@ impl TargetInvoker for ProviderInvoker {
                 raw_text: last_assistant_text(&response.output_messages),
                 output_messages: response.output_messages,
                 error: None,
+                token_usage: None,
             })
         })
     }

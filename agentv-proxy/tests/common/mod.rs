@@ -61,6 +61,7 @@ impl TargetInvoker for FakeInvoker {
                 output_messages: vec![OutputMessage::assistant(text.clone())],
                 raw_text: Some(text),
                 error: None,
+                token_usage: None,
             })
         })
     }

@@ -1,9 +1,11 @@
 //! A minimal code judge for benchmarks: `bench-judge` reads the payload and prints score 1;
 //! `bench-judge proxy N` first makes N calls through the target proxy.
 
+use std::process::ExitCode;
+
 use agentv_eval_sdk::{InvokeRequest, JudgeResult, run_judge};
 
-fn main() {
+fn main() -> ExitCode {
     let calls: usize = match std::env::args().nth(1).as_deref() {
         Some("proxy") => std::env::args().nth(2).and_then(|n| n.parse().ok()).unwrap_or(3),
         _ => 0,
@@ -18,6 +20,6 @@ fn main() {
                 )))?;
             }
         }
-        Ok(JudgeResult::new(1.0).hit(format!("{} characters", payload.candidate_answer.len())))
+        Ok(JudgeResult::new(1.0)?.hit(format!("{} characters", payload.candidate_answer.len())))
     })
 }

@@ -10,10 +10,12 @@
 //!   `per_chunk` (one call per chunk, sent together with `invoke_batch`);
 //! - `retrieval_tool`: name of the tool call whose output holds the chunks (default `retrieve`).
 
-use agentv_eval_sdk::{CodeJudgePayload, InvokeRequest, JudgeResult, TargetClient, run_judge};
+use std::process::ExitCode;
+
+use agentv_eval_sdk::{CodeJudgePayload, InvokeRequest, JudgeResult, ResultError, TargetClient, run_judge};
 use serde_json::{Value, json};
 
-fn main() {
+fn main() -> ExitCode {
     run_judge(|payload, target| {
         let target = target.ok_or("this judge calls the judge target: set `target: true` on the evaluator")?;
         let tool = config_str(payload, "retrieval_tool").unwrap_or("retrieve");
@@ -23,7 +25,7 @@ fn main() {
             "per_chunk" => ("per_chunk", per_chunk_verdicts(target, &payload.question, &chunks)?),
             other => return Err(format!("unknown mode `{other}`: use batch or per_chunk").into()),
         };
-        Ok(result(mode, &verdicts))
+        Ok(result(mode, &verdicts)?)
     })
 }
 
@@ -83,7 +85,7 @@ fn batch_verdicts(
         listing.join("\n")
     );
     let answer = target.invoke(&InvokeRequest::new(prompt).system_prompt(SYSTEM))?;
-    let text = answer.raw_text.unwrap_or_default();
+    let text = answer.text();
     let items = first_json_array(&text).ok_or_else(|| format!("the judge did not answer a JSON array: {text}"))?;
     if items.len() != chunks.len() {
         return Err(format!("the judge gave {} verdicts for {} chunks", items.len(), chunks.len()).into());
@@ -111,9 +113,9 @@ fn per_chunk_verdicts(
     answers
         .into_iter()
         .enumerate()
-        .map(|(i, a)| match a.error {
-            Some(e) => Err(format!("verdict for chunk {} failed: {e}", i + 1).into()),
-            None => Ok(verdict_of_text(&a.raw_text.unwrap_or_default())),
+        .map(|(i, a)| match a {
+            Err(e) => Err(format!("verdict for chunk {} failed: {}", i + 1, e.message()).into()),
+            Ok(answer) => Ok(verdict_of_text(&answer.text())),
         })
         .collect()
 }
@@ -168,7 +170,7 @@ fn contextual_precision(relevant: &[bool]) -> (f64, Vec<f64>) {
     (score, precision_at)
 }
 
-fn result(mode: &str, verdicts: &[Verdict]) -> JudgeResult {
+fn result(mode: &str, verdicts: &[Verdict]) -> Result<JudgeResult, ResultError> {
     let relevant: Vec<bool> = verdicts.iter().map(|v| v.relevant).collect();
     let (score, precision_at) = contextual_precision(&relevant);
     let r = relevant.iter().filter(|v| **v).count();
@@ -182,7 +184,7 @@ fn result(mode: &str, verdicts: &[Verdict]) -> JudgeResult {
             format!("{seen}/{}", k + 1)
         })
         .collect();
-    let mut out = JudgeResult::new(score).reasoning(if r == 0 {
+    let mut out = JudgeResult::new(score)?.with_reasoning(if r == 0 {
         "no retrieved chunk is relevant, so contextual precision is 0".to_owned()
     } else {
         format!("CP = ({}) / {r} = {score:.3}", terms.join(" + "))
@@ -201,9 +203,10 @@ fn result(mode: &str, verdicts: &[Verdict]) -> JudgeResult {
         .enumerate()
         .map(|(k, (v, p))| json!({"rank": k + 1, "relevant": v.relevant, "precision_at_k": p, "reason": v.reason}))
         .collect();
-    out.detail("mode", mode)
+    Ok(out
+        .detail("mode", mode)
         .detail("relevant_count", r)
-        .detail("verdicts", per_chunk)
+        .detail("verdicts", per_chunk))
 }
 
 #[cfg(test)]
@@ -235,10 +238,10 @@ mod tests {
                 reason: String::new(),
             })
             .collect();
-        let r = result("batch", &verdicts);
-        assert_eq!(r.reasoning.as_deref(), Some("CP = (1/1 + 2/3) / 2 = 0.833"));
-        assert_eq!(r.hits, ["rank 1: relevant", "rank 3: relevant"]);
-        assert_eq!(r.misses, ["rank 2: not relevant"]);
+        let r = result("batch", &verdicts).expect("a valid score");
+        assert_eq!(r.reasoning(), Some("CP = (1/1 + 2/3) / 2 = 0.833"));
+        assert_eq!(r.hits(), ["rank 1: relevant", "rank 3: relevant"]);
+        assert_eq!(r.misses(), ["rank 2: not relevant"]);
     }
 
     #[test]
