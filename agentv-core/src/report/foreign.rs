@@ -117,6 +117,7 @@ fn ts2_trace(value: Option<&Value>) -> (Option<TraceSummary>, Option<ExecutionMe
             })
             .unwrap_or_default(),
         error_count: count(obj, "error_count"),
+        ..TraceSummary::default()
     };
     (Some(summary), metrics(obj))
 }
