@@ -31,6 +31,8 @@ pub enum Command {
     /// Build an HTML, JUnit or Markdown report from a results file.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Print the JSON Schema of eval files or targets files (for editors).
+    Schema(SchemaArgs),
 }
 
 const EVAL_EXAMPLES: &str = "\
@@ -341,6 +343,22 @@ pub struct ValidateArgs {
     /// targets.yaml file, or a directory holding one, as for `eval --targets`.
     #[arg(long, value_name = "PATH")]
     pub targets: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file the schema describes.
+    #[arg(value_enum)]
+    pub kind: SchemaFile,
+}
+
+/// The files `agentv schema` describes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaFile {
+    /// Eval files (`evalcases`, `execution`, graders).
+    Eval,
+    /// Targets files (`targets`, one entry per target, keys per provider).
+    Targets,
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Validate(validate) => commands::validate::run(validate),
         cli::Command::Compare(compare) => commands::compare::run(compare),
         cli::Command::Report(report) => commands::report::run(report),
+        cli::Command::Schema(schema) => commands::schema::run(schema),
     };
     status.into()
 }

@@ -151,7 +151,6 @@ mod tests {
             expected_messages: Vec::new(),
             guidelines: Vec::new(),
             input_files: Vec::new(),
-            evaluators: Arc::from(Vec::new()),
             question: String::new(),
             reference_answer: String::new(),
             suite_target: None,

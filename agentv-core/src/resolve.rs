@@ -1,18 +1,18 @@
-//! Resolve: picks each suite's target, loads `.env` files, checks every credential, and turns
-//! loaded cases into jobs. Nothing here calls a provider.
+//! Resolve: picks each suite's target, loads `.env` files and checks every credential and
+//! executable, building each target through the provider table. Nothing here calls a provider,
+//! and nothing here knows how the run uses what it resolved.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::load::node::Pos;
-use crate::load::{
-    Diagnostic, Diagnostics, Env, KNOWN_PROVIDERS, LoadedSuite, Secrets, Severity, TARGET_FILE_NAMES, Workspace,
-    find_targets_file, load_targets_file,
-};
+use crate::config::{Diagnostic, Diagnostics, Pos, Severity};
+use crate::env::Env;
+use crate::load::{LoadedSuite, TARGET_FILE_NAMES, find_targets_file, load_targets_file};
+use crate::paths::Workspace;
 use crate::providers::mock::{Delay, MockProvider};
-use crate::providers::{MissingVar, ResolveError, ResolvedTarget, ResponseCache, TargetRegistry};
-use crate::run::{Job, Jobs};
+use crate::providers::{MissingVar, ResolveError, ResolvedTarget, ResponseCache, TargetRegistry, known_providers};
+use crate::redact::Secrets;
 
 /// The answer of dry-run mocks.
 pub const DRY_RUN_RESPONSE: &str = r#"{"answer":"Mock dry-run response"}"#;
@@ -37,7 +37,7 @@ pub struct ResolveOptions {
     pub secrets: Secrets,
 }
 
-/// Jobs ready to run, and what the run needs besides.
+/// Suites with their targets, ready to run, and what the run needs besides.
 pub struct Plan {
     /// Each suite with the target that answers it; cases are read as the run consumes them.
     pub suites: Vec<(LoadedSuite, Arc<ResolvedTarget>)>,
@@ -53,14 +53,17 @@ pub struct Plan {
 
 /// Why a suite has no usable target. `eval` stops on it; `validate` reports it against the
 /// eval file. Both get it from [`TargetResolver`], so they always agree.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TargetProblem {
-    /// No targets file where `eval` looks for one (D5).
+    /// No targets file where `eval` looks for one (`docs/architecture.md#targets-files`).
     NoTargetsFile { tried: Vec<PathBuf> },
     /// The targets file cannot be read or parsed: its errors.
     TargetsFile(Vec<Diagnostic>),
     /// The target or its judge cannot be used.
     Target { file: PathBuf, errors: Vec<ResolveError> },
+    /// Variables the targets of several suites need, all of them, once
+    /// ([`TargetProblem::merge`]).
+    MissingCredentials(Vec<MissingVar>),
 }
 
 impl std::fmt::Display for TargetProblem {
@@ -81,6 +84,7 @@ impl std::fmt::Display for TargetProblem {
                 let text: Vec<String> = errors.iter().map(|e| placed(e, file)).collect();
                 write!(f, "{}", text.join("\n"))
             }
+            Self::MissingCredentials(vars) => write!(f, "{}", ResolveError::MissingCredentials(vars.clone())),
         }
     }
 }
@@ -109,6 +113,44 @@ fn describe_search(tried: &[PathBuf]) -> String {
 }
 
 impl TargetProblem {
+    /// Every distinct problem once, each target error on its own, and the variables every
+    /// suite's targets miss in one trailing problem (through [`ResolveError::merge`]).
+    pub fn merge(problems: impl IntoIterator<Item = TargetProblem>) -> Vec<TargetProblem> {
+        let mut out: Vec<TargetProblem> = Vec::new();
+        let mut missing: Vec<ResolveError> = Vec::new();
+        let push = |out: &mut Vec<TargetProblem>, p: TargetProblem| {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        };
+        for problem in problems {
+            match problem {
+                Self::Target { file, errors } => {
+                    for error in ResolveError::merge(errors) {
+                        match error {
+                            ResolveError::MissingCredentials(_) => missing.push(error),
+                            other => push(
+                                &mut out,
+                                Self::Target {
+                                    file: file.clone(),
+                                    errors: vec![other],
+                                },
+                            ),
+                        }
+                    }
+                }
+                Self::MissingCredentials(vars) => missing.push(ResolveError::MissingCredentials(vars)),
+                other => push(&mut out, other),
+            }
+        }
+        for error in ResolveError::merge(missing) {
+            if let ResolveError::MissingCredentials(vars) = error {
+                out.push(Self::MissingCredentials(vars));
+            }
+        }
+        out
+    }
+
     /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`): each an
     /// error, since `eval` would stop on it. Problems inside the targets file point there, by
     /// a path relative to the working directory when it is below it.
@@ -136,6 +178,12 @@ impl TargetProblem {
                 .iter()
                 .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, Severity::Error))
                 .collect(),
+            Self::MissingCredentials(vars) => resolve_error_diagnostics(
+                &ResolveError::MissingCredentials(vars.clone()),
+                eval_file,
+                eval_file,
+                Severity::Error,
+            ),
         }
     }
 }
@@ -193,7 +241,10 @@ fn resolve_error_diagnostics(
                     "target `{name}` has unknown provider `{provider}` ({}:{pos})",
                     targets_file.display()
                 ),
-                Some(format!("use {KNOWN_PROVIDERS}, or pick another target with --target")),
+                Some(format!(
+                    "use {}, or pick another target with --target",
+                    known_providers()
+                )),
             );
             return d.into_vec();
         }
@@ -243,7 +294,7 @@ pub struct TargetResolver<'a> {
 }
 
 impl<'a> TargetResolver<'a> {
-    /// Loads the `.env` files that serve `eval_files` (D5).
+    /// Loads the `.env` files that serve `eval_files` (`docs/architecture.md#environment`).
     pub fn new(eval_files: &[PathBuf], ws: &'a Workspace, options: &'a ResolveOptions) -> Self {
         let eval_dirs: Vec<PathBuf> = eval_files.iter().map(|f| eval_dir(f, ws)).collect();
         let (env, warnings) = Env::load(&eval_dirs, ws);
@@ -313,7 +364,7 @@ impl<'a> TargetResolver<'a> {
             .diagnostics
             .iter()
             .cloned()
-            .partition(|d| d.severity == crate::load::Severity::Error);
+            .partition(|d| d.severity == Severity::Error);
         self.warnings.extend(warns);
         let registry = if errors.is_empty() {
             Ok(Arc::new(
@@ -351,12 +402,13 @@ fn eval_dir(file: &Path, ws: &Workspace) -> PathBuf {
         .unwrap_or_else(|| ws.cwd.clone())
 }
 
-/// Why nothing can run: every error, and the warnings found on the way, which often explain
-/// them (a skipped `.env` line behind a missing variable) and so are printed first.
+/// Why nothing can run: every problem, and the warnings found on the way, which often explain
+/// them (a skipped `.env` line behind a missing variable) and so are printed first. Each
+/// problem renders as one message (`Display`).
 #[derive(Debug)]
 pub struct ResolveFailure {
     pub warnings: Vec<Diagnostic>,
-    pub errors: Vec<String>,
+    pub errors: Vec<TargetProblem>,
 }
 
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
@@ -365,14 +417,13 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     let files: Vec<PathBuf> = suites.iter().map(|s| s.file.clone()).collect();
     let mut resolver = TargetResolver::new(&files, ws, options);
     let mut targets: Vec<Arc<ResolvedTarget>> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut missing = Vec::new();
+    let mut problems = Vec::new();
     let mut planned = Vec::new();
     for suite in suites {
         let target = match resolver.resolve(&suite.file, suite.target.as_deref()) {
             Ok(t) => t,
             Err(problem) => {
-                note_problem(problem, &mut missing, &mut errors);
+                problems.push(problem);
                 continue;
             }
         };
@@ -381,13 +432,10 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         }
         planned.push((suite, target));
     }
-    if !missing.is_empty() {
-        errors.push(ResolveError::MissingCredentials(missing).to_string());
-    }
-    if !errors.is_empty() {
+    if !problems.is_empty() {
         return Err(ResolveFailure {
             warnings: resolver.take_warnings(),
-            errors,
+            errors: TargetProblem::merge(problems),
         });
     }
     let total = planned.iter().map(|(s, _)| s.case_count).sum();
@@ -399,53 +447,6 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
         child_env: resolver.child_env(),
         warnings: resolver.take_warnings(),
     })
-}
-
-impl Plan {
-    /// The jobs, lazily: JSONL datasets are read as the run goes.
-    pub fn into_jobs(self) -> Jobs {
-        let batching = self.targets.iter().any(|t| t.batching);
-        let probes = crate::run::health_probes(&self.suites);
-        let iter = self.suites.into_iter().flat_map(|(suite, target)| {
-            suite.into_cases().map(move |case| Job {
-                case,
-                target: target.clone(),
-            })
-        });
-        Jobs {
-            probes,
-            iter: Box::new(iter),
-            total: self.total,
-            batching,
-        }
-    }
-}
-
-/// Adds a suite's problem: missing variables go to one list (reported together at the end),
-/// the rest become messages naming the targets file.
-fn note_problem(problem: TargetProblem, missing: &mut Vec<MissingVar>, errors: &mut Vec<String>) {
-    let TargetProblem::Target { file, errors: problems } = problem else {
-        push_unique(errors, problem.to_string());
-        return;
-    };
-    for p in problems {
-        match p {
-            ResolveError::MissingCredentials(vars) => {
-                for v in vars {
-                    if !missing.contains(&v) {
-                        missing.push(v);
-                    }
-                }
-            }
-            other => push_unique(errors, placed(&other, &file)),
-        }
-    }
-}
-
-fn push_unique(errors: &mut Vec<String>, message: String) {
-    if !errors.contains(&message) {
-        errors.push(message);
-    }
 }
 
 /// A mock standing in for target `name` (`--dry-run`), with a mock judge that answers valid

@@ -154,4 +154,29 @@ mod tests {
         let none = metrics(&ProviderResponse::text("x"), &TraceSummary::default(), &tools);
         assert_eq!((none.tokens_per_tool, none.exploration_ratio), (None, None));
     }
+
+    #[test]
+    fn trace_ref_names_a_trace_file_and_camel_case_is_accepted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("trace.json");
+        std::fs::write(
+            &path,
+            r#"[{"type": "tool_call", "name": "search"}, {"type": "error", "text": "boom"}]"#,
+        )
+        .expect("write");
+        // No snake_case key at all: the camelCase ones alone make the answer structured.
+        let text = format!(
+            r#"{{"outputMessages": [{{"role": "assistant", "content": "ok"}}], "traceRef": "{}", "costUsd": 0.5}}"#,
+            path.display()
+        );
+        let r = crate::providers::parse_answer(&text);
+        assert_eq!(r.cost_usd, Some(0.5));
+        assert_eq!(r.output_messages[0].text().as_deref(), Some("ok"));
+        let events = resolve(&r, &mut Vec::new());
+        let summary = TraceSummary::from_events(&events);
+        assert_eq!(
+            (summary.event_count, summary.error_count, summary.tool_names.clone()),
+            (2, 1, vec!["search".to_owned()])
+        );
+    }
 }

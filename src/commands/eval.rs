@@ -3,14 +3,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentv_core::evaluators::GradeSettings;
 use std::sync::Arc;
 
 use agentv_core::load::{CaseFilter, LoadedSuite, Workspace, expand_paths, load_eval_file_filtered};
 use agentv_core::providers::ResponseCache;
 use agentv_core::report::{JsonlWriter, Sink, default_results_path};
 use agentv_core::resolve::{Plan, ResolveOptions, resolve};
-use agentv_core::run::{self as runner, Interrupt, Outcome, RunOptions, RunReport};
+use agentv_core::run::{self as runner, Interrupt, Outcome, RunContext, RunOptions, RunReport};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::cli::{EvalArgs, ReportFormat};
@@ -58,7 +57,7 @@ pub fn run(args: EvalArgs) -> ExitStatus {
         Err(failure) => {
             printer::diagnostics(&failure.warnings);
             for e in failure.errors {
-                printer::error(&e);
+                printer::error(&e.to_string());
             }
             return ExitStatus::Config;
         }
@@ -193,7 +192,7 @@ async fn execute(
             .map(|t| t.trim().to_owned())
             .filter(|t| !t.is_empty())
             .collect(),
-        grade: GradeSettings {
+        context: RunContext {
             timeout: args.timeout,
             child_env: plan.child_env.clone(),
             secrets: plan.secrets.clone(),

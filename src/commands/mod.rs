@@ -1,4 +1,5 @@
 pub mod compare;
 pub mod eval;
 pub mod report;
+pub mod schema;
 pub mod validate;

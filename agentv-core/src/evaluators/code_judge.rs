@@ -1,26 +1,238 @@
 //! `code_judge`: runs an external program that reads the payload on stdin and prints a score.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentv_eval_sdk::proxy::{JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV};
 use agentv_eval_sdk::{CodeJudgePayload, JudgeOutput, MAX_INLINE_OUTPUT_CHARS, OutputError};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{EvalContext, Evaluator, Grade};
-use crate::model::{CodeJudgeSpec, Message};
+use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
+use crate::model::Message;
 use crate::process::{self, ProcessError, ProcessSpec};
-use crate::run::proxy_invoker::ProviderInvoker;
+use crate::providers::proxy_invoker::ProviderInvoker;
 
-impl Evaluator for CodeJudgeSpec {
-    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["code_judge", "code", "code-judge"],
+    doc: "Runs a program that reads the case on stdin and prints `{score, hits?, misses?, reasoning?, details?}`; other keys reach it as `config`.",
+    keys: &KEYS,
+    parse,
+};
+
+/// How long a code judge may run: from a millisecond to a day.
+pub const JUDGE_TIMEOUT_RANGE: DurationRange =
+    DurationRange::seconds(Duration::from_millis(1), Duration::from_secs(86_400));
+
+const OWN: &[Key] = &[
+    Key::new(
+        "script",
+        Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Text)]),
+        "An argv list (`[python3, judge.py]`), or a command string run by `sh -c`.",
+    )
+    .required(),
+    Key::new(
+        "cwd",
+        Kind::Text,
+        "Working directory, relative to the eval file (default: the eval file's directory).",
+    ),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(JUDGE_TIMEOUT_RANGE),
+        "How long the judge may run (default: the run's `--timeout`).",
+    )
+    .aliases(&["timeoutSeconds"]),
+    Key::new(
+        "target",
+        Kind::OneOf(&[Kind::Bool, Kind::Object(&PROXY_KEYS)]),
+        "Let the judge call targets through the proxy: `true`, or `{max_calls: N}` (default 50).",
+    )
+    .aliases(&["judge"]),
+];
+const KEYS: KeyTable = KeyTable::new(
+    "code_judge",
+    "A code judge; keys not listed here are passed to it in `config`.",
+    &[OWN],
+)
+.open();
+
+const PROXY_OWN: &[Key] = &[Key::new(
+    "max_calls",
+    Kind::Int(IntRange {
+        min: 0,
+        max: u32::MAX as i64,
+    }),
+    "Most target calls the judge may make (default 50).",
+)
+.aliases(&["maxCalls"])];
+const PROXY_KEYS: KeyTable = KeyTable::new("target", "The judge's target-proxy budget.", &[PROXY_OWN]);
+
+/// A code judge as configured.
+#[derive(Debug, Clone)]
+pub struct CodeJudge {
+    /// argv; a string script becomes `sh -c <script>`.
+    pub script: Vec<String>,
+    pub cwd: PathBuf,
+    /// Overrides the run's timeout for this judge.
+    pub timeout: Option<Duration>,
+    /// Present when the judge may call targets through the proxy.
+    pub proxy: Option<ProxyBudget>,
+    /// The grader's other keys, passed to the judge untouched.
+    pub config: Map<String, Value>,
+}
+
+/// How many target calls a judge may make through the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProxyBudget {
+    pub max_calls: u32,
+}
+
+impl Default for ProxyBudget {
+    fn default() -> Self {
+        Self { max_calls: 50 }
+    }
+}
+
+impl Grader for CodeJudge {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(run(self, ctx))
     }
 }
 
-/// The stdin payload for this case: the 2.x keys (D10) and, with the same values, the 4.x
-/// keys (D24), so judges written for either generation run unchanged.
-pub fn payload(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> CodeJudgePayload {
+/// Reads a `code_judge`'s keys; every other key goes to `config`, with a warning when it looks
+/// like a misspelled key of the judge.
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let pos = f.pos;
+    let script = match f.take("script") {
+        None => {
+            cx.diags.error(
+                pos,
+                "code_judge is missing the required key `script`",
+                Some("add `script: [python3, judge.py]` (an argv list) or a shell command string".to_owned()),
+            );
+            return None;
+        }
+        Some(node) => parse_script(node, cx)?,
+    };
+    let cwd = match f.string("cwd", cx.diags) {
+        Some(dir) => {
+            let path = crate::paths::normalize(&cx.eval_dir.join(&dir));
+            if !path.is_dir() {
+                let p = f.take("cwd").map_or(pos, |n| n.pos);
+                cx.diags.error(
+                    p,
+                    format!("code_judge cwd `{dir}` is not a directory ({})", path.display()),
+                    None,
+                );
+                return None;
+            }
+            path
+        }
+        None => cx.eval_dir.to_path_buf(),
+    };
+    let timeout = f.duration("timeout_seconds", cx.diags);
+    let proxy = match f.take("target") {
+        None => None,
+        Some(node) => parse_proxy(node, cx)?,
+    };
+    let known = f.known();
+    let config: Map<String, Value> = f
+        .take_rest()
+        .into_iter()
+        .map(|(k, v)| {
+            let key = k.key_text();
+            if let Some(guess) = did_you_mean(&key, &known) {
+                cx.diags.warn(
+                    k.pos,
+                    format!("key `{key}` is passed to the judge in `config`; did you mean `{guess}`?"),
+                    Some(format!("code_judge keys: {}", known.join(", "))),
+                );
+            }
+            (key, v.to_json())
+        })
+        .collect();
+    Some(Arc::new(CodeJudge {
+        script,
+        cwd,
+        timeout,
+        proxy,
+        config,
+    }))
+}
+
+fn parse_script(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
+    match &node.value {
+        NodeValue::Str(s) if !s.trim().is_empty() => Some(vec!["sh".into(), "-c".into(), s.clone()]),
+        NodeValue::Seq(items) if !items.is_empty() => {
+            let mut argv = Vec::with_capacity(items.len());
+            for item in items {
+                match &item.value {
+                    NodeValue::Str(s) => argv.push(s.clone()),
+                    NodeValue::Int(_) | NodeValue::Float(_) => argv.extend(item.scalar_text()),
+                    _ => {
+                        cx.diags.error(
+                            item.pos,
+                            format!("script arguments must be strings, found {}", item.type_name()),
+                            None,
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(argv)
+        }
+        _ => {
+            cx.diags.error(
+                node.pos,
+                format!(
+                    "`script` must be a non-empty argv list or command string, found {}",
+                    describe(node)
+                ),
+                Some("for example `script: [python3, judge.py]`".to_owned()),
+            );
+            None
+        }
+    }
+}
+
+/// `target: true`, `target: false` or `target: {max_calls: N}`. The outer `Option` is `None` on
+/// error; the inner one is `None` when the proxy is off.
+fn parse_proxy(node: &Node, cx: &mut ParseContext<'_>) -> Option<Option<ProxyBudget>> {
+    match &node.value {
+        NodeValue::Bool(true) => Some(Some(ProxyBudget::default())),
+        NodeValue::Bool(false) | NodeValue::Null => Some(None),
+        NodeValue::Map(_) => {
+            let mut f = Fields::of(node, &PROXY_KEYS, cx.diags)?;
+            let before = cx.diags.error_count();
+            let max_calls = f.integer("max_calls", cx.diags);
+            f.warn_unknown(cx.diags);
+            if cx.diags.error_count() > before {
+                return None;
+            }
+            let max_calls = max_calls.map_or(ProxyBudget::default().max_calls, |n| n as u32);
+            Some(Some(ProxyBudget { max_calls }))
+        }
+        _ => {
+            cx.diags.error(
+                node.pos,
+                format!(
+                    "`target` must be true, false or {{max_calls: N}}, found {}",
+                    describe(node)
+                ),
+                None,
+            );
+            None
+        }
+    }
+}
+
+/// The stdin payload for this case: the 2.x keys and, with the same values, the 4.x keys, so
+/// judges written for either generation run unchanged (`docs/architecture.md#code-judge-contract`).
+pub fn payload(spec: &CodeJudge, ctx: &GradeContext<'_>) -> CodeJudgePayload {
     let case = ctx.case;
     let mut payload = CodeJudgePayload {
         eval_id: case.id.clone(),
@@ -65,7 +277,7 @@ fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Result<Option<te
     Ok(Some(file))
 }
 
-async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
+async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
     let mut payload = payload(spec, ctx);
     let _answer_file = match move_long_answer(&mut payload) {
         Ok(file) => file,
@@ -75,7 +287,7 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         Ok(bytes) => bytes,
         Err(e) => return Grade::crashed(format!("cannot encode the judge payload: {e}")),
     };
-    let mut env: Vec<(String, String)> = ctx.settings.child_env.to_vec();
+    let mut env: Vec<(String, String)> = ctx.run.child_env.to_vec();
     let proxy = match spec.proxy {
         None => None,
         Some(budget) => {
@@ -99,7 +311,7 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
             }
         }
     };
-    let timeout = spec.timeout.unwrap_or(ctx.settings.timeout);
+    let timeout = spec.timeout.unwrap_or(ctx.run.timeout);
     let outcome = process::run(ProcessSpec {
         argv: &spec.script,
         cwd: &spec.cwd,
@@ -152,8 +364,8 @@ async fn run(spec: &CodeJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
 /// Parses a judge's stdout with the SDK's reading of the result contract (2.x `{score, hits?,
 /// misses?, reasoning?, details?}` or 4.x `{score?, assertions, verdict?, details?}`). Output
 /// that breaks the contract fails the evaluator with empty hits and misses: no JSON object, a
-/// missing or non-numeric score, a score outside [0, 1] (D21: a judge answering 2 has a bug,
-/// and clamping it would turn the bug into a pass), non-object `details`. Keys outside the
+/// missing or non-numeric score, a score outside [0, 1] (docs/architecture.md#scoring: a judge
+/// answering 2 has a bug, and clamping it would turn the bug into a pass), non-object `details`. Keys outside the
 /// contract are ignored. 4.x assertions with `evidence` are kept in `details.assertions`.
 pub fn parse_output(stdout: &str) -> Grade {
     let output = match JudgeOutput::parse(stdout) {

@@ -1,13 +1,126 @@
 //! `keywords`: heuristic grading by expected and forbidden words, plus error detection.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use futures::future::BoxFuture;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::{EvalContext, Evaluator, Grade};
-use crate::model::KeywordsSpec;
+use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe};
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["keywords"],
+    doc: "Heuristic grading by expected and forbidden words, plus error detection.",
+    keys: &KEYS,
+    parse,
+};
+
+/// A keyword: a word, or `{regex: ...}`.
+const PATTERN: Kind = Kind::OneOf(&[Kind::Str, Kind::Object(&REGEX_KEYS)]);
+
+const OWN: &[Key] = &[
+    Key::new("expected", Kind::List(&PATTERN), "Words the answer should contain."),
+    Key::new("forbidden", Kind::List(&PATTERN), "Words the answer must not contain."),
+    Key::new("case_sensitive", Kind::Bool, "Match letter case (default false).").aliases(&["caseSensitive"]),
+    Key::new(
+        "detect_errors",
+        Kind::Bool,
+        "Flag answers that look like error dumps (default true).",
+    )
+    .aliases(&["detectErrors"]),
+];
+const KEYS: KeyTable = KeyTable::new("keywords", "A keyword check.", &[OWN]);
+
+const REGEX_OWN: &[Key] = &[Key::new("regex", Kind::Str, "A regular expression.").required()];
+const REGEX_KEYS: KeyTable = KeyTable::new("a keyword", "A keyword written as a regular expression.", &[REGEX_OWN]);
+
+/// A keyword check as configured.
+#[derive(Debug, Clone)]
+pub struct Keywords {
+    pub expected: Vec<KeywordPattern>,
+    pub forbidden: Vec<KeywordPattern>,
+    /// Flags answers that look like errors (stack traces, `Traceback`, `panicked at`, ...).
+    pub detect_errors: bool,
+}
+
+/// A keyword, or a regex written as `{regex: ...}`.
+#[derive(Debug, Clone)]
+pub struct KeywordPattern {
+    /// As written, for hit/miss messages.
+    pub label: String,
+    pub matcher: regex::Regex,
+}
+
+/// Reads a `keywords` check: at least one of `expected` and `forbidden`.
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let case_sensitive = f.boolean("case_sensitive", cx.diags).unwrap_or(false);
+    let detect_errors = f.boolean("detect_errors", cx.diags).unwrap_or(true);
+    let before = cx.diags.error_count();
+    let expected = f
+        .take("expected")
+        .map(|n| patterns(n, case_sensitive, cx))
+        .unwrap_or_default();
+    let forbidden = f
+        .take("forbidden")
+        .map(|n| patterns(n, case_sensitive, cx))
+        .unwrap_or_default();
+    if cx.diags.error_count() > before {
+        return None;
+    }
+    if expected.is_empty() && forbidden.is_empty() {
+        cx.diags.error(
+            f.pos,
+            "keywords needs `expected` or `forbidden`",
+            Some("add `expected: [word, ...]`".to_owned()),
+        );
+        return None;
+    }
+    Some(Arc::new(Keywords {
+        expected,
+        forbidden,
+        detect_errors,
+    }))
+}
+
+fn patterns(node: &Node, case_sensitive: bool, cx: &mut ParseContext<'_>) -> Vec<KeywordPattern> {
+    let Some(items) = node.as_seq() else {
+        cx.diags.error(
+            node.pos,
+            "keyword lists must be lists of strings or `{regex: ...}`",
+            None,
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let (label, source) = match (&item.value, item.get("regex").and_then(Node::as_str)) {
+            (NodeValue::Str(s), _) => (s.clone(), regex::escape(s)),
+            (_, Some(re)) => (format!("/{re}/"), re.to_owned()),
+            _ => {
+                cx.diags.error(
+                    item.pos,
+                    format!(
+                        "a keyword must be a string or `{{regex: ...}}`, found {}",
+                        describe(item)
+                    ),
+                    None,
+                );
+                continue;
+            }
+        };
+        match regex::RegexBuilder::new(&source)
+            .case_insensitive(!case_sensitive)
+            .build()
+        {
+            Ok(matcher) => out.push(KeywordPattern { label, matcher }),
+            Err(e) => cx.diags.error(item.pos, format!("invalid regex {label}: {e}"), None),
+        }
+    }
+    out
+}
 
 /// Text that suggests the answer is an error dump rather than an answer.
 static ERROR_PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
@@ -23,14 +136,14 @@ static ERROR_PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     .collect()
 });
 
-impl Evaluator for KeywordsSpec {
-    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
+impl Grader for Keywords {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move { grade(self, ctx.candidate_answer) })
     }
 }
 
 /// score = hit ratio × (1 − miss ratio); error detection adds a miss and a detail only.
-pub fn grade(spec: &KeywordsSpec, text: &str) -> Grade {
+pub fn grade(spec: &Keywords, text: &str) -> Grade {
     let (mut hits, mut misses) = (Vec::new(), Vec::new());
     let mut found = 0;
     for p in &spec.expected {
@@ -89,7 +202,6 @@ pub fn grade(spec: &KeywordsSpec, text: &str) -> Grade {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::KeywordPattern;
 
     fn pattern(word: &str) -> KeywordPattern {
         KeywordPattern {
@@ -101,8 +213,8 @@ mod tests {
         }
     }
 
-    fn spec(expected: &[&str], forbidden: &[&str]) -> KeywordsSpec {
-        KeywordsSpec {
+    fn spec(expected: &[&str], forbidden: &[&str]) -> Keywords {
+        Keywords {
             expected: expected.iter().map(|w| pattern(w)).collect(),
             forbidden: forbidden.iter().map(|w| pattern(w)).collect(),
             detect_errors: true,

@@ -1,17 +1,51 @@
 //! `llm_judge`: asks the judge target for one JSON object `{score, hits, misses, reasoning}`.
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use regex::Regex;
 use serde_json::{Value, json};
 
-use super::{EvalContext, Evaluator, Grade};
-use crate::load::Diagnostics;
-use crate::load::node::Pos;
-use crate::model::{LlmJudgeSpec, Message};
+use super::{CaseField, Grade, GradeContext, Grader, GraderEntry, Need, ParseContext};
+use crate::config::{Fields, Key, KeyTable, Kind};
+use crate::model::Message;
 use crate::providers::ProviderRequest;
+use crate::template;
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["llm_judge", "llm-judge"],
+    doc: "Asks the judge target to grade the answer against the expected outcome.",
+    keys: &KEYS,
+    parse,
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "prompt",
+        Kind::Text,
+        "A custom user prompt with {{ variable }} placeholders, or the path of a file holding one.",
+    )
+    .aliases(&["prompt_path", "promptPath"]),
+    Key::new(
+        "include_trace_summary",
+        Kind::Bool,
+        "Add the trace summary to the prompt.",
+    )
+    .aliases(&["trace_summary"]),
+];
+const KEYS: KeyTable = KeyTable::new("llm_judge", "An LLM judge.", &[OWN]);
+
+/// An LLM judge as configured.
+#[derive(Debug, Clone, Default)]
+pub struct LlmJudge {
+    /// Custom user-prompt template with `{{ variable }}` placeholders.
+    pub prompt: Option<String>,
+    /// Where the template was read from, if it came from a file.
+    pub prompt_path: Option<std::path::PathBuf>,
+    /// Adds a trace-summary section to the prompt.
+    pub include_trace_summary: bool,
+}
 
 /// Variables a custom prompt may use as `{{ name }}`.
 pub const TEMPLATE_VARIABLES: &[&str] = &[
@@ -43,52 +77,73 @@ pub const DEFAULT_TEMPLATE: &str = "[[ ## expected_outcome ## ]]\n{{ expected_ou
 [[ ## reference_answer ## ]]\n{{ reference_answer }}\n\n\
 [[ ## candidate_answer ## ]]\n{{ candidate_answer }}";
 
-static VARIABLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}").expect("static regex"));
+/// What a custom prompt is checked against when loaded.
+const TEMPLATE_RULES: template::Rules<'static> = template::Rules {
+    owner: "the llm_judge prompt",
+    known: TEMPLATE_VARIABLES,
+    answer: &["candidate_answer", "output_messages"],
+};
 
-/// Load-time check of a custom template: unknown variables, and a template that cannot see the
-/// answer, are warnings.
-pub fn check_template(template: &str, pos: Pos, diags: &mut Diagnostics) {
-    let mut seen_answer = false;
-    for cap in VARIABLE.captures_iter(template) {
-        let name = &cap[1];
-        if name == "candidate_answer" || name == "output_messages" {
-            seen_answer = true;
+/// Reads an `llm_judge`'s keys. A `prompt` that looks like a path and names a file is read
+/// from it; a custom template is checked for unknown variables.
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn super::Grader>> {
+    let mut judge = LlmJudge {
+        include_trace_summary: f.boolean("include_trace_summary", cx.diags).unwrap_or(false),
+        ..LlmJudge::default()
+    };
+    let prompt_pos = f.take("prompt").map(|n| n.pos);
+    if let (Some(prompt), Some(pos)) = (f.string("prompt", cx.diags), prompt_pos) {
+        let looks_like_path = !prompt.contains('\n') && !prompt.contains("{{") && prompt.len() < 300;
+        match looks_like_path.then(|| cx.ws.resolve_file(&prompt, cx.eval_dir)) {
+            Some(Ok(path)) => match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    judge.prompt = Some(text.replace("\r\n", "\n"));
+                    judge.prompt_path = Some(path);
+                }
+                Err(e) => cx
+                    .diags
+                    .error(pos, format!("cannot read prompt file {}: {e}", path.display()), None),
+            },
+            Some(Err(_)) if prompt.ends_with(".md") || prompt.ends_with(".txt") => {
+                cx.diags.warn(
+                    pos,
+                    format!("prompt file `{prompt}` not found; the text is used as an inline template"),
+                    Some("check the path (relative to the eval file or the repository root)".to_owned()),
+                );
+                judge.prompt = Some(prompt);
+            }
+            _ => judge.prompt = Some(prompt),
         }
-        if !TEMPLATE_VARIABLES.contains(&name) {
-            diags.warn(
-                pos,
-                format!("unknown variable `{{{{ {name} }}}}` in the llm_judge prompt; it is left as written"),
-                Some(format!("known variables: {}", TEMPLATE_VARIABLES.join(", "))),
-            );
+        if let Some(text) = &judge.prompt {
+            template::check(text, TEMPLATE_RULES, pos, cx.diags);
         }
     }
-    if !seen_answer {
-        diags.warn(
-            pos,
-            "the llm_judge prompt never shows the answer",
-            Some("add `{{ candidate_answer }}` (or `{{ output_messages }}`)".to_owned()),
-        );
+    Some(Arc::new(judge))
+}
+
+impl Grader for LlmJudge {
+    /// The default prompt grades against `expected_outcome`; a custom one needs it only when it
+    /// uses it.
+    fn needs(&self) -> Vec<Need> {
+        let (why, fix) = match &self.prompt {
+            None => (
+                "its default prompt grades the answer against it",
+                "add `expected_outcome: <what a good answer does>`, or grade with other evaluators (keywords, code_judge, tool_trajectory) under `evaluators`",
+            ),
+            Some(prompt) if template::uses(prompt, "expected_outcome") => (
+                "its prompt uses `{{ expected_outcome }}`",
+                "add `expected_outcome: <what a good answer does>`",
+            ),
+            Some(_) => return Vec::new(),
+        };
+        vec![Need {
+            field: CaseField::ExpectedOutcome,
+            why,
+            fix,
+        }]
     }
-}
 
-/// Replaces `{{ name }}` with `values[name]`; unknown names stay as written.
-pub fn substitute(template: &str, values: &HashMap<&str, String>) -> String {
-    substitute_with(template, |name| values.get(name).cloned())
-}
-
-/// Replaces `{{ name }}` with `value(name)`, computed only for the names the template uses;
-/// `None` leaves the placeholder as written.
-pub fn substitute_with(template: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
-    VARIABLE
-        .replace_all(template, |cap: &regex::Captures<'_>| {
-            value(&cap[1]).unwrap_or_else(|| cap[0].to_owned())
-        })
-        .into_owned()
-}
-
-impl Evaluator for LlmJudgeSpec {
-    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(run(self, ctx))
     }
 }
@@ -98,8 +153,8 @@ fn pretty(value: &impl serde::Serialize) -> String {
 }
 
 /// The rendered user prompt for this case.
-pub fn user_prompt(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> String {
-    let mut prompt = substitute_with(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), |name| {
+pub fn user_prompt(spec: &LlmJudge, ctx: &GradeContext<'_>) -> String {
+    let mut prompt = template::substitute_with(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), |name| {
         variable(name, ctx)
     });
     if spec.include_trace_summary && !spec.prompt.as_deref().is_some_and(|p| p.contains("trace_summary")) {
@@ -111,7 +166,7 @@ pub fn user_prompt(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> String {
 
 /// The value of one template variable. The JSON ones are rendered only when a template asks
 /// for them: they can be large, and most templates do not use them.
-fn variable(name: &str, ctx: &EvalContext<'_>) -> Option<String> {
+fn variable(name: &str, ctx: &GradeContext<'_>) -> Option<String> {
     let case = ctx.case;
     Some(match name {
         "candidate_answer" => ctx.candidate_answer.to_owned(),
@@ -126,7 +181,7 @@ fn variable(name: &str, ctx: &EvalContext<'_>) -> Option<String> {
     })
 }
 
-async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
+async fn run(spec: &LlmJudge, ctx: &GradeContext<'_>) -> Grade {
     let user = user_prompt(spec, ctx);
     let request = ProviderRequest {
         eval_id: ctx.case.id.clone(),
@@ -141,13 +196,13 @@ async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
         "system_prompt": SYSTEM_PROMPT,
         "target": ctx.target.judge_name,
     });
-    if let Some(dir) = &ctx.settings.dump_prompts {
+    if let Some(dir) = &ctx.run.dump_prompts {
         crate::report::dump_prompt(
             dir,
-            Some(&spec_name(ctx)),
+            Some(&dump_suffix(ctx)),
             ctx.target.judge.as_ref(),
             &request,
-            &ctx.settings.secrets,
+            &ctx.run.secrets,
         );
     }
     let mut grade = match ctx.target.judge.invoke(&request).await {
@@ -162,12 +217,12 @@ async fn run(spec: &LlmJudgeSpec, ctx: &EvalContext<'_>) -> Grade {
 }
 
 /// Suffix of judge prompt dumps, so they do not overwrite the case's own dump.
-fn spec_name(ctx: &EvalContext<'_>) -> String {
+fn dump_suffix(ctx: &GradeContext<'_>) -> String {
     format!("judge-{}", ctx.target.judge_name)
 }
 
 /// Parses a judge reply. No valid JSON object with a numeric score → score 0 with empty
-/// hits/misses and `error` set (D8).
+/// hits/misses and `error` set (`docs/architecture.md#grader-errors`).
 pub fn parse_reply(reply: &str) -> Grade {
     let Some(obj) = agentv_eval_sdk::extract_json_object(reply) else {
         return Grade::failed("no valid JSON in judge reply");
@@ -244,6 +299,9 @@ mod tests {
 
     #[test]
     fn default_prompts_follow_the_json_contract() {
+        use std::collections::HashMap;
+
+        use crate::template::substitute;
         let values = HashMap::from([
             ("expected_outcome", "EO".to_owned()),
             ("question", "Q".to_owned()),
@@ -263,24 +321,5 @@ mod tests {
         ] {
             assert!(SYSTEM_PROMPT.contains(needle), "system prompt lacks {needle}");
         }
-    }
-
-    #[test]
-    fn substitution_allows_inner_whitespace_and_keeps_unknown() {
-        let values = HashMap::from([("question", "Q".to_owned()), ("candidate_answer", "A".to_owned())]);
-        assert_eq!(
-            substitute("{{question}} {{  candidate_answer  }} {{ nope }}", &values),
-            "Q A {{ nope }}"
-        );
-    }
-
-    #[test]
-    fn template_check_warns_about_unknown_variables_and_missing_answer() {
-        let mut d = Diagnostics::new(std::path::Path::new("e.yaml"));
-        check_template("Grade {{ questoin }}", Pos::new(2, 3), &mut d);
-        let text: Vec<String> = d.into_vec().iter().map(ToString::to_string).collect();
-        assert_eq!(text.len(), 2, "{text:?}");
-        assert!(text[0].contains("unknown variable `{{ questoin }}`"));
-        assert!(text[1].contains("never shows the answer"));
     }
 }

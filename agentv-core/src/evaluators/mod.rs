@@ -1,184 +1,77 @@
 //! Graders: each turns an answer into a score in [0, 1] with hits, misses and reasoning.
+//!
+//! Adding a grader is one file `evaluators/<name>.rs` that exports `ENTRIES` (see
+//! [`GraderEntry`]) and one line in the table below; nothing else names grader types.
+//! See `docs/architecture.md#add-a-grader`.
 
-pub mod code_judge;
-pub mod keywords;
-pub mod llm_judge;
-pub mod tool_trajectory;
+mod grader;
+mod list;
 
-use std::sync::Arc;
-use std::time::Duration;
+pub use grader::{CaseField, ConfiguredGrader, Grade, GradeContext, Grader, GraderEntry, Need, ParseContext};
+pub use list::{GRADER_KEYS, aggregate, default_graders, evaluate, parse_graders};
 
-use futures::future::BoxFuture;
-use serde_json::{Map, Value};
+/// Declares the grader modules and lists their entries, in the order messages name them.
+macro_rules! grader_table {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
 
-use crate::load::Secrets;
-use crate::model::{
-    EvalCase, EvaluatorKind, EvaluatorResult, EvaluatorSpec, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary,
-    Verdict,
-};
-use crate::providers::ResolvedTarget;
-
-/// Run-wide settings graders need.
-#[derive(Debug, Clone)]
-pub struct GradeSettings {
-    /// The run's `--timeout`: each provider call, and code judges without their own.
-    pub timeout: Duration,
-    /// Variables from `.env` files, for judge processes.
-    pub child_env: Arc<[(String, String)]>,
-    pub secrets: Secrets,
-    /// `--dump-prompts`: where judge requests are written too.
-    pub dump_prompts: Option<std::path::PathBuf>,
+        /// The grader table: every grader's entries, by module.
+        pub(crate) static GRADERS: &[&[&GraderEntry]] = &[$($module::ENTRIES),*];
+    };
 }
 
-/// Everything known about one answered case.
-pub struct EvalContext<'a> {
-    pub case: &'a EvalCase,
-    pub attempt: u32,
-    pub candidate_answer: &'a str,
-    pub output_messages: &'a [OutputMessage],
-    pub trace: &'a [TraceEvent],
-    pub trace_summary: &'a TraceSummary,
-    pub metrics: &'a ExecutionMetrics,
-    pub target: &'a ResolvedTarget,
-    pub settings: &'a GradeSettings,
+grader_table! {
+    llm_judge,
+    code_judge,
+    tool_trajectory,
+    keywords,
 }
 
-/// What one evaluator concluded.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Grade {
-    pub score: f64,
-    pub hits: Vec<String>,
-    pub misses: Vec<String>,
-    pub reasoning: Option<String>,
-    pub details: Option<Map<String, Value>>,
-    /// Set when the evaluator could not grade (D8).
-    pub error: Option<String>,
-    /// The error is also listed as the miss `Evaluator '<name>' failed: <error>`, as the spec
-    /// reports a grader that crashed. Invalid judge output is not: the spec wants it scored 0
-    /// with empty hits and misses, the reason kept in `error` only.
-    pub error_is_miss: bool,
-    /// What was sent to a judge, for the results file.
-    pub request: Option<Value>,
+/// Every grader type, in table order.
+pub fn entries() -> impl Iterator<Item = &'static GraderEntry> {
+    GRADERS.iter().flat_map(|module| module.iter().copied())
 }
 
-impl Grade {
-    /// A grade for an evaluator that could not grade: score 0 and `error` set, no miss.
-    pub fn failed(error: impl Into<String>) -> Self {
-        Self {
-            error: Some(error.into()),
-            ..Self::default()
-        }
-    }
-
-    /// Like [`Grade::failed`], for a grader that crashed (could not start, exited non-zero,
-    /// timed out): the error is also listed as a miss.
-    pub fn crashed(error: impl Into<String>) -> Self {
-        Self {
-            error_is_miss: true,
-            ..Self::failed(error)
-        }
-    }
-
-    /// A score with its hits and misses.
-    pub fn scored(score: f64, hits: Vec<String>, misses: Vec<String>) -> Self {
-        Self {
-            score,
-            hits,
-            misses,
-            ..Self::default()
-        }
-    }
+/// The grader a list entry's `type` names (any of its spellings).
+pub fn find(type_name: &str) -> Option<&'static GraderEntry> {
+    entries().find(|e| e.names.contains(&type_name))
 }
 
-/// A grader. Implementations must not panic on any answer: failures become [`Grade::failed`].
-pub trait Evaluator: Send + Sync {
-    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade>;
-}
-
-impl EvaluatorKind {
-    /// The grader for this configuration.
-    pub fn evaluator(&self) -> &dyn Evaluator {
-        match self {
-            Self::LlmJudge(spec) => spec,
-            Self::CodeJudge(spec) => spec,
-            Self::ToolTrajectory(spec) => spec,
-            Self::Keywords(spec) => spec,
-        }
+/// The grader types, for messages: "llm_judge (alias llm-judge), …, or keywords".
+pub fn known_types() -> String {
+    let shown: Vec<String> = entries()
+        .map(|e| match e.names.split_first() {
+            Some((name, aliases)) if !aliases.is_empty() => format!("{name} (alias {})", aliases.join(", ")),
+            _ => e.type_name().to_owned(),
+        })
+        .collect();
+    match shown.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => shown.concat(),
     }
-}
-
-/// Runs one evaluator and records its result. (Secrets are redacted where results leave the
-/// run: the JSONL writer and the terminal.)
-pub async fn evaluate(spec: &EvaluatorSpec, ctx: &EvalContext<'_>) -> EvaluatorResult {
-    let grade = spec.kind.evaluator().evaluate(ctx).await;
-    // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
-    // else as a grader error, D21); this only guards the weighted mean against a stray value.
-    let score = agentv_eval_sdk::clamp_score(grade.score);
-    let mut misses = grade.misses;
-    if let Some(e) = &grade.error
-        && grade.error_is_miss
-        && misses.is_empty()
-    {
-        misses.push(agentv_eval_sdk::failure_miss(&spec.name, e));
-    }
-    EvaluatorResult {
-        name: spec.name.clone(),
-        kind: spec.kind.type_name().to_owned(),
-        score,
-        weight: spec.weight,
-        verdict: Verdict::from_score(score),
-        hits: grade.hits,
-        misses,
-        reasoning: grade.reasoning,
-        details: grade.details,
-        error: grade.error,
-        evaluator_provider_request: grade.request,
-    }
-}
-
-/// Weighted mean of evaluator scores (D7): weight 0 excludes an evaluator; all-zero → 0.
-pub fn aggregate(results: &[EvaluatorResult]) -> f64 {
-    let total: f64 = results.iter().map(|r| r.weight).sum();
-    if total <= 0.0 {
-        return 0.0;
-    }
-    results.iter().map(|r| r.weight * r.score).sum::<f64>() / total
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn result(score: f64, weight: f64) -> EvaluatorResult {
-        EvaluatorResult {
-            name: "e".into(),
-            kind: "keywords".into(),
-            score,
-            weight,
-            verdict: Verdict::from_score(score),
-            hits: vec![],
-            misses: vec![],
-            reasoning: None,
-            details: None,
-            error: None,
-            evaluator_provider_request: None,
-        }
-    }
-
     #[test]
-    fn weighted_mean_follows_the_spec() {
-        let cases: &[(&[(f64, f64)], f64)] = &[
-            (&[(0.8, 1.0), (0.4, 1.0)], 0.6),
-            (&[(0.8, 3.0), (0.4, 1.0)], 0.7),
-            (&[(0.8, 1.0), (0.0, 0.0)], 0.8),
-            (&[(0.8, 0.0), (0.4, 0.0)], 0.0),
-            (&[(1.0, 1.0), (0.0, 1.0)], 0.5),
-            (&[], 0.0),
-        ];
-        for (inputs, want) in cases {
-            let results: Vec<EvaluatorResult> = inputs.iter().map(|(s, w)| result(*s, *w)).collect();
-            let got = aggregate(&results);
-            assert!((got - want).abs() < 1e-12, "{inputs:?}: {got} != {want}");
+    fn every_spelling_names_one_grader() {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in entries().flat_map(|e| e.names.iter().copied()) {
+            assert!(!seen.contains(&name), "`{name}` names two graders");
+            seen.push(name);
         }
+        for (written, want) in [
+            ("llm_judge", "llm_judge"),
+            ("llm-judge", "llm_judge"),
+            ("code", "code_judge"),
+            ("code-judge", "code_judge"),
+            ("tool-trajectory", "tool_trajectory"),
+            ("keywords", "keywords"),
+        ] {
+            assert_eq!(find(written).map(GraderEntry::type_name), Some(want), "{written}");
+        }
+        assert!(find("LLM_JUDGE").is_none(), "types are matched exactly");
     }
 }

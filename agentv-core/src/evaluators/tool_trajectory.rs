@@ -1,12 +1,218 @@
 //! `tool_trajectory`: checks which tools the agent called, how often and in what order.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::{EvalContext, Evaluator, Grade};
-use crate::model::{
-    ArgsMatch, ExpectedCall, OutputMessage, TraceEvent, TraceEventKind, TrajectoryMode, TrajectorySpec,
+use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe};
+use crate::model::{OutputMessage, TraceEvent, TraceEventKind};
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["tool_trajectory", "tool-trajectory"],
+    doc: "Checks which tools the agent called, how often and in what order.",
+    keys: &KEYS,
+    parse,
 };
+
+const MODES: &[&str] = &["any_order", "in_order", "exact"];
+
+const OWN: &[Key] = &[
+    Key::new(
+        "mode",
+        Kind::Enum(MODES),
+        "any_order (minimum counts), in_order (a subsequence) or exact (the whole sequence).",
+    )
+    .required(),
+    Key::new(
+        "minimums",
+        Kind::Map(&Kind::Int(IntRange::at_least(0))),
+        "any_order: the least number of calls of each tool.",
+    ),
+    Key::new(
+        "expected",
+        Kind::List(&Kind::Object(&EXPECTED_CALL_KEYS)),
+        "in_order and exact: the expected calls.",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new("tool_trajectory", "A tool-trajectory check.", &[OWN]);
+
+const EXPECTED_CALL_OWN: &[Key] = &[
+    Key::new("tool", Kind::Text, "The tool's name.").required(),
+    Key::new(
+        "args",
+        Kind::OneOf(&[Kind::Enum(&["any"]), Kind::Map(&Kind::Any)]),
+        "`any` (default), or the arguments the call must have (other arguments are ignored).",
+    ),
+    Key::new("input", Kind::Any, "Documentation only; not checked."),
+    Key::new("output", Kind::Any, "Documentation only; not checked."),
+];
+const EXPECTED_CALL_KEYS: KeyTable = KeyTable::new("expected tool call", "One expected call.", &[EXPECTED_CALL_OWN]);
+
+/// How `tool_trajectory` compares calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrajectoryMode {
+    /// Each tool must be called at least its minimum number of times.
+    AnyOrder,
+    /// The expected calls appear in this order; other calls may come between.
+    InOrder,
+    /// Exactly the expected calls, in order, nothing else.
+    Exact,
+}
+
+impl TrajectoryMode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "any_order" => Some(Self::AnyOrder),
+            "in_order" => Some(Self::InOrder),
+            "exact" => Some(Self::Exact),
+            _ => None,
+        }
+    }
+}
+
+/// A tool-trajectory check as configured.
+#[derive(Debug, Clone)]
+pub struct ToolTrajectory {
+    pub mode: TrajectoryMode,
+    /// Tool name and minimum count, in file order (used by `any_order`).
+    pub minimums: Vec<(String, u64)>,
+    /// Expected calls (used by `in_order` and `exact`).
+    pub expected: Vec<ExpectedCall>,
+}
+
+/// One expected tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedCall {
+    pub tool: String,
+    pub args: ArgsMatch,
+}
+
+/// How an expected call's arguments are checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgsMatch {
+    /// Not checked (`args` absent or `any`).
+    Any,
+    /// Every listed key must deep-equal the call's input; other input keys are ignored.
+    Partial(Map<String, Value>),
+}
+
+/// Reads a `tool_trajectory`'s keys: `mode`, and the `minimums` or `expected` it needs.
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let pos = f.pos;
+    let mode_node = f.take("mode");
+    let mode = match mode_node.and_then(Node::as_str) {
+        Some(text) => match TrajectoryMode::parse(text) {
+            Some(mode) => mode,
+            None => {
+                let p = mode_node.map_or(pos, |n| n.pos);
+                cx.diags.error(
+                    p,
+                    format!("unknown tool_trajectory mode `{text}`"),
+                    Some("use any_order, in_order or exact".to_owned()),
+                );
+                return None;
+            }
+        },
+        None => {
+            cx.diags.error(
+                mode_node.map_or(pos, |n| n.pos),
+                "tool_trajectory needs a `mode`",
+                Some("use any_order, in_order or exact".to_owned()),
+            );
+            return None;
+        }
+    };
+    let mut minimums = Vec::new();
+    if let Some(node) = f.take("minimums") {
+        let Some(entries) = node.as_map() else {
+            cx.diags.error(
+                node.pos,
+                "`minimums` must map tool names to counts",
+                Some("for example `minimums: {search: 2}`".to_owned()),
+            );
+            return None;
+        };
+        for (k, v) in entries {
+            match v.value {
+                NodeValue::Int(n) if n >= 0 => minimums.push((k.key_text(), n as u64)),
+                _ => {
+                    cx.diags.error(
+                        v.pos,
+                        format!(
+                            "minimum for `{}` must be a whole number ≥ 0, found {}",
+                            k.key_text(),
+                            describe(v)
+                        ),
+                        None,
+                    );
+                    return None;
+                }
+            }
+        }
+    } else if mode == TrajectoryMode::AnyOrder {
+        cx.diags.error(
+            pos,
+            "tool_trajectory mode any_order needs `minimums`",
+            Some("add `minimums: {toolName: count}`".to_owned()),
+        );
+        return None;
+    }
+    let mut expected = Vec::new();
+    if let Some(node) = f.take("expected") {
+        let Some(items) = node.as_seq() else {
+            cx.diags.error(
+                node.pos,
+                "`expected` must be a list of `{tool: name, args?: ...}`",
+                None,
+            );
+            return None;
+        };
+        for item in items {
+            expected.push(expected_call(item, cx)?);
+        }
+    } else if mode != TrajectoryMode::AnyOrder {
+        cx.diags.error(
+            pos,
+            "tool_trajectory modes in_order and exact need `expected`",
+            Some("add `expected: [{tool: name}, ...]`".to_owned()),
+        );
+        return None;
+    }
+    Some(Arc::new(ToolTrajectory {
+        mode,
+        minimums,
+        expected,
+    }))
+}
+
+fn expected_call(node: &Node, cx: &mut ParseContext<'_>) -> Option<ExpectedCall> {
+    let mut f = Fields::of(node, &EXPECTED_CALL_KEYS, cx.diags)?;
+    let tool = f.required_string("tool", "expected tool call", cx.diags)?;
+    let args = match f.take("args") {
+        None => ArgsMatch::Any,
+        Some(n) if n.as_str() == Some("any") => ArgsMatch::Any,
+        Some(n) => match n.to_json() {
+            Value::Object(map) => ArgsMatch::Partial(map),
+            _ => {
+                cx.diags.error(
+                    n.pos,
+                    format!("`args` must be `any` or a mapping, found {}", describe(n)),
+                    None,
+                );
+                return None;
+            }
+        },
+    };
+    // `input`/`output` appear in some suites as documentation; they are not checked.
+    let _ = f.take("input");
+    let _ = f.take("output");
+    f.warn_unknown(cx.diags);
+    Some(ExpectedCall { tool, args })
+}
 
 /// The message when there is nothing to evaluate.
 pub const NO_TRACE: &str = "No trace available for evaluation";
@@ -18,8 +224,8 @@ pub struct Call<'a> {
     pub input: Option<&'a Value>,
 }
 
-impl Evaluator for TrajectorySpec {
-    fn evaluate<'a>(&'a self, ctx: &'a EvalContext<'a>) -> BoxFuture<'a, Grade> {
+impl Grader for ToolTrajectory {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
             match observed_calls(ctx.output_messages, ctx.trace) {
                 Some(calls) => grade(self, &calls),
@@ -60,8 +266,8 @@ pub fn observed_calls<'a>(messages: &'a [OutputMessage], trace: &'a [TraceEvent]
     )
 }
 
-/// Grades `calls` against the spec (D17).
-pub fn grade(spec: &TrajectorySpec, calls: &[Call<'_>]) -> Grade {
+/// Grades `calls` against the spec (`docs/architecture.md#tool-trajectory`).
+pub fn grade(spec: &ToolTrajectory, calls: &[Call<'_>]) -> Grade {
     match spec.mode {
         TrajectoryMode::AnyOrder => any_order(&spec.minimums, calls),
         TrajectoryMode::InOrder => in_order(&spec.expected, calls),
@@ -250,16 +456,16 @@ mod tests {
             .collect()
     }
 
-    fn mins(m: &[(&str, u64)]) -> TrajectorySpec {
-        TrajectorySpec {
+    fn mins(m: &[(&str, u64)]) -> ToolTrajectory {
+        ToolTrajectory {
             mode: TrajectoryMode::AnyOrder,
             minimums: m.iter().map(|(t, n)| ((*t).into(), *n)).collect(),
             expected: Vec::new(),
         }
     }
 
-    fn seq(mode: TrajectoryMode, names: &[&str]) -> TrajectorySpec {
-        TrajectorySpec {
+    fn seq(mode: TrajectoryMode, names: &[&str]) -> ToolTrajectory {
+        ToolTrajectory {
             mode,
             minimums: Vec::new(),
             expected: expect(names),
@@ -366,7 +572,7 @@ mod tests {
             let Value::Object(map) = args.clone() else {
                 unreachable!()
             };
-            let spec = TrajectorySpec {
+            let spec = ToolTrajectory {
                 mode: TrajectoryMode::InOrder,
                 minimums: Vec::new(),
                 expected: vec![ExpectedCall {

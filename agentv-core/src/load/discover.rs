@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 use walkdir::WalkDir;
 
-use super::paths::{Workspace, normalize};
 use super::targets::is_targets_file_name;
+use crate::paths::{Workspace, normalize};
 
 /// Extensions of eval files.
 pub const EVAL_EXTENSIONS: &[&str] = &["yaml", "yml", "jsonl"];

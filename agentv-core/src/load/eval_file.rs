@@ -3,40 +3,24 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
-
-use regex::Regex;
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::diagnostics::{Diagnostic, Diagnostics, Fields, describe};
-use super::evaluators::parse_evaluators;
-use super::node::{Node, NodeValue, Pos, parse_yaml};
-use super::paths::{GuidelineMatcher, Workspace};
-use crate::model::{
-    Content, EvalCase, EvaluatorKind, EvaluatorSpec, FileRef, LlmJudgeSpec, Message, Role, Segment, SourceRef,
-};
+use super::guidelines::GuidelineMatcher;
+use super::keys::{CASE, EXECUTION, MESSAGE, SIDECAR, SUITE};
+use crate::config::node::parse_yaml;
+use crate::config::{Diagnostic, Diagnostics, Fields, Node, NodeValue, Pos, Severity, describe};
+use crate::evaluators::{CaseField, ConfiguredGrader, ParseContext, default_graders, parse_graders};
+use crate::model::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};
+use crate::paths::Workspace;
 
-const SUITE_KEYS: &[&str] = &[
-    "$schema",
-    "description",
-    "dataset",
-    "execution",
-    "target",
-    "evaluator",
-    "evalcases",
-];
-const CASE_KEYS: &[&str] = &[
-    "id",
-    "expected_outcome",
-    "input_messages",
-    "expected_messages",
-    "conversation_id",
-    "evaluators",
-    "execution",
-    "evaluator",
-    "note",
-];
+/// A case and the graders that grade it.
+#[derive(Debug, Clone)]
+pub struct LoadedCase {
+    pub case: EvalCase,
+    pub graders: Arc<[ConfiguredGrader]>,
+}
 
 /// Which case ids to keep (`--eval-id`).
 pub type CaseFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -52,7 +36,7 @@ pub struct LoadedSuite {
     /// Target named by the file (`execution.target`, or legacy `target`).
     pub target: Option<Arc<str>>,
     /// The cases of a YAML suite (empty for a JSONL dataset; see `case_count`).
-    pub cases: Vec<EvalCase>,
+    pub cases: Vec<LoadedCase>,
     /// Valid cases that pass the filter.
     pub case_count: usize,
     /// Cases left out because of errors.
@@ -76,12 +60,12 @@ impl std::fmt::Debug for LoadedSuite {
 impl LoadedSuite {
     /// True when the file has an error (a bad case or a broken file).
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == super::Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
     }
 
     /// The suite's valid, filtered cases, in file order. JSONL datasets are read again, one line
     /// at a time (lines already reported as invalid are skipped silently).
-    pub fn into_cases(self) -> Box<dyn Iterator<Item = EvalCase> + Send> {
+    pub fn into_cases(self) -> Box<dyn Iterator<Item = LoadedCase> + Send> {
         let Some(loader) = self.stream else {
             return Box::new(self.cases.into_iter());
         };
@@ -102,7 +86,7 @@ impl LoadedSuite {
             };
             // Already reported by the first pass.
             diags = Diagnostics::new(&loader.file);
-            case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.id)))
+            case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.case.id)))
         }))
     }
 }
@@ -114,7 +98,7 @@ pub fn load_eval_file(path: &Path, ws: &Workspace) -> LoadedSuite {
 
 /// [`load_eval_file`] keeping only the cases whose id passes `filter`.
 pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseFilter>) -> LoadedSuite {
-    let file: Arc<Path> = Arc::from(super::paths::normalize(&ws.cwd.join(path)));
+    let file: Arc<Path> = Arc::from(crate::paths::normalize(&ws.cwd.join(path)));
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| ws.cwd.clone());
     let dataset: Arc<str> = Arc::from(
         file.file_stem()
@@ -144,7 +128,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
     };
     if is_jsonl {
         loader.load_jsonl(&mut diags, &mut extra, &mut tally);
-    } else if let Some(text) = super::source::read_text(&loader.file, "eval file", &mut diags) {
+    } else if let Some(text) = crate::config::source::read_text(&loader.file, "eval file", &mut diags) {
         loader.load_yaml(&text, &mut diags, &mut tally);
     }
     let mut diagnostics = extra;
@@ -164,7 +148,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
 
 /// What loading found: kept cases (YAML), counts.
 struct Tally {
-    cases: Vec<EvalCase>,
+    cases: Vec<LoadedCase>,
     count: usize,
     skipped: usize,
     /// Keep cases in memory (YAML) or only count them (JSONL, streamed later).
@@ -176,12 +160,12 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, case: Option<EvalCase>) {
+    fn add(&mut self, case: Option<LoadedCase>) {
         match case {
             None => self.skipped += 1,
             Some(_) if self.broken => self.skipped += 1,
             Some(case) => {
-                if self.filter.as_ref().is_none_or(|f| f(&case.id)) {
+                if self.filter.as_ref().is_none_or(|f| f(&case.case.id)) {
                     self.count += 1;
                     if self.keep {
                         self.cases.push(case);
@@ -192,11 +176,11 @@ impl Tally {
     }
 }
 
-/// The suite-level evaluator list cases inherit (D2).
+/// The suite-level grader list cases inherit (`docs/architecture.md#default-grader`).
 enum SuiteEvaluators {
-    /// None configured: cases without their own list get the default `llm_judge`.
+    /// None configured: cases without their own list get the default grader.
     Default,
-    Valid(Arc<[EvaluatorSpec]>),
+    Valid(Arc<[ConfiguredGrader]>),
     /// Configured but invalid (already reported): inheriting cases are skipped.
     Invalid,
 }
@@ -255,12 +239,12 @@ impl Loader {
             );
             return;
         }
-        let Some(mut f) = Fields::of(&root, "an eval file", diags) else {
+        let Some(mut f) = Fields::of(&root, &SUITE, diags) else {
             return;
         };
         self.read_suite_keys(&mut f, diags);
-        let cases = f.take(&["evalcases"]);
-        f.warn_unknown("the eval file", SUITE_KEYS, diags);
+        let cases = f.take("evalcases");
+        f.warn_unknown(diags);
         match cases {
             None => diags.error(
                 root.pos,
@@ -352,7 +336,7 @@ impl Loader {
 
     /// Reads the suite keys of a dataset's sidecar; problems go to `side`.
     fn load_sidecar(&mut self, sidecar: &Path, side: &mut Diagnostics) {
-        let Some(text) = super::source::read_text(sidecar, "dataset sidecar", side) else {
+        let Some(text) = crate::config::source::read_text(sidecar, "dataset sidecar", side) else {
             return;
         };
         match parse_yaml(&text) {
@@ -360,26 +344,27 @@ impl Loader {
             // An empty sidecar sets nothing.
             Ok(root) if root.is_null() => {}
             Ok(root) => {
-                if let Some(mut f) = Fields::of(&root, "a dataset sidecar", side) {
+                if let Some(mut f) = Fields::of(&root, &SIDECAR, side) {
                     self.read_suite_keys(&mut f, side);
-                    if let Some(cases) = f.take(&["evalcases"]) {
+                    if let Some(cases) = f.take("evalcases") {
                         side.error(
                             cases.pos,
                             "a dataset sidecar cannot hold `evalcases`",
                             Some("put the cases in the .jsonl file, one per line".to_owned()),
                         );
                     }
-                    f.warn_unknown("the dataset sidecar", &SUITE_KEYS[..6], side);
+                    f.warn_unknown(side);
                 }
             }
         }
     }
 
     /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
-    fn jsonl_case(&self, line: &str, line_no: u64, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
+    fn jsonl_case(&self, line: &str, line_no: u64, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
         if line.trim().is_empty() {
             return None;
         }
+        diags.set_source_line(line_no, line);
         match serde_json::from_str::<Value>(line) {
             Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), ids, diags),
             Err(e) => {
@@ -403,32 +388,32 @@ impl Loader {
     }
 
     fn read_suite_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
-        let _ = f.take(&["$schema"]);
-        let _ = f.take(&["description"]);
-        if let Some(name) = f.string(&["dataset"], diags) {
+        let _ = f.take("$schema");
+        let _ = f.take("description");
+        if let Some(name) = f.string("dataset", diags) {
             self.dataset = Arc::from(name);
         }
         let mut evaluators = None;
-        if let Some(exec) = f.take(&["execution"])
-            && let Some(mut ef) = Fields::of(exec, "`execution`", diags)
+        if let Some(exec) = f.take("execution")
+            && let Some(mut ef) = Fields::of(exec, &EXECUTION, diags)
         {
-            self.target = ef.string(&["target"], diags).map(Arc::from);
-            evaluators = ef.take(&["evaluators"]);
-            ef.warn_unknown("`execution`", &["target", "evaluators"], diags);
+            self.target = ef.string("target", diags).map(Arc::from);
+            evaluators = ef.take("evaluators");
+            ef.warn_unknown(diags);
         }
         if self.target.is_none() {
-            self.target = f.string(&["target"], diags).map(Arc::from);
+            self.target = f.string("target", diags).map(Arc::from);
         }
         if let Some(node) = evaluators {
-            self.suite_evaluators = match parse_evaluators(node, &self.ws, &self.dir, diags) {
-                Some(specs) => SuiteEvaluators::Valid(Arc::from(specs)),
+            self.suite_evaluators = match self.graders(node, diags) {
+                Some(graders) => SuiteEvaluators::Valid(Arc::from(graders)),
                 None => SuiteEvaluators::Invalid,
             };
         }
-        if let Some(kind) = f.string(&["evaluator"], diags)
+        if let Some(kind) = f.string("evaluator", diags)
             && kind != "llm_judge"
         {
-            let pos = f.take(&["evaluator"]).map_or(f.pos, |n| n.pos);
+            let pos = f.take("evaluator").map_or(f.pos, |n| n.pos);
             diags.warn(
                 pos,
                 format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
@@ -437,46 +422,56 @@ impl Loader {
         }
     }
 
+    /// A grader list, read with the grader table.
+    fn graders(&self, node: &Node, diags: &mut Diagnostics) -> Option<Vec<ConfiguredGrader>> {
+        let mut cx = ParseContext {
+            ws: &self.ws,
+            eval_dir: &self.dir,
+            diags,
+        };
+        parse_graders(node, &mut cx)
+    }
+
     /// A case, or `None` when it has any error.
-    fn checked_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
+    fn checked_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
         let before = diags.error_count();
         let case = self.parse_case(node, ids, diags);
         case.filter(|_| diags.error_count() == before)
     }
 
-    fn parse_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<EvalCase> {
-        let mut f = Fields::of(node, "an eval case", diags)?;
-        let id = f.required_string(&["id"], "eval case", diags);
-        if let (Some(id), Some(id_node)) = (&id, f.take(&["id"])) {
+    fn parse_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
+        let mut f = Fields::of(node, &CASE, diags)?;
+        let id = f.required_string("id", "eval case", diags);
+        if let (Some(id), Some(id_node)) = (&id, f.take("id")) {
             ids.check(id, id_node.pos, diags);
         }
-        let outcome_node = f.take(&["expected_outcome", "outcome"]);
+        let outcome_node = f.take("expected_outcome");
         let before_outcome = diags.error_count();
         let expected_outcome = f
-            .string(&["expected_outcome", "outcome"], diags)
+            .string("expected_outcome", diags)
             .filter(|text| !text.trim().is_empty());
         let outcome_reported = diags.error_count() > before_outcome;
-        let conversation_id = f.string(&["conversation_id"], diags);
-        let _ = f.take(&["note"]);
+        let conversation_id = f.string("conversation_id", diags);
+        let _ = f.take("note");
 
         let inputs = self.input_messages(&mut f, diags);
         let expected = self.expected_messages(&mut f, diags);
 
-        let mut own_evaluators = f.take(&["evaluators"]);
-        if let Some(exec) = f.take(&["execution"])
-            && let Some(mut ef) = Fields::of(exec, "`execution`", diags)
+        let mut own_evaluators = f.take("evaluators");
+        if let Some(exec) = f.take("execution")
+            && let Some(mut ef) = Fields::of(exec, &EXECUTION, diags)
         {
-            own_evaluators = ef.take(&["evaluators"]).or(own_evaluators);
-            if let Some(t) = ef.take(&["target"]) {
+            own_evaluators = ef.take("evaluators").or(own_evaluators);
+            if let Some(t) = ef.take("target") {
                 diags.warn(
                     t.pos,
                     "a per-case `execution.target` is ignored",
                     Some("set the target on the eval file or with --target".to_owned()),
                 );
             }
-            ef.warn_unknown("`execution`", &["evaluators"], diags);
+            ef.warn_unknown(diags);
         }
-        if let Some(kind) = f.string(&["evaluator"], diags)
+        if let Some(kind) = f.string("evaluator", diags)
             && kind != "llm_judge"
         {
             diags.warn(
@@ -485,13 +480,13 @@ impl Loader {
                 None,
             );
         }
-        f.warn_unknown("an eval case", CASE_KEYS, diags);
+        f.warn_unknown(diags);
 
-        let evaluators = match own_evaluators {
-            Some(list) => Arc::from(parse_evaluators(list, &self.ws, &self.dir, diags)?),
+        let graders: Arc<[ConfiguredGrader]> = match own_evaluators {
+            Some(list) => Arc::from(self.graders(list, diags)?),
             None => match &self.suite_evaluators {
-                SuiteEvaluators::Valid(specs) => specs.clone(),
-                SuiteEvaluators::Default => Arc::from(vec![default_judge()]),
+                SuiteEvaluators::Valid(graders) => graders.clone(),
+                SuiteEvaluators::Default => default_graders(),
                 SuiteEvaluators::Invalid => {
                     diags.error(
                         f.pos,
@@ -509,16 +504,18 @@ impl Loader {
             files: input_files,
         } = inputs?;
         let expected_messages = expected?;
-        if expected_outcome.is_none() && !outcome_reported {
-            require_outcome(&evaluators, outcome_node.map_or(f.pos, |n| n.pos), diags)?;
-        }
+        let has = |field: CaseField| match field {
+            // An `expected_outcome` already reported as invalid is not reported missing too.
+            CaseField::ExpectedOutcome => expected_outcome.is_some() || outcome_reported,
+        };
+        check_needs(&graders, has, outcome_node.map_or(f.pos, |n| n.pos), diags)?;
         let question = input_messages
             .iter()
             .flat_map(Message::text_parts)
             .collect::<Vec<_>>()
             .join(" ");
         let reference_answer = expected_messages.last().map(reference_text).unwrap_or_default();
-        Some(EvalCase {
+        let case = EvalCase {
             id: id?,
             dataset: self.dataset.clone(),
             conversation_id,
@@ -528,7 +525,6 @@ impl Loader {
             expected_messages,
             guidelines,
             input_files,
-            evaluators,
             question,
             reference_answer,
             suite_target: self.target.clone(),
@@ -536,11 +532,12 @@ impl Loader {
                 file: self.file.clone(),
                 line: node.pos.line,
             },
-        })
+        };
+        Some(LoadedCase { case, graders })
     }
 
     fn input_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Inputs> {
-        let (key, node) = match (f.take(&["input_messages"]), f.take(&["input"])) {
+        let (key, node) = match (f.take("input_messages"), f.take("input")) {
             (Some(node), _) => ("input_messages", node),
             (None, Some(input)) => match input.as_str() {
                 Some(text) => return Some(Inputs::question(text, input.to_json())),
@@ -601,7 +598,7 @@ impl Loader {
     }
 
     fn expected_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Vec<Message>> {
-        if let Some(node) = f.take(&["expected_messages"]) {
+        if let Some(node) = f.take("expected_messages") {
             let Some(items) = node.as_seq() else {
                 diags.error(
                     node.pos,
@@ -614,7 +611,7 @@ impl Loader {
             let messages: Vec<Message> = items.iter().filter_map(|m| self.message(m, diags)).collect();
             return (diags.error_count() == before).then_some(messages);
         }
-        if let Some(node) = f.take(&["expected_output"]) {
+        if let Some(node) = f.take("expected_output") {
             let content = match &node.value {
                 NodeValue::Str(s) => Content::Text(s.clone()),
                 _ => Content::Json(node.to_json()),
@@ -630,8 +627,8 @@ impl Loader {
     }
 
     fn message(&self, node: &Node, diags: &mut Diagnostics) -> Option<Message> {
-        let mut f = Fields::of(node, "a message", diags)?;
-        let role_node = f.take(&["role"]);
+        let mut f = Fields::of(node, &MESSAGE, diags)?;
+        let role_node = f.take("role");
         let role = match role_node.and_then(Node::as_str).map(|r| (r, Role::parse(r))) {
             Some((_, Some(role))) => role,
             Some((text, None)) => {
@@ -651,10 +648,10 @@ impl Loader {
                 return None;
             }
         };
-        let name = f.string(&["name"], diags);
-        let tool_calls = f.take(&["tool_calls"]).map(Node::to_json);
-        let content_node = f.take(&["content"]);
-        f.warn_unknown("a message", &["role", "content", "name", "tool_calls"], diags);
+        let name = f.string("name", diags);
+        let tool_calls = f.take("tool_calls").map(Node::to_json);
+        let content_node = f.take("content");
+        f.warn_unknown(diags);
         let has_calls = tool_calls
             .as_ref()
             .and_then(Value::as_array)
@@ -754,7 +751,8 @@ impl Loader {
     }
 }
 
-/// Case ids seen so far in one file (D20: ids are unique within a suite).
+/// Case ids seen so far in one file (ids are unique within a suite;
+/// `docs/architecture.md#case-ids`).
 #[derive(Default)]
 struct CaseIds {
     /// Id → line of the case that used it first.
@@ -777,46 +775,36 @@ impl CaseIds {
     }
 }
 
-/// Errors when a case without `expected_outcome` has a grader that needs it: an `llm_judge`
-/// with the default prompt, or a custom prompt that uses `{{ expected_outcome }}`.
-fn require_outcome(evaluators: &[EvaluatorSpec], pos: Pos, diags: &mut Diagnostics) -> Option<()> {
-    let needs = evaluators.iter().find(|e| match &e.kind {
-        EvaluatorKind::LlmJudge(spec) => spec
-            .prompt
-            .as_deref()
-            .is_none_or(|template| OUTCOME_VARIABLE.is_match(template)),
-        _ => false,
-    });
-    let Some(judge) = needs else {
+/// Errors when the case lacks what one of its graders needs (`has` says what the case has):
+/// the first grader in need is named, with its reason and a fix.
+fn check_needs(
+    graders: &[ConfiguredGrader],
+    has: impl Fn(CaseField) -> bool,
+    pos: Pos,
+    diags: &mut Diagnostics,
+) -> Option<()> {
+    let Some((grader, need)) = graders
+        .iter()
+        .find_map(|g| g.grader.needs().into_iter().find(|n| !has(n.field)).map(|n| (g, n)))
+    else {
         return Some(());
     };
-    let custom = matches!(&judge.kind, EvaluatorKind::LlmJudge(spec) if spec.prompt.is_some());
-    let who = if judge.name == "llm_judge" {
-        "the llm_judge evaluator".to_owned()
+    let who = if grader.name == grader.type_name() {
+        format!("the {} evaluator", grader.type_name())
     } else {
-        format!("llm_judge `{}`", judge.name)
-    };
-    let (why, fix) = if custom {
-        (
-            "its prompt uses `{{ expected_outcome }}`",
-            "add `expected_outcome: <what a good answer does>`",
-        )
-    } else {
-        (
-            "its default prompt grades the answer against it",
-            "add `expected_outcome: <what a good answer does>`, or grade with other evaluators (keywords, code_judge, tool_trajectory) under `evaluators`",
-        )
+        format!("{} `{}`", grader.type_name(), grader.name)
     };
     diags.error(
         pos,
-        format!("eval case is missing `expected_outcome`, which {who} needs ({why})"),
-        Some(fix.to_owned()),
+        format!(
+            "eval case is missing `{}`, which {who} needs ({})",
+            need.field.key(),
+            need.why
+        ),
+        Some(need.fix.to_owned()),
     );
     None
 }
-
-static OUTCOME_VARIABLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\{\{\s*expected_outcome\s*\}\}").expect("static regex"));
 
 /// One line of a JSONL file.
 enum JsonlLine {
@@ -845,23 +833,15 @@ fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
                 if bytes.last() == Some(&b'\r') {
                     bytes.pop();
                 }
-                let bytes = super::source::strip_bom(&bytes);
+                let bytes = crate::config::source::strip_bom(&bytes);
                 match std::str::from_utf8(bytes) {
                     Ok(text) => JsonlLine::Text(text.to_owned()),
-                    Err(_) => JsonlLine::NotUtf8(super::source::invalid_utf8_at(bytes).map_or(1, |p| p.column)),
+                    Err(_) => JsonlLine::NotUtf8(crate::config::source::invalid_utf8_at(bytes).map_or(1, |p| p.column)),
                 }
             }
         };
         Some((line_no, line))
     })
-}
-
-fn default_judge() -> EvaluatorSpec {
-    EvaluatorSpec {
-        name: "llm_judge".to_owned(),
-        weight: 1.0,
-        kind: EvaluatorKind::LlmJudge(LlmJudgeSpec::default()),
-    }
 }
 
 /// The reference answer: the last expected message's text, else its content or tool calls as
@@ -899,7 +879,7 @@ mod tests {
         suite
             .diagnostics
             .iter()
-            .filter(|d| d.severity == crate::load::Severity::Error)
+            .filter(|d| d.severity == Severity::Error)
             .map(ToString::to_string)
             .collect()
     }
@@ -916,7 +896,7 @@ mod tests {
             "evals/e.yaml",
         );
         assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
-        let case = &suite.cases[0];
+        let case = &suite.cases[0].case;
         assert_eq!(case.expected_outcome, "ok", "`outcome` is an alias");
         assert_eq!(case.question, "Be brief. Review");
         assert_eq!(case.reference_answer, "{\n  \"verdict\": \"ok\"\n}");
@@ -947,8 +927,8 @@ mod tests {
             ],
             "e.yaml",
         );
-        assert_eq!(suite.cases[0].guidelines.len(), 1);
-        assert!(suite.cases[0].input_files.is_empty());
+        assert_eq!(suite.cases[0].case.guidelines.len(), 1);
+        assert!(suite.cases[0].case.input_files.is_empty());
     }
 
     #[test]
@@ -957,13 +937,12 @@ mod tests {
         let (suite, _t) = load(&[("e.yaml", yaml)], "e.yaml");
         assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
         assert_eq!(suite.target.as_deref(), Some("t1"));
-        assert_eq!(suite.cases[0].evaluators[0].name, "kw");
-        let own = &suite.cases[1].evaluators[0];
+        assert_eq!(suite.cases[0].graders[0].name, "kw");
+        let own = &suite.cases[1].graders[0];
         assert_eq!(own.name, "code_judge", "name defaults to the type");
-        let EvaluatorKind::CodeJudge(spec) = &own.kind else {
-            panic!("code judge")
-        };
-        assert_eq!(spec.script, ["sh", "-c", "echo {}"]);
+        assert_eq!(own.type_name(), "code_judge");
+        let shown = format!("{:?}", own.grader);
+        assert!(shown.contains(r#"script: ["sh", "-c", "echo {}"]"#), "{shown}");
         let (plain, _t) = load(
             &[(
                 "e.yaml",
@@ -972,7 +951,7 @@ mod tests {
             "e.yaml",
         );
         assert_eq!(
-            plain.cases[0].evaluators[0].kind.type_name(),
+            plain.cases[0].graders[0].type_name(),
             "llm_judge",
             "no evaluators → llm_judge"
         );
@@ -1008,7 +987,7 @@ mod tests {
         assert!(suite.cases.is_empty(), "JSONL cases are not held");
         assert_eq!((suite.case_count, suite.skipped), (2, 1));
         assert_eq!(errors(&suite).len(), 1);
-        let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
+        let ids: Vec<String> = suite.into_cases().map(|c| c.case.id).collect();
         assert_eq!(ids, ["a1", "a2"]);
     }
 
@@ -1016,7 +995,7 @@ mod tests {
         suite
             .diagnostics
             .iter()
-            .filter(|d| d.severity == crate::load::Severity::Warning)
+            .filter(|d| d.severity == Severity::Warning)
             .map(ToString::to_string)
             .collect()
     }
@@ -1040,7 +1019,7 @@ mod tests {
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
         assert_eq!(errors(&suite).len(), 1, "{:?}", suite.diagnostics);
         assert!(errors(&suite)[0].starts_with("d.jsonl:2:1: error: duplicate case id `a`: the case at line 1"));
-        let cases: Vec<EvalCase> = suite.into_cases().collect();
+        let cases: Vec<EvalCase> = suite.into_cases().map(|c| c.case).collect();
         assert_eq!(cases.len(), 1, "the streamed pass skips the duplicate too");
         assert_eq!(cases[0].expected_outcome, "x");
     }
@@ -1061,7 +1040,7 @@ mod tests {
             ]
         );
         assert_eq!((suite.case_count, suite.skipped), (2, 1));
-        let ids: Vec<String> = suite.into_cases().map(|c| c.id).collect();
+        let ids: Vec<String> = suite.into_cases().map(|c| c.case.id).collect();
         assert_eq!(ids, ["a", "c"]);
     }
 
@@ -1120,7 +1099,7 @@ mod tests {
             errs[0]
         );
         assert_eq!((suite.case_count, suite.skipped), (1, 1));
-        assert_eq!(suite.cases[0].id, "b");
+        assert_eq!(suite.cases[0].case.id, "b");
     }
 
     #[test]
@@ -1139,7 +1118,7 @@ mod tests {
             "{}",
             errs[1]
         );
-        let ids: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<&str> = suite.cases.iter().map(|c| c.case.id.as_str()).collect();
         assert_eq!(ids, ["kw", "custom"]);
         let jsonl = "{\"id\": \"a\", \"input\": \"q\", \"expected_output\": \"4\", \"evaluators\": [{\"type\": \"keywords\", \"expected\": [\"4\"]}]}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
@@ -1182,10 +1161,10 @@ mod tests {
             warns[0]
         );
         assert!(warns[1].contains("did you mean `timeout_seconds`?"), "{}", warns[1]);
-        let EvaluatorKind::CodeJudge(spec) = &suite.cases[0].evaluators[0].kind else {
-            panic!("code judge")
-        };
-        assert_eq!(spec.config.len(), 3, "the keys still reach the judge");
+        let shown = format!("{:?}", suite.cases[0].graders[0].grader);
+        for key in ["\"wieght\"", "\"timeout_secs\"", "\"threshold\""] {
+            assert!(shown.contains(key), "the keys still reach the judge: {shown}");
+        }
     }
 
     #[test]
@@ -1236,7 +1215,7 @@ mod tests {
         );
         assert_eq!(suite.cases.len(), 1, "the other case still loads");
         assert_eq!(
-            suite.cases[0].question, "-inf",
+            suite.cases[0].case.question, "-inf",
             "read as infinity where any scalar is text"
         );
     }
@@ -1247,7 +1226,7 @@ mod tests {
             "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hello\", \"expected_output\": {\"k\": 1}}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
         assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
-        let cases: Vec<EvalCase> = suite.into_cases().collect();
+        let cases: Vec<EvalCase> = suite.into_cases().map(|c| c.case).collect();
         let case = &cases[0];
         assert_eq!(case.question, "hello");
         assert_eq!(case.input_messages[0].role, Role::User);

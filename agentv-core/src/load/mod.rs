@@ -1,23 +1,24 @@
 //! Load: files → typed, validated model. Every problem is reported with file:line:col.
+//!
+//! Eval files, targets files, `.agentv.yaml` and `.env` are read here; each section is read
+//! through its key table (`load::keys` for eval files, the provider and grader tables for
+//! their entries), so every key is declared once. The neutral pieces (the position-keeping
+//! tree, diagnostics, the key-table reader, paths, the environment) live in `config`, `paths`
+//! and `env`, and are re-exported here for callers that knew them from this module.
 
-mod diagnostics;
+mod discover;
 mod eval_file;
-mod evaluators;
-pub mod node;
-mod paths;
-pub mod source;
-
-pub use diagnostics::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean};
-pub use eval_file::{CaseFilter, LoadedSuite, load_eval_file, load_eval_file_filtered};
-pub use paths::{DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher, Workspace, file_name_safe, normalize};
-mod env;
+mod guidelines;
+pub mod keys;
 mod targets;
 
-pub use env::{Env, Secrets, env_reference};
-pub use targets::{
-    KNOWN_PROVIDERS, ProviderKind, TARGET_FILE_NAMES, TargetDef, TargetsFile, UnsupportedTarget, find_targets_file,
-    is_targets_file_name, load_targets_file, to_snake_case,
-};
-mod discover;
-
+pub use crate::config::keys::to_snake_case;
+pub use crate::config::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean, node, source};
+pub use crate::env::{Env, env_reference};
+pub use crate::paths::{Workspace, file_name_safe, normalize};
+pub use crate::providers::{TargetDef, TargetsFile};
+pub use crate::redact::Secrets;
 pub use discover::{DiscoverError, EVAL_EXTENSIONS, FileKind, classify, expand_paths, is_sidecar, walk};
+pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, load_eval_file, load_eval_file_filtered};
+pub use guidelines::{CONFIG_FILE, DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher};
+pub use targets::{TARGET_FILE_NAMES, TARGETS_FILE, find_targets_file, is_targets_file_name, load_targets_file};

@@ -1,14 +1,22 @@
-//! `targets.yaml`: discovery and parsing into target definitions.
+//! `targets.yaml`: discovery and parsing into target definitions. The provider of each target
+//! is kept as written; the provider table is consulted when the target is built.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::diagnostics::{Diagnostic, Diagnostics, Fields, describe};
-use super::node::{Node, NodeValue, Pos, parse_yaml};
-use super::paths::Workspace;
+use crate::config::keys::to_snake_case;
+use crate::config::node::parse_yaml;
+use crate::config::{Diagnostics, Fields, Key, KeyTable, Kind, Node, NodeValue};
+use crate::paths::Workspace;
+use crate::providers::{TARGET_KEYS, TargetDef, TargetsFile};
 
-/// The providers this version knows, for messages.
-pub const KNOWN_PROVIDERS: &str = "openai, azure, anthropic, gemini, claude-code, codex, vscode, cli or mock";
+const FILE_KEYS: &[Key] = &[
+    Key::new("$schema", Kind::Str, "A JSON Schema for editors; not read."),
+    Key::new("targets", Kind::List(&Kind::Ref("target")), "The targets.").required(),
+];
+
+/// The top level of a targets file.
+pub const TARGETS_FILE: KeyTable = KeyTable::new("the targets file", "agentv targets.", &[FILE_KEYS]);
 
 /// Whether `path` is named like a targets file: `targets.yaml` / `targets.yml` (also under
 /// `.agentv/`), or `<anything>.targets.yaml` / `.yml` (a file meant for `--targets`).
@@ -29,134 +37,9 @@ pub const TARGET_FILE_NAMES: &[&str] = &[
     ".agentv/targets.yml",
 ];
 
-/// The provider a target uses (`provider:`, case-insensitive, with aliases).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProviderKind {
-    Mock,
-    Cli,
-    OpenAi,
-    Azure,
-    Anthropic,
-    Gemini,
-    ClaudeCode,
-    Codex,
-    VsCode,
-    VsCodeInsiders,
-}
-
-impl ProviderKind {
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "mock" => Self::Mock,
-            "cli" => Self::Cli,
-            "openai" => Self::OpenAi,
-            "azure" | "azure-openai" => Self::Azure,
-            "anthropic" => Self::Anthropic,
-            "gemini" | "google" | "google-gemini" => Self::Gemini,
-            "claude-code" | "claude" => Self::ClaudeCode,
-            "codex" | "codex-cli" => Self::Codex,
-            "vscode" => Self::VsCode,
-            "vscode-insiders" => Self::VsCodeInsiders,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Mock => "mock",
-            Self::Cli => "cli",
-            Self::OpenAi => "openai",
-            Self::Azure => "azure",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::ClaudeCode => "claude-code",
-            Self::Codex => "codex",
-            Self::VsCode => "vscode",
-            Self::VsCodeInsiders => "vscode-insiders",
-        }
-    }
-
-    /// Agent providers get file references instead of file contents, and their requests are
-    /// recorded as `agent_provider_request`.
-    pub fn is_agent(self) -> bool {
-        matches!(
-            self,
-            Self::ClaudeCode | Self::Codex | Self::VsCode | Self::VsCodeInsiders
-        )
-    }
-}
-
-/// One `targets:` entry, before its settings are resolved against the environment.
-#[derive(Debug, Clone)]
-pub struct TargetDef {
-    pub name: String,
-    pub provider: ProviderKind,
-    pub judge_target: Option<String>,
-    pub workers: Option<usize>,
-    pub provider_batching: bool,
-    /// The whole entry with keys converted to snake_case; provider settings are read from it.
-    pub settings: Node,
-    pub pos: Pos,
-    pub file: Arc<Path>,
-}
-
-impl TargetDef {
-    /// Directory of the file that declares the target: relative paths in its settings resolve
-    /// against it (D11).
-    pub fn base_dir(&self) -> &Path {
-        match self.file.parent() {
-            // `targets.yaml` named without a directory lives in the working directory.
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        }
-    }
-}
-
-/// A target whose `provider` this version does not know. It does not make the file unusable
-/// (a warning); only a run that uses the target fails.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnsupportedTarget {
-    pub name: String,
-    pub provider: String,
-    /// Where `provider:` is written.
-    pub pos: Pos,
-}
-
-/// A parsed targets file.
-#[derive(Debug, Clone)]
-pub struct TargetsFile {
-    pub path: PathBuf,
-    pub targets: Vec<TargetDef>,
-    /// Targets with an unknown provider, kept so that using one names the real problem.
-    pub unsupported: Vec<UnsupportedTarget>,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl TargetsFile {
-    pub fn get(&self, name: &str) -> Option<&TargetDef> {
-        self.targets.iter().find(|t| t.name == name)
-    }
-
-    pub fn unsupported(&self, name: &str) -> Option<&UnsupportedTarget> {
-        self.unsupported.iter().find(|t| t.name == name)
-    }
-
-    /// Every declared target name, in file order of each list.
-    pub fn names(&self) -> Vec<String> {
-        self.targets
-            .iter()
-            .map(|t| t.name.clone())
-            .chain(self.unsupported.iter().map(|t| t.name.clone()))
-            .collect()
-    }
-
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == super::Severity::Error)
-    }
-}
-
 /// Finds the targets file: `explicit` (a file, or a directory holding one), else the first hit
-/// walking from `eval_dir` up to the repository root, then the working directory (D5).
+/// walking from `eval_dir` up to the repository root, then the working directory
+/// (`docs/architecture.md#targets-files`).
 pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspace) -> Result<PathBuf, Vec<PathBuf>> {
     if let Some(path) = explicit {
         let path = ws.cwd.join(path);
@@ -195,10 +78,9 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
     let mut parsed = TargetsFile {
         path: path.to_path_buf(),
         targets: Vec::new(),
-        unsupported: Vec::new(),
         diagnostics: Vec::new(),
     };
-    if let Some(text) = super::source::read_text(path, "targets file", &mut diags) {
+    if let Some(text) = crate::config::source::read_text(path, "targets file", &mut diags) {
         match parse_yaml(&text) {
             Err(e) => diags.yaml_syntax(&e),
             Ok(root) => parse_root(&root, &file, &mut parsed, &mut diags),
@@ -209,12 +91,12 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
 }
 
 fn parse_root(root: &Node, file: &Arc<Path>, parsed: &mut TargetsFile, diags: &mut Diagnostics) {
-    let Some(mut f) = Fields::of(root, "a targets file", diags) else {
+    let Some(mut f) = Fields::of(root, &TARGETS_FILE, diags) else {
         return;
     };
-    let _ = f.take(&["$schema"]);
-    let list = f.take(&["targets"]);
-    f.warn_unknown("the targets file", &["$schema", "targets"], diags);
+    let _ = f.take("$schema");
+    let list = f.take("targets");
+    f.warn_unknown(diags);
     let Some(list) = list else {
         diags.error(
             root.pos,
@@ -232,78 +114,48 @@ fn parse_root(root: &Node, file: &Arc<Path>, parsed: &mut TargetsFile, diags: &m
         return;
     };
     for item in items {
-        let Some(entry) = parse_target(item, file, diags) else {
+        let Some(def) = parse_target(item, file, diags) else {
             continue;
         };
-        let name = match &entry {
-            Entry::Known(def) => &def.name,
-            Entry::Unsupported(t) => &t.name,
-        };
-        if parsed.names().contains(name) {
+        if parsed.names().contains(&def.name) {
             diags.error(
                 item.pos,
-                format!("target `{name}` is defined twice"),
+                format!("target `{}` is defined twice", def.name),
                 Some("give each target a unique name".to_owned()),
             );
             continue;
         }
-        match entry {
-            Entry::Known(def) => parsed.targets.push(def),
-            Entry::Unsupported(t) => parsed.unsupported.push(t),
-        }
+        parsed.targets.push(def);
     }
 }
 
-/// One parsed `targets:` entry.
-enum Entry {
-    Known(TargetDef),
-    Unsupported(UnsupportedTarget),
-}
-
-fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Option<Entry> {
+/// One `targets:` entry: the keys every target has (its provider's own keys are read when it
+/// is built).
+fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Option<TargetDef> {
     let settings = snake_case_keys(node);
-    let mut f = Fields::of(&settings, "a target", diags)?;
-    let name = f.required_string(&["name"], "target", diags)?;
-    let provider_name = f.required_string(&["provider"], &format!("target `{name}`"), diags)?;
-    let Some(provider) = ProviderKind::parse(&provider_name) else {
-        let pos = f.take(&["provider"]).map_or(node.pos, |n| n.pos);
-        diags.warn(
-            pos,
-            format!("target `{name}` has unknown provider `{provider_name}`; runs that use it will fail"),
-            Some(format!("use {KNOWN_PROVIDERS}")),
-        );
-        return Some(Entry::Unsupported(UnsupportedTarget {
-            name,
-            provider: provider_name,
-            pos,
-        }));
-    };
-    let judge_target = f.string(&["judge_target"], diags);
-    let workers = match f.take(&["workers"]) {
-        None => None,
-        Some(n) => match n.value {
-            NodeValue::Int(w) if w >= 1 => Some(w as usize),
-            _ => {
-                diags.error(
-                    n.pos,
-                    format!("`workers` must be a whole number ≥ 1, found {}", describe(n)),
-                    None,
-                );
-                return None;
-            }
-        },
-    };
-    let provider_batching = f.boolean(&["provider_batching"], diags).unwrap_or(false);
-    Some(Entry::Known(TargetDef {
+    let mut f = Fields::of(&settings, &TARGET_KEYS, diags)?;
+    let name = f.required_string("name", "target", diags)?;
+    let provider = f.required_string("provider", &format!("target `{name}`"), diags)?;
+    let provider_pos = f.take("provider").map_or(node.pos, |n| n.pos);
+    let judge_target = f.string("judge_target", diags);
+    let before = diags.error_count();
+    let workers = f.integer("workers", diags).map(|w| w as usize);
+    if diags.error_count() > before {
+        return None;
+    }
+    let provider_batching = f.boolean("provider_batching", diags).unwrap_or(false);
+    Some(TargetDef {
         name,
         provider,
+        provider_pos,
         judge_target,
         workers,
         provider_batching,
         pos: node.pos,
         settings: settings.clone(),
         file: file.clone(),
-    }))
+        source: diags.source(),
+    })
 }
 
 /// The same mapping with camelCase keys turned into snake_case (`commandTemplate` →
@@ -334,37 +186,9 @@ fn snake_case_keys(node: &Node) -> Node {
     }
 }
 
-/// `maxOutputTokens` → `max_output_tokens`; snake_case and other text are unchanged.
-pub fn to_snake_case(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for (i, ch) in key.chars().enumerate() {
-        if ch.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(ch.to_ascii_lowercase());
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snake_case_conversion() {
-        for (input, want) in [
-            ("commandTemplate", "command_template"),
-            ("timeout_seconds", "timeout_seconds"),
-            ("maxOutputTokens", "max_output_tokens"),
-            ("name", "name"),
-        ] {
-            assert_eq!(to_snake_case(input), want);
-        }
-    }
 
     #[test]
     fn parses_targets_and_reports_bad_entries() {
@@ -378,7 +202,7 @@ mod tests {
         let file = load_targets_file(&path);
         assert_eq!(file.names(), ["a"]);
         let a = file.get("a").expect("a");
-        assert_eq!(a.provider, ProviderKind::Mock);
+        assert_eq!(a.provider, "MOCK", "the provider is kept as written");
         assert_eq!(a.judge_target.as_deref(), Some("b"));
         assert_eq!(a.workers, Some(4));
         let errors: Vec<String> = file.diagnostics.iter().map(ToString::to_string).collect();
@@ -387,26 +211,6 @@ mod tests {
             errors[0].contains(":6:5: error: target `a` is defined twice"),
             "{}",
             errors[0]
-        );
-    }
-
-    #[test]
-    fn unknown_provider_is_a_warning_that_keeps_the_other_targets_usable() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let path = tmp.path().join("targets.yaml");
-        std::fs::write(
-            &path,
-            "targets:\n  - name: a\n    provider: mock\n  - name: b\n    provider: warp-drive\n",
-        )
-        .expect("write");
-        let file = load_targets_file(&path);
-        assert!(!file.has_errors(), "{:?}", file.diagnostics);
-        assert_eq!(file.names(), ["a", "b"]);
-        assert_eq!(file.unsupported("b").map(|t| t.provider.as_str()), Some("warp-drive"));
-        let text = file.diagnostics[0].to_string();
-        assert!(
-            text.contains(":5:15: warning: target `b` has unknown provider `warp-drive`"),
-            "{text}"
         );
     }
 

@@ -5,8 +5,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::EvaluatorSpec;
-
 /// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -158,7 +156,7 @@ pub struct SourceRef {
     pub line: u64,
 }
 
-/// One eval case, ready to run: files read, guidelines split out, evaluators chosen.
+/// One eval case, ready to run: files read, guidelines split out.
 #[derive(Debug, Clone)]
 pub struct EvalCase {
     pub id: String,
@@ -174,7 +172,6 @@ pub struct EvalCase {
     pub guidelines: Vec<FileRef>,
     /// Other attached files (absolute paths), in order, without duplicates.
     pub input_files: Vec<PathBuf>,
-    pub evaluators: Arc<[EvaluatorSpec]>,
     /// All input text joined by single spaces.
     pub question: String,
     /// Content of the last expected message.

@@ -1,7 +1,8 @@
-//! The typed model everything after loading works on.
+//! The typed model everything after loading works on: cases and their messages, and the result
+//! and trace types shared with judges (`agentv-eval-sdk`). Graders are not part of it: a case's
+//! graders travel beside it (`load::LoadedCase`), so the model depends on nothing.
 
 mod case;
-mod evaluator;
 
 pub use agentv_eval_sdk::{
     EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, OutputMessage, TokenUsage, ToolCall,
@@ -9,7 +10,3 @@ pub use agentv_eval_sdk::{
 };
 pub(crate) use case::pretty_json;
 pub use case::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};
-pub use evaluator::{
-    ArgsMatch, CodeJudgeSpec, EvaluatorKind, EvaluatorSpec, ExpectedCall, KeywordPattern, KeywordsSpec, LlmJudgeSpec,
-    ProxyBudget, TrajectoryMode, TrajectorySpec,
-};

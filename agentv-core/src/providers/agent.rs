@@ -2,21 +2,76 @@
 //! preread block, stream logs.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, json};
 
-use super::settings::{Settings, node_text};
-use super::{ProviderError, ProviderRequest, ProviderResponse};
+use super::settings::node_text;
+use super::{BuildContext, ExecutableNeed, ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
+use crate::config::{DurationRange, Key, Kind};
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::redact::{Secrets, StreamLog};
+
+/// Keys every agent CLI target accepts (read by [`config`]).
+pub const AGENT_KEYS: &[Key] = &[
+    Key::new(
+        "executable",
+        Kind::Text,
+        "The agent's program: a name on PATH, or a path relative to the targets file.",
+    )
+    .aliases(&["command", "binary"]),
+    Key::new(
+        "args",
+        Kind::List(&Kind::Text),
+        "Extra arguments after the built-in ones.",
+    )
+    .aliases(&["arguments"]),
+    Key::new(
+        "cwd",
+        Kind::Text,
+        "Working directory, relative to the targets file (default: a fresh temporary workspace per call).",
+    ),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(DurationRange::TIMEOUT_SECONDS),
+        "Per call (the run's `--timeout` applies too).",
+    ),
+    Key::new("model", Kind::Text, "Model the agent uses."),
+    Key::new(
+        "system_prompt",
+        Kind::Text,
+        "Replaces the default instruction to answer in the response.",
+    ),
+    Key::new(
+        "log_dir",
+        Kind::Text,
+        "Where stream logs go, relative to the targets file (default .agentv/logs/<provider>/).",
+    )
+    .aliases(&["log_directory", "stream_log_dir"]),
+    Key::new("log_format", Kind::Text, "Accepted for compatibility; not used."),
+];
+
+/// The executable setting, as the provider entries name it.
+pub const EXECUTABLE_SETTING: &str = "executable";
+
+/// Claude Code's program, for the entry's [`ExecutableNeed`].
+pub const CLAUDE_CODE: ExecutableNeed = ExecutableNeed {
+    display: "Claude Code",
+    setting: EXECUTABLE_SETTING,
+};
+
+/// Codex's program, for the entry's [`ExecutableNeed`].
+pub const CODEX: ExecutableNeed = ExecutableNeed {
+    display: "Codex",
+    setting: EXECUTABLE_SETTING,
+};
 
 /// Told to agents when the target sets no system prompt: answer in the response itself.
 pub const DEFAULT_AGENT_SYSTEM_PROMPT: &str = "Answer in your final response. Do not create or modify files in the workspace: put any code change in the response as `diff --git` unified diffs.";
 
-/// When neither the target nor the run sets a timeout (the run's timeout still applies).
-pub const NO_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+/// The timeout of an agent or command when its target sets none: a day. The run's own
+/// `--timeout` wraps every call, so this only bounds calls made outside a run.
+pub const ONE_DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Settings every agent CLI takes.
 #[derive(Debug, Clone)]
@@ -39,17 +94,9 @@ pub struct AgentConfig {
 }
 
 /// The executable's full path: `name` itself when it contains a `/`, else the first match on
-/// `PATH`.
+/// `PATH`; only files the user may execute count.
 pub fn find_executable(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        let path = PathBuf::from(name);
-        return path.is_file().then_some(path);
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|candidate| candidate.is_file())
-    })
+    which::which(name).ok()
 }
 
 /// The directory an agent runs in; a temporary one is deleted when this is dropped.
@@ -75,20 +122,10 @@ pub fn agent_dir(cwd: Option<&Path>, prefix: &str) -> std::io::Result<AgentDir> 
     }
 }
 
-/// `file://` URL of an absolute path.
+/// `file://` URL of an absolute path, every reserved character escaped. A relative path (which
+/// has no URL) is shown as `file://` and the path.
 pub fn file_url(path: &Path) -> String {
-    let text = path.display().to_string();
-    let encoded: String = text
-        .chars()
-        .map(|c| match c {
-            ' ' => "%20".to_owned(),
-            '#' => "%23".to_owned(),
-            '?' => "%3F".to_owned(),
-            '%' => "%25".to_owned(),
-            c => c.to_string(),
-        })
-        .collect();
-    format!("file://{encoded}")
+    url::Url::from_file_path(path).map_or_else(|()| format!("file://{}", path.display()), String::from)
 }
 
 /// How a file is named to the agent: relative to its working directory when inside it.
@@ -148,13 +185,13 @@ pub fn stream_log_path(
     let dir = log_dir
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(".agentv").join("logs").join(kind));
-    let safe = crate::load::file_name_safe(eval_id);
+    let safe = crate::paths::file_name_safe(eval_id);
     let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%3f");
     Some(dir.join(format!("{safe}-{attempt}-{stamp}.log")))
 }
 
 /// What differs between agent CLIs when running one.
-pub struct AgentKind {
+pub struct AgentProfile {
     /// For messages: `claude`, `codex`.
     pub program: &'static str,
     /// Log folder under `.agentv/logs/`.
@@ -167,37 +204,47 @@ pub struct AgentKind {
     pub prompt_md: bool,
 }
 
+/// Why an agent's output is not an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentOutputError {
+    /// The agent reported a failure itself (an error result, a failed turn): its own words.
+    #[error("{0}")]
+    Reported(String),
+    /// The output is not what the agent prints when it finishes (no events, no result).
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 /// Runs an agent CLI once: finds the executable, prepares the workspace, sends the prompt on
 /// stdin, streams the output to the log, then turns the outcome into a response with `parse`.
 /// A non-zero exit is an error with the exit code and the agent's own report when `parse` found
-/// one (its message starts with `<program> reported` or `<program> turn failed`), else stderr and
-/// the last stdout lines.
+/// one ([`AgentOutputError::Reported`]), else stderr and the last stdout lines.
 pub async fn run(
     config: &AgentConfig,
-    kind: &AgentKind,
+    profile: &AgentProfile,
     request: &ProviderRequest,
     args: Vec<String>,
     prompt: impl FnOnce(&Path) -> String,
-    parse: impl FnOnce(&str) -> Result<ProviderResponse, String>,
+    parse: impl FnOnce(&str) -> Result<ProviderResponse, AgentOutputError>,
 ) -> Result<ProviderResponse, ProviderError> {
     let executable = find_executable(&config.executable).ok_or_else(|| {
         ProviderError::failed(format!(
             "{} executable `{}` not found; install it or set `executable` on the target",
-            kind.program,
+            profile.program,
             config.secrets.redact(&config.executable)
         ))
     })?;
-    let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", kind.program))
+    let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
-    if kind.prompt_md && config.cwd.is_none() {
+    if profile.prompt_md && config.cwd.is_none() {
         let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
     }
     let mut argv = vec![executable.display().to_string()];
     argv.extend(args);
     let log = stream_log_path(
-        kind.logs,
-        kind.logs_env,
+        profile.logs,
+        profile.logs_env,
         config.log_dir.as_deref(),
         &request.eval_id,
         request.attempt,
@@ -215,9 +262,9 @@ pub async fn run(
         argv: &argv,
         cwd: &dir.path,
         env: &config.env,
-        env_remove: kind.env_remove,
+        env_remove: profile.env_remove,
         stdin: Some(prompt.as_bytes()),
-        timeout: config.timeout.unwrap_or(NO_TIMEOUT),
+        timeout: config.timeout.unwrap_or(ONE_DAY),
         tee: stream_log.as_ref(),
         keep_children: false,
     })
@@ -233,12 +280,8 @@ pub async fn run(
     };
     let parsed = parse(&String::from_utf8_lossy(&done.stdout));
     if !done.status.success() {
-        let own_report = |e: &String| {
-            e.starts_with(&format!("{} reported", kind.program))
-                || e.starts_with(&format!("{} turn failed", kind.program))
-        };
         let why = match &parsed {
-            Err(e) if own_report(e) => e.clone(),
+            Err(AgentOutputError::Reported(report)) => report.clone(),
             _ => format!(
                 "stderr: {}; last stdout lines:\n{}",
                 process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
@@ -247,7 +290,7 @@ pub async fn run(
         };
         return Err(ProviderError::failed(format!(
             "{} exited with code {}: {why}{log_note}",
-            kind.program,
+            profile.program,
             done.code_text()
         )));
     }
@@ -274,56 +317,30 @@ pub fn last_lines(output: &[u8], n: usize) -> String {
         .join("\n")
 }
 
-/// Settings of `claude-code` and `codex`.
-pub(crate) fn from_settings(
-    s: &mut Settings<'_>,
-    env: Arc<[(String, String)]>,
-    default_exe: &str,
-    own: &[&str],
-) -> Option<AgentConfig> {
-    let executable = s
-        .string(&["executable", "command", "binary"], true)
-        .unwrap_or_else(|| default_exe.to_owned());
-    // A relative path (not a bare name looked up on PATH) is relative to the targets file (D11).
+/// Settings of an agent CLI target ([`AGENT_KEYS`]); `default_exe` runs when none is set.
+pub(crate) fn config(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, default_exe: &str) -> AgentConfig {
+    let executable = s.string("executable", true).unwrap_or_else(|| default_exe.to_owned());
+    // A relative path (not a bare name looked up on PATH) is relative to the targets file.
     let executable = if executable.contains('/') && !executable.starts_with('/') {
         s.path(&executable).display().to_string()
     } else {
         executable
     };
     let mut args = Vec::new();
-    if let Some(node) = s.tree(&["args", "arguments"]) {
+    if let Some(node) = s.tree("args") {
         match node.as_seq() {
             // An item whose variable is unset is null here and already recorded as missing.
             Some(items) => args.extend(items.iter().filter_map(node_text)),
             None => s.error(node.pos, "`args` must be a list of strings".to_owned(), None),
         }
     }
-    let cwd = s.dir(&["cwd"]);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    let model = s.string(&["model"], true);
-    let system_prompt = s.string(&["system_prompt"], true);
-    let log_dir = s
-        .string(&["log_dir", "log_directory", "stream_log_dir"], false)
-        .map(|d| s.path(&d));
-    let _ = s.string(&["log_format"], false);
-    let mut known = vec![
-        "executable",
-        "command",
-        "binary",
-        "args",
-        "arguments",
-        "cwd",
-        "timeout_seconds",
-        "model",
-        "system_prompt",
-        "log_dir",
-        "log_directory",
-        "stream_log_dir",
-        "log_format",
-    ];
-    known.extend_from_slice(own);
-    s.finish(&known);
-    Some(AgentConfig {
+    let cwd = s.dir("cwd");
+    let timeout = s.duration("timeout_seconds");
+    let model = s.string("model", true);
+    let system_prompt = s.string("system_prompt", true);
+    let log_dir = s.string("log_dir", false).map(|d| s.path(&d));
+    let _ = s.string("log_format", false);
+    AgentConfig {
         executable,
         args,
         cwd,
@@ -331,9 +348,9 @@ pub(crate) fn from_settings(
         model,
         system_prompt,
         log_dir,
-        env,
+        env: ctx.child_env.clone(),
         secrets: s.secrets().clone(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -171,31 +171,6 @@ mod tests {
     }
 
     #[test]
-    fn trace_ref_names_a_trace_file_and_camel_case_is_accepted() {
-        let dir = tempfile::tempdir().expect("tmp");
-        let path = dir.path().join("trace.json");
-        std::fs::write(
-            &path,
-            r#"[{"type": "tool_call", "name": "search"}, {"type": "error", "text": "boom"}]"#,
-        )
-        .expect("write");
-        // No snake_case key at all: the camelCase ones alone make the answer structured.
-        let text = format!(
-            r#"{{"outputMessages": [{{"role": "assistant", "content": "ok"}}], "traceRef": "{}", "costUsd": 0.5}}"#,
-            path.display()
-        );
-        let r = parse_answer(&text);
-        assert_eq!(r.cost_usd, Some(0.5));
-        assert_eq!(r.output_messages[0].text().as_deref(), Some("ok"));
-        let events = crate::trace::resolve(&r, &mut Vec::new());
-        let summary = crate::model::TraceSummary::from_events(&events);
-        assert_eq!(
-            (summary.event_count, summary.error_count, summary.tool_names.clone()),
-            (2, 1, vec!["search".to_owned()])
-        );
-    }
-
-    #[test]
     fn negative_or_malformed_metrics_are_dropped_with_warnings() {
         let r = parse_answer(
             r#"{"text": "ok", "cost_usd": -1, "duration_ms": "fast", "token_usage": {"input": -3, "output": 1}}"#,

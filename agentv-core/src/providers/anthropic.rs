@@ -1,13 +1,47 @@
 //! `anthropic`: the Messages API, with optional extended thinking.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
-use super::llm::{self, HttpCall, LlmSettings, Speaker};
-use super::settings::{Settings, finish_llm};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
-use crate::load::TargetDef;
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Speaker};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::{IntRange, Key, KeyTable, Kind};
 use crate::model::TokenUsage;
 use crate::redact::Secret;
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "anthropic",
+    aliases: &[],
+    doc: "The Anthropic Messages API, with optional extended thinking.",
+    class: ProviderClass::Llm,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[
+    Key::new("base_url", Kind::Text, "Server URL (default https://api.anthropic.com)."),
+    Key::new("model", Kind::Text, "Model name, e.g. claude-sonnet-4-5.")
+        .aliases(&["deployment", "variant"])
+        .required(),
+    Key::new("api_key", Kind::Text, "API key, e.g. `${{ ANTHROPIC_API_KEY }}`.").required(),
+    Key::new("anthropic_version", Kind::Text, "The `anthropic-version` header (default 2023-06-01)."),
+    Key::new(
+        "thinking_budget",
+        Kind::Int(IntRange::at_least(0)),
+        "Extended thinking budget in tokens (`thinking: {type: enabled, budget_tokens}`).",
+    ),
+    Key::new("thinking", Kind::Any, "A `thinking` object sent as written (newer models use other shapes)."),
+];
+const KEYS: KeyTable = KeyTable::new("anthropic", "Settings of an `anthropic` target.", &[OWN, LLM_KEYS]);
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -137,7 +171,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Anthropic
+        ProviderKind::of(&ENTRY)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -169,40 +203,27 @@ impl Provider for AnthropicProvider {
     }
 }
 
-/// An `anthropic` target's settings.
-pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<AnthropicConfig> {
+/// An `anthropic` target from its settings.
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let base_url = s
-        .string(&["base_url"], true)
+        .string("base_url", true)
         .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
-    let model = s.string(&["model", "deployment", "variant"], true);
-    let api_key = s.credential(&["api_key"], "ANTHROPIC_API_KEY", def.pos);
+    let model = s.string("model", true);
+    let api_key = s.credential("api_key", "ANTHROPIC_API_KEY", ctx.pos);
     let anthropic_version = s
-        .string(&["anthropic_version"], false)
+        .string("anthropic_version", false)
         .unwrap_or_else(|| ANTHROPIC_VERSION.to_owned());
     let llm = s.llm();
-    let thinking_budget = s.whole(&["thinking_budget"]);
-    let thinking = s.tree(&["thinking"]).map(|n| n.to_json());
-    finish_llm(
-        s,
-        &[
-            "base_url",
-            "model",
-            "deployment",
-            "variant",
-            "api_key",
-            "anthropic_version",
-            "thinking_budget",
-            "thinking",
-        ],
-    );
-    if model.is_none() && s.missing.is_empty() {
+    let thinking_budget = s.whole("thinking_budget");
+    let thinking = s.tree("thinking").map(|n| n.to_json());
+    if model.is_none() && !s.any_missing() {
         s.error(
-            def.pos,
-            format!("anthropic target `{}` needs `model`", def.name),
+            ctx.pos,
+            format!("anthropic target `{}` needs `model`", ctx.target),
             Some("for example `model: claude-sonnet-4-5`".to_owned()),
         );
     }
-    Some(AnthropicConfig {
+    let config = AnthropicConfig {
         base_url,
         model: model?,
         api_key: Secret::new(api_key?),
@@ -210,7 +231,8 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ant
         llm,
         thinking_budget,
         thinking,
-    })
+    };
+    Some(Arc::new(AnthropicProvider::new(ctx.target, config)))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `--cache`: answers stored on disk under `.agentv/cache/<2 hex>/<sha256>.json` (D15).
+//! `--cache`: answers stored on disk under `.agentv/cache/<2 hex>/<sha256>.json`
+//! (`docs/architecture.md#cache`).
 //!
 //! The key hashes everything that shapes the answer (provider kind, its public settings and
 //! the request); API keys are not among them. Every successful answer is cached, whatever the
@@ -81,8 +82,7 @@ impl ResponseCache {
             "input_files": request.input_files,
         });
         // serde_json's maps are sorted, so equal requests serialize equally.
-        let digest = Sha256::digest(canonical.to_string().as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -169,6 +169,10 @@ impl Provider for CachedProvider {
     fn max_workers(&self) -> Option<usize> {
         self.inner.max_workers()
     }
+
+    fn executable(&self) -> Option<&str> {
+        self.inner.executable()
+    }
 }
 
 #[cfg(test)]
@@ -188,7 +192,7 @@ mod tests {
             "c"
         }
         fn kind(&self) -> ProviderKind {
-            ProviderKind::OpenAi
+            ProviderKind::of(&crate::providers::openai::OPENAI)
         }
         fn invoke<'a>(&'a self, r: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
             let n = self.calls.fetch_add(1, Ordering::SeqCst);
@@ -257,7 +261,8 @@ mod tests {
         assert_eq!(failing.calls.load(Ordering::SeqCst), 2);
     }
 
-    /// D15 (revised): `--cache` caches every successful answer, whatever the temperature.
+    /// `--cache` caches every successful answer, whatever the temperature
+    /// (`docs/architecture.md#cache`).
     #[tokio::test]
     async fn warm_temperature_answers_are_cached() {
         let dir = tempfile::tempdir().expect("tmp");

@@ -2,17 +2,44 @@
 //! stream into output messages with tool calls, usage, cost and duration.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::agent::{self, AgentConfig, AgentKind};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::agent::{self, AGENT_KEYS, AgentConfig, AgentOutputError, AgentProfile};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::KeyTable;
 use crate::model::{OutputMessage, TokenUsage, ToolCall};
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "claude-code",
+    aliases: &["claude"],
+    doc: "Claude Code: `claude -p --output-format stream-json --verbose`, prompt on stdin.",
+    class: ProviderClass::Agent,
+    batch: false,
+    cacheable: true,
+    executable: Some(agent::CLAUDE_CODE),
+    keys: &KEYS,
+    build,
+};
+
+const KEYS: KeyTable = KeyTable::new("claude-code", "Settings of a `claude-code` target.", &[AGENT_KEYS]);
+
+/// A `claude-code` target from its settings.
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let config = agent::config(s, ctx, "claude");
+    Some(Arc::new(ClaudeCodeProvider::new(ctx.target, config)))
+}
 
 /// Set to `false`, `0` or `off` to turn stream logs off.
 pub const STREAM_LOGS_ENV: &str = "AGENTV_CLAUDE_CODE_STREAM_LOGS";
 
-const KIND: AgentKind = AgentKind {
+const PROFILE: AgentProfile = AgentProfile {
     program: "claude",
     logs: "claude-code",
     logs_env: STREAM_LOGS_ENV,
@@ -70,13 +97,17 @@ impl Provider for ClaudeCodeProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::ClaudeCode
+        ProviderKind::of(&ENTRY)
+    }
+
+    fn executable(&self) -> Option<&str> {
+        Some(&self.config.executable)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(agent::run(
             &self.config,
-            &KIND,
+            &PROFILE,
             request,
             self.arguments(),
             |cwd| self.prompt(request, cwd),
@@ -95,7 +126,7 @@ impl Provider for ClaudeCodeProvider {
 /// `message.id` and are merged into one output message. `tool_use` blocks become tool calls;
 /// `tool_result` blocks on `user` lines fill in the output of the call with the same id. The
 /// `result` line has the final answer and the run's totals. Non-JSON lines are skipped.
-pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, String> {
+pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, AgentOutputError> {
     let mut messages: Vec<OutputMessage> = Vec::new();
     let mut by_message_id: HashMap<String, usize> = HashMap::new();
     let mut call_index: HashMap<String, (usize, usize)> = HashMap::new();
@@ -122,13 +153,15 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, String> {
         }
     }
     if events == 0 {
-        return Err(format!(
+        return Err(AgentOutputError::Unreadable(format!(
             "claude printed no JSON events; output was: {}",
             crate::process::tail(stdout, 300)
-        ));
+        )));
     }
     let Some(result) = result else {
-        return Err("claude output has no `result` event (the run ended early)".to_owned());
+        return Err(AgentOutputError::Unreadable(
+            "claude output has no `result` event (the run ended early)".to_owned(),
+        ));
     };
     let text = result
         .get("result")
@@ -147,7 +180,7 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, String> {
         } else {
             "an error"
         };
-        return Err(format!("claude reported {what}: {detail}"));
+        return Err(AgentOutputError::Reported(format!("claude reported {what}: {detail}")));
     }
     if agentv_eval_sdk::last_assistant_text(&messages).as_deref() != Some(text.as_str()) && !text.is_empty() {
         messages.push(OutputMessage::assistant(text));
@@ -332,7 +365,10 @@ mod tests {
     #[test]
     fn api_error_is_reported_with_its_message() {
         let err = parse_stream(API_ERROR).expect_err("is_error");
-        assert_eq!(err, "claude reported an error: API Error: 400 fake: injected error");
+        assert_eq!(
+            err,
+            AgentOutputError::Reported("claude reported an error: API Error: 400 fake: injected error".to_owned())
+        );
     }
 
     #[test]
@@ -340,16 +376,17 @@ mod tests {
         let max = r#"{"type":"result","subtype":"error_max_turns","is_error":false,"errors":["Reached maximum number of turns (3)"]}"#;
         assert_eq!(
             parse_stream(max).expect_err("max turns"),
-            r#"claude reported stopped at the maximum number of turns: ["Reached maximum number of turns (3)"]"#
+            AgentOutputError::Reported(
+                r#"claude reported stopped at the maximum number of turns: ["Reached maximum number of turns (3)"]"#
+                    .to_owned()
+            )
         );
-        assert!(
-            parse_stream("segfault\n")
-                .expect_err("garbage")
-                .starts_with("claude printed no JSON events")
-        );
+        let garbage = parse_stream("segfault\n").expect_err("garbage");
+        assert!(matches!(garbage, AgentOutputError::Unreadable(_)), "{garbage:?}");
+        assert!(garbage.to_string().starts_with("claude printed no JSON events"));
         assert_eq!(
             parse_stream("{\"type\":\"system\"}\n").expect_err("no result"),
-            "claude output has no `result` event (the run ended early)"
+            AgentOutputError::Unreadable("claude output has no `result` event (the run ended early)".to_owned())
         );
     }
 

@@ -9,13 +9,77 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::answer::parse_answer;
-use super::settings::Settings;
-use super::template::check_template;
-use super::template::{render, shell_quote};
-use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
-use crate::load::TargetDef;
-use crate::load::node::Pos;
+use super::template::{render, shell_quote, unknown_cli_placeholders};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderError, ProviderFuture, ProviderKind,
+    ProviderRequest, ProviderResponse, TargetSettings,
+};
+use crate::config::{DurationRange, Key, KeyTable, Kind, Pos};
 use crate::process::{self, ProcessError, ProcessSpec};
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "cli",
+    aliases: &[],
+    doc: "Runs a shell command per case; the answer is read from `{OUTPUT_FILE}`.",
+    class: ProviderClass::Command,
+    batch: true,
+    cacheable: true,
+    executable: None,
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "command_template",
+        Kind::Text,
+        "The command, run by `sh -c`, with {PROMPT}, {GUIDELINES}, {EVAL_ID}, {ATTEMPT}, {FILES}, {OUTPUT_FILE}.",
+    )
+    .required(),
+    Key::new(
+        "files_format",
+        Kind::Text,
+        "How each input file is written in {FILES}: {path} and {basename} (default {path}).",
+    )
+    .aliases(&["attachments_format"]),
+    Key::new(
+        "cwd",
+        Kind::Text,
+        "Working directory, relative to the targets file (default: the eval file's directory).",
+    ),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(DurationRange::TIMEOUT_SECONDS),
+        "Per command (the run's `--timeout` applies too).",
+    ),
+    Key::new("keep_temp_files", Kind::Bool, "Keep the output files after reading them.").aliases(&["keep_output_files"]),
+    Key::new("verbose", Kind::Bool, "Accepted for compatibility; not used.").aliases(&["cli_verbose"]),
+    Key::new(
+        "healthcheck",
+        Kind::Object(&HEALTHCHECK_KEYS),
+        "A probe run once before the first case.",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new("cli", "Settings of a `cli` target.", &[OWN]);
+
+const HEALTHCHECK_OWN: &[Key] = &[
+    Key::new("type", Kind::Text, "`http` (GET `url` must answer 2xx) or `command` (must exit 0).").required(),
+    Key::new("url", Kind::Text, "For `type: http`."),
+    Key::new("command_template", Kind::Text, "For `type: command`; run by `sh -c`."),
+    Key::new(
+        "cwd",
+        Kind::Text,
+        "For `type: command`: working directory, relative to the targets file.",
+    ),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(DurationRange::TIMEOUT_SECONDS),
+        "How long the probe may take (default 30).",
+    ),
+];
+const HEALTHCHECK_KEYS: KeyTable = KeyTable::new("healthcheck", "A probe run once before the first case.", &[HEALTHCHECK_OWN]);
 
 /// `cli` target settings, validated.
 #[derive(Debug, Clone)]
@@ -175,7 +239,10 @@ impl CliProvider {
             cwd,
             extension,
         } = run;
-        let output_file = temp_output_path(eval_id, extension);
+        let mut output_file = temp_output_path(eval_id, extension)
+            .map_err(|e| ProviderError::failed(format!("cannot make a temporary output file: {e}")))?;
+        // Kept for debugging when asked; otherwise deleted when this call returns.
+        output_file.disable_cleanup(self.config.keep_temp_files);
         let values = HashMap::from([
             ("PROMPT", prompt.to_owned()),
             ("GUIDELINES", guidelines.to_owned()),
@@ -187,7 +254,7 @@ impl CliProvider {
         let command = render(&self.config.command_template, &values, &raw);
         let argv = [String::from("sh"), String::from("-c"), command];
         // Without `timeout_seconds` the run's own timeout (which wraps every call) applies.
-        let timeout = self.config.timeout.unwrap_or(super::agent::NO_TIMEOUT);
+        let timeout = self.config.timeout.unwrap_or(super::agent::ONE_DAY);
         let spec = ProcessSpec {
             argv: &argv,
             cwd,
@@ -201,24 +268,12 @@ impl CliProvider {
         let started = Instant::now();
         let result = process::run(spec).await;
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let cleanup = || {
-            if !self.config.keep_temp_files {
-                let _ = std::fs::remove_file(&output_file);
-            }
-        };
         let done = match result {
             Ok(done) => done,
-            Err(ProcessError::TimedOut(d)) => {
-                cleanup();
-                return Err(ProviderError::Timeout(d));
-            }
-            Err(e) => {
-                cleanup();
-                return Err(ProviderError::failed(e.to_string()));
-            }
+            Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
+            Err(e) => return Err(ProviderError::failed(e.to_string())),
         };
         if !done.status.success() {
-            cleanup();
             let output = done.output_tail(2000);
             return Err(ProviderError::failed(format!(
                 "command failed with exit code {}: {output}{}",
@@ -227,7 +282,6 @@ impl CliProvider {
             )));
         }
         let text = std::fs::read_to_string(&output_file);
-        cleanup();
         match text {
             Ok(text) => Ok((text, elapsed_ms)),
             Err(e) => Err(ProviderError::failed(format!(
@@ -266,14 +320,16 @@ struct Invocation<'a> {
     extension: &'a str,
 }
 
-fn temp_output_path(eval_id: &str, extension: &str) -> PathBuf {
-    let safe = crate::load::file_name_safe(eval_id);
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or_default();
-    let nonce: u32 = rand::random();
-    std::env::temp_dir().join(format!("agentv-{safe}-{millis}-{nonce:08x}.{extension}"))
+/// A fresh path in the temporary directory for the command's answer, deleted when dropped.
+/// No file is created: a command that writes nothing leaves none, which is reported.
+fn temp_output_path(eval_id: &str, extension: &str) -> std::io::Result<tempfile::TempPath> {
+    let prefix = format!("agentv-{}-", crate::paths::file_name_safe(eval_id));
+    let suffix = format!(".{extension}");
+    let named = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(&suffix)
+        .make(|_| Ok(()))?;
+    Ok(named.into_temp_path())
 }
 
 impl Provider for CliProvider {
@@ -282,7 +338,7 @@ impl Provider for CliProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Cli
+        ProviderKind::of(&ENTRY)
     }
 
     fn healthcheck<'a>(&'a self, eval_dir: &'a Path) -> ProviderFuture<'a, ()> {
@@ -308,10 +364,6 @@ impl Provider for CliProvider {
             response.duration_ms = response.duration_ms.or(Some(elapsed_ms));
             Ok(response)
         })
-    }
-
-    fn supports_batch(&self) -> bool {
-        true
     }
 
     fn invoke_batch<'a>(
@@ -388,48 +440,32 @@ fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, P
 }
 
 /// A `cli` target from its settings.
-pub(crate) fn from_settings(
-    def: &TargetDef,
-    s: &mut Settings<'_>,
-    env: Arc<[(String, String)]>,
-) -> Option<CliProvider> {
-    let template_pos = s.node(&["command_template"]).map(|n| n.pos);
-    let command_template = s.string(&["command_template"], true);
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let template_pos = s.node("command_template").map(|n| n.pos);
+    let command_template = s.string("command_template", true);
     match (&command_template, template_pos) {
         (None, None) => s.error(
-            def.pos,
-            format!("cli target `{}` is missing `command_template`", def.name),
+            ctx.pos,
+            format!("cli target `{}` is missing `command_template`", ctx.target),
             Some("add `command_template: my-agent {PROMPT} > {OUTPUT_FILE}`".to_owned()),
         ),
         (Some(t), pos) if t.trim().is_empty() => {
-            s.error(pos.unwrap_or(def.pos), "`command_template` is empty".to_owned(), None)
+            s.error(pos.unwrap_or(ctx.pos), "`command_template` is empty".to_owned(), None)
         }
-        (Some(t), pos) => check_placeholders(s, t, pos.unwrap_or(def.pos)),
+        (Some(t), pos) => check_placeholders(s, t, pos.unwrap_or(ctx.pos)),
         (None, Some(_)) => {}
     }
     let files_format = s
-        .string(&["files_format", "attachments_format"], false)
+        .string("files_format", false)
         .unwrap_or_else(|| "{path}".to_owned());
     for template in command_template.iter().chain([&files_format]) {
         s.secrets().add_template_parts(template);
     }
-    let cwd = s.dir(&["cwd"]);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    let keep_temp_files = s.boolean(&["keep_temp_files", "keep_output_files"]).unwrap_or(false);
-    let _ = s.boolean(&["verbose", "cli_verbose"]);
-    let healthcheck = s.object(&["healthcheck"], HEALTHCHECK_KEYS, healthcheck).flatten();
-    s.finish(&[
-        "command_template",
-        "files_format",
-        "attachments_format",
-        "cwd",
-        "timeout_seconds",
-        "healthcheck",
-        "verbose",
-        "cli_verbose",
-        "keep_temp_files",
-        "keep_output_files",
-    ]);
+    let cwd = s.dir("cwd");
+    let timeout = s.duration("timeout_seconds");
+    let keep_temp_files = s.boolean("keep_temp_files").unwrap_or(false);
+    let _ = s.boolean("verbose");
+    let healthcheck = s.object("healthcheck", healthcheck).flatten();
     let config = CliConfig {
         command_template: command_template?,
         files_format,
@@ -438,11 +474,11 @@ pub(crate) fn from_settings(
         healthcheck,
         keep_temp_files,
     };
-    Some(CliProvider::new(def.name.clone(), config, env))
+    Some(Arc::new(CliProvider::new(ctx.target, config, ctx.child_env.clone())))
 }
 
-fn check_placeholders(s: &mut Settings<'_>, template: &str, pos: Pos) {
-    let unknown = check_template(template);
+fn check_placeholders(s: &mut TargetSettings<'_>, template: &str, pos: Pos) {
+    let unknown = unknown_cli_placeholders(template);
     if !unknown.is_empty() {
         let list: Vec<String> = unknown.iter().map(|u| format!("{{{u}}}")).collect();
         s.error(
@@ -460,29 +496,26 @@ fn check_placeholders(s: &mut Settings<'_>, template: &str, pos: Pos) {
     }
 }
 
-/// Keys of a `healthcheck` object.
-const HEALTHCHECK_KEYS: &[&str] = &["type", "url", "command_template", "cwd", "timeout_seconds"];
-
 /// How long a healthcheck may take when it does not say.
 const HEALTHCHECK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Reads the `healthcheck` object; `s` is positioned inside it.
-fn healthcheck(s: &mut Settings<'_>) -> Option<Healthcheck> {
-    let pos = s.fields.pos;
-    let kind = s.string(&["type"], true);
-    let timeout = s.seconds(&["timeout_seconds"]).unwrap_or(HEALTHCHECK_TIMEOUT);
+fn healthcheck(s: &mut TargetSettings<'_>) -> Option<Healthcheck> {
+    let pos = s.pos();
+    let kind = s.string("type", true);
+    let timeout = s.duration("timeout_seconds").unwrap_or(HEALTHCHECK_TIMEOUT);
     match kind.as_deref() {
         Some("http") => {
-            let url = s.string(&["url"], true);
+            let url = s.string("url", true);
             if url.is_none() && !s.is_missing("url") {
                 s.error(pos, "http healthcheck needs `url`".to_owned(), None);
             }
             Some(Healthcheck::Http { url: url?, timeout })
         }
         Some("command") => {
-            let template_pos = s.node(&["command_template"]).map_or(pos, |n| n.pos);
-            let template = s.string(&["command_template"], true);
-            let cwd = s.dir(&["cwd"]);
+            let template_pos = s.node("command_template").map_or(pos, |n| n.pos);
+            let template = s.string("command_template", true);
+            let cwd = s.dir("cwd");
             match template {
                 Some(template) => {
                     check_placeholders(s, &template, template_pos);

@@ -1,16 +1,53 @@
 //! `codex`: runs `codex exec --json` and reads its JSONL events into output messages with
 //! tool calls and token usage.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
-use super::agent::{self, AgentConfig, AgentKind};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::agent::{self, AGENT_KEYS, AgentConfig, AgentOutputError, AgentProfile};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::{Key, KeyTable, Kind};
 use crate::model::{OutputMessage, TokenUsage, ToolCall};
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "codex",
+    aliases: &["codex-cli"],
+    doc: "Codex CLI: `codex exec --json`, prompt on stdin.",
+    class: ProviderClass::Agent,
+    batch: false,
+    cacheable: true,
+    executable: Some(agent::CODEX),
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[Key::new(
+    "approval_policy",
+    Kind::Text,
+    "`--ask-for-approval` value (default never; empty leaves the flag out).",
+)
+.aliases(&["ask_for_approval"])];
+const KEYS: KeyTable = KeyTable::new("codex", "Settings of a `codex` target.", &[AGENT_KEYS, OWN]);
+
+/// A `codex` target from its settings.
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let policy = s
+        .string("approval_policy", false)
+        .unwrap_or_else(|| "never".to_owned());
+    let config = agent::config(s, ctx, "codex");
+    Some(Arc::new(CodexProvider::new(ctx.target, config, policy)))
+}
 
 /// Set to `false`, `0` or `off` to turn stream logs off.
 pub const STREAM_LOGS_ENV: &str = "AGENTV_CODEX_STREAM_LOGS";
 
-const KIND: AgentKind = AgentKind {
+const PROFILE: AgentProfile = AgentProfile {
     program: "codex",
     logs: "codex",
     logs_env: STREAM_LOGS_ENV,
@@ -69,13 +106,17 @@ impl Provider for CodexProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Codex
+        ProviderKind::of(&ENTRY)
+    }
+
+    fn executable(&self) -> Option<&str> {
+        Some(&self.config.executable)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(agent::run(
             &self.config,
-            &KIND,
+            &PROFILE,
             request,
             self.arguments(),
             |cwd| self.prompt(request, cwd),
@@ -95,7 +136,7 @@ impl Provider for CodexProvider {
 /// `command_execution`, `file_change`, `mcp_tool_call` and `web_search` → tool calls (named by
 /// item type, or by the MCP tool's name) with their input and output. `turn.completed` usage
 /// adds up. `turn.failed` fails the run; a bare `error` event (e.g. a reconnect notice) does not.
-pub fn parse_events(stdout: &str) -> Result<ProviderResponse, String> {
+pub fn parse_events(stdout: &str) -> Result<ProviderResponse, AgentOutputError> {
     let mut messages: Vec<OutputMessage> = Vec::new();
     let mut usage: Option<TokenUsage> = None;
     let mut notices: Vec<Value> = Vec::new();
@@ -133,20 +174,22 @@ pub fn parse_events(stdout: &str) -> Result<ProviderResponse, String> {
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .map_or_else(|| event.to_string(), str::to_owned);
-                return Err(format!("codex turn failed: {message}"));
+                return Err(AgentOutputError::Reported(format!("codex turn failed: {message}")));
             }
             Some("error") => notices.push(event.get("message").cloned().unwrap_or(event.clone())),
             _ => {}
         }
     }
     if events == 0 {
-        return Err(format!(
+        return Err(AgentOutputError::Unreadable(format!(
             "codex printed no JSON events; output was: {}",
             crate::process::tail(stdout, 300)
-        ));
+        )));
     }
     if !messages.iter().any(|m| m.content.is_some()) {
-        return Err("codex finished without an agent message".to_owned());
+        return Err(AgentOutputError::Unreadable(
+            "codex finished without an agent message".to_owned(),
+        ));
     }
     if !notices.is_empty() {
         metadata.insert("notices".to_owned(), Value::Array(notices));
@@ -283,7 +326,7 @@ mod tests {
             "{\"type\":\"turn.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n";
         assert_eq!(
             parse_events(failed).expect_err("fails"),
-            "codex turn failed: stream disconnected"
+            AgentOutputError::Reported("codex turn failed: stream disconnected".to_owned())
         );
         let notice = format!("{{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}}\n{TEXT_RUN}");
         let r = parse_events(&notice).expect("a reconnect notice is not a failure");
@@ -291,11 +334,9 @@ mod tests {
             r.metadata.as_ref().and_then(|m| m.get("notices")),
             Some(&json!(["Reconnecting... 1/5"]))
         );
-        assert!(
-            parse_events("not json")
-                .expect_err("garbage")
-                .starts_with("codex printed no JSON events")
-        );
+        let garbage = parse_events("not json").expect_err("garbage");
+        assert!(matches!(garbage, AgentOutputError::Unreadable(_)), "{garbage:?}");
+        assert!(garbage.to_string().starts_with("codex printed no JSON events"));
     }
 
     #[test]

@@ -1,12 +1,42 @@
 //! `gemini` / `google`: generateContent.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LlmSettings, Speaker};
-use super::settings::{Settings, finish_llm};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Speaker};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::{Key, KeyTable, Kind};
 use crate::model::TokenUsage;
 use crate::redact::Secret;
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "gemini",
+    aliases: &["google", "google-gemini"],
+    doc: "Google Gemini generateContent.",
+    class: ProviderClass::Llm,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "base_url",
+        Kind::Text,
+        "Server URL (default https://generativelanguage.googleapis.com).",
+    ),
+    Key::new("model", Kind::Text, "Model name (default gemini-2.5-flash).").aliases(&["deployment", "variant"]),
+    Key::new("api_key", Kind::Text, "API key, e.g. `${{ GOOGLE_API_KEY }}`.").required(),
+];
+const KEYS: KeyTable = KeyTable::new("gemini", "Settings of a `gemini` target.", &[OWN, LLM_KEYS]);
 
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
@@ -111,7 +141,7 @@ impl Provider for GeminiProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Gemini
+        ProviderKind::of(&ENTRY)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -128,24 +158,23 @@ impl Provider for GeminiProvider {
     }
 }
 
-/// A `gemini` target's settings.
-pub(crate) fn from_settings(s: &mut Settings<'_>) -> Option<GeminiConfig> {
+/// A `gemini` target from its settings.
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let base_url = s
-        .string(&["base_url"], true)
+        .string("base_url", true)
         .unwrap_or_else(|| GEMINI_BASE_URL.to_owned());
     let model = s
-        .string(&["model", "deployment", "variant"], false)
+        .string("model", false)
         .unwrap_or_else(|| GEMINI_DEFAULT_MODEL.to_owned());
-    let pos = s.fields.pos;
-    let api_key = s.credential(&["api_key"], "GOOGLE_API_KEY", pos);
+    let api_key = s.credential("api_key", "GOOGLE_API_KEY", s.pos());
     let llm = s.llm();
-    finish_llm(s, &["base_url", "model", "deployment", "variant", "api_key"]);
-    Some(GeminiConfig {
+    let config = GeminiConfig {
         base_url,
         model,
         api_key: Secret::new(api_key?),
         llm,
-    })
+    };
+    Some(Arc::new(GeminiProvider::new(ctx.target, config)))
 }
 
 #[cfg(test)]

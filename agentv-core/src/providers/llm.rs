@@ -8,7 +8,58 @@ use serde_json::{Map, Value, json};
 
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::{ProviderError, ProviderRequest, ProviderResponse};
+use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
 use crate::model::{OutputMessage, TokenUsage};
+
+/// Keys every LLM API target accepts besides its own (read by
+/// [`super::TargetSettings::llm`]).
+pub const LLM_KEYS: &[Key] = &[
+    Key::new(
+        "temperature",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Sampling temperature.",
+    ),
+    Key::new(
+        "max_output_tokens",
+        Kind::Int(IntRange::at_least(0)),
+        "Most tokens an answer may have.",
+    )
+    .aliases(&["max_tokens"]),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(DurationRange::TIMEOUT_SECONDS),
+        "Per HTTP attempt (the run's `--timeout` bounds the whole call).",
+    ),
+    Key::new(
+        "max_retries",
+        Kind::Int(IntRange::at_least(0)),
+        "Retries of a failed HTTP call (default 3, at most 100).",
+    ),
+    Key::new(
+        "initial_delay_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "First retry delay (default 1000).",
+    )
+    .aliases(&["retry_initial_delay_ms"]),
+    Key::new(
+        "max_delay_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "Longest retry delay (default 60000).",
+    )
+    .aliases(&["retry_max_delay_ms"]),
+    Key::new(
+        "backoff_factor",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Delay growth per retry (default 2).",
+    )
+    .aliases(&["retry_backoff_factor"]),
+    Key::new(
+        "retryable_status_codes",
+        Kind::List(&Kind::Int(IntRange { min: 100, max: 599 })),
+        "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
+    )
+    .aliases(&["retry_status_codes"]),
+];
 
 /// The system prompt when the caller sets none.
 pub const DEFAULT_SYSTEM_PROMPT: &str =

@@ -1,14 +1,58 @@
 //! `mock`: answers with a configured response, optionally after a delay. No external calls.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::RngExt;
 use serde_json::{Value, json};
 
-use super::settings::{Settings, node_text};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
-use crate::load::TargetDef;
+use super::settings::node_text;
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings, parse_answer,
+};
+use crate::config::{DurationRange, Key, KeyTable, Kind};
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "mock",
+    aliases: &[],
+    doc: "Answers with a configured response, optionally after a delay; calls nothing.",
+    class: ProviderClass::Mock,
+    batch: false,
+    // Its answers cost nothing to make again.
+    cacheable: false,
+    executable: None,
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "response",
+        Kind::Any,
+        "The answer: text, or `{text?, output_messages?, ...}` (a mapping is sent as its JSON).",
+    ),
+    Key::new("responses", Kind::Map(&Kind::Any), "Answers for specific eval ids, read like `response`."),
+    Key::new(
+        "delay_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "Wait this long before answering.",
+    ),
+    Key::new(
+        "delay_min_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "With `delay_max_ms`: wait a random time in between.",
+    ),
+    Key::new(
+        "delay_max_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "With `delay_min_ms`: wait a random time in between.",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new("mock", "Settings of a `mock` target.", &[OWN]);
 
 /// The answer when none is configured.
 pub const DEFAULT_RESPONSE: &str =
@@ -66,7 +110,7 @@ impl Provider for MockProvider {
     }
 
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Mock
+        ProviderKind::of(&ENTRY)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -85,11 +129,11 @@ impl Provider for MockProvider {
 }
 
 /// A `mock` target from its settings.
-pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<MockProvider> {
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     // A mapping or list answer is sent as its JSON text (llm_judge wants one JSON object).
-    let response = s.tree(&["response"]).as_ref().and_then(node_text);
+    let response = s.tree("response").as_ref().and_then(node_text);
     let mut responses = HashMap::new();
-    if let Some(node) = s.tree(&["responses"]) {
+    if let Some(node) = s.tree("responses") {
         match node.as_map() {
             Some(entries) => {
                 for (k, v) in entries {
@@ -101,16 +145,15 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Moc
             None => s.error(node.pos, "`responses` must map eval ids to answers".to_owned(), None),
         }
     }
-    let fixed = s.millis(&["delay_ms"]);
-    let min = s.millis(&["delay_min_ms"]);
-    let max = s.millis(&["delay_max_ms"]);
+    let fixed = s.duration("delay_ms");
+    let min = s.duration("delay_min_ms");
+    let max = s.duration("delay_max_ms");
     let delay = match (min, max, fixed) {
         (Some(lo), Some(hi), _) => Delay::Between(lo, hi.max(lo)),
         (_, _, Some(d)) => Delay::Fixed(d),
         _ => Delay::None,
     };
-    s.finish(&["response", "responses", "delay_ms", "delay_min_ms", "delay_max_ms"]);
-    Some(MockProvider::new(def.name.clone(), response, delay).with_responses(responses))
+    Some(Arc::new(MockProvider::new(ctx.target, response, delay).with_responses(responses)))
 }
 
 #[cfg(test)]

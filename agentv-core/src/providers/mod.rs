@@ -1,184 +1,118 @@
-//! Targets: the `Provider` trait and its implementations.
+//! Targets: the `Provider` trait, the provider table, and what providers share (settings,
+//! retries, the response cache, the registry that builds targets from their definitions).
+//!
+//! Adding a provider is one file `providers/<name>.rs` that exports `ENTRIES` (see
+//! [`ProviderEntry`]) and one line in the table below; nothing else names providers.
+//! See `docs/architecture.md#add-a-provider`.
 
 mod agent;
 mod answer;
-mod anthropic;
 mod cache;
-mod claude_code;
-mod cli;
-mod codex;
-mod gemini;
+mod entry;
 mod llm;
-pub mod mock;
-mod openai;
+mod provider;
+pub mod proxy_invoker;
 mod registry;
 pub mod retry;
 mod settings;
+mod target;
 mod template;
-mod vscode;
 
-use std::path::PathBuf;
-use std::time::Duration;
+use crate::config::schema::case_insensitive_pattern;
 
-use futures::future::BoxFuture;
-use serde::Serialize;
-use serde_json::{Map, Value};
-
-pub use crate::load::ProviderKind;
-use crate::model::{OutputMessage, TokenUsage, TraceEvent};
 pub use answer::parse_answer;
 pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
+pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};
 pub use mock::MockProvider;
+pub use provider::{
+    ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
+};
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
-pub use template::{CLI_PLACEHOLDERS, check_template, shell_quote};
+pub use settings::TargetSettings;
+pub use target::{TARGET_KEYS, TargetDef, TargetsFile};
+pub use template::{CLI_PLACEHOLDERS, shell_quote, unknown_cli_placeholders};
 
-/// How case content is put into prompts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptMode {
-    /// LLM APIs: file contents are embedded in the prompt.
-    Lm,
-    /// Agents and commands: files are referenced by path; the agent reads them.
-    Agent,
+/// Declares the provider modules and lists their entries, in the order messages name them.
+macro_rules! provider_table {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// The provider table: every provider's entries, by module.
+        pub(crate) static PROVIDERS: &[&[&ProviderEntry]] = &[$($module::ENTRIES),*];
+    };
 }
 
-/// One chat turn of a multi-turn prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
+provider_table! {
+    openai,
+    anthropic,
+    gemini,
+    claude_code,
+    codex,
+    vscode,
+    cli,
+    mock,
 }
 
-/// Everything a provider needs to answer one case.
-#[derive(Debug, Clone, Default)]
-pub struct ProviderRequest {
-    pub eval_id: String,
-    /// 1 for the first try.
-    pub attempt: u32,
-    /// The formatted user prompt.
-    pub question: String,
-    /// The guidelines block (file contents), empty when the case has none.
-    pub guidelines: String,
-    pub guideline_files: Vec<PathBuf>,
-    pub input_files: Vec<PathBuf>,
-    /// Set for multi-turn inputs sent to LLM providers.
-    pub chat_prompt: Option<Vec<ChatMessage>>,
-    /// A system prompt from the caller (LLM judges set one).
-    pub system_prompt: Option<String>,
-    /// Directory of the eval file: the default working directory of commands.
-    pub eval_dir: Option<PathBuf>,
+/// Every provider, in table order.
+pub fn entries() -> impl Iterator<Item = &'static ProviderEntry> {
+    PROVIDERS.iter().flat_map(|module| module.iter().copied())
 }
 
-/// What a provider answered.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct ProviderResponse {
-    pub output_messages: Vec<OutputMessage>,
-    /// An explicit trace (deprecated in favour of `output_messages`, still preferred when set).
-    pub trace: Option<Vec<TraceEvent>>,
-    /// A file holding a JSON array of trace events.
-    pub trace_ref: Option<PathBuf>,
-    pub token_usage: Option<TokenUsage>,
-    pub cost_usd: Option<f64>,
-    pub duration_ms: Option<f64>,
-    /// The provider's raw answer, for debugging.
-    pub raw: Option<Value>,
-    /// Provider-specific facts (log file paths, session ids).
-    pub metadata: Option<Map<String, Value>>,
-    /// Problems that did not fail the call (dropped metric values, ...).
-    pub warnings: Vec<String>,
+/// The provider a targets file names (`provider:`), by name or alias, ignoring letter case.
+pub fn find(name: &str) -> Option<&'static ProviderEntry> {
+    entries().find(|e| e.names().any(|n| n.eq_ignore_ascii_case(name)))
 }
 
-impl ProviderResponse {
-    /// A response with one assistant message.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            output_messages: vec![OutputMessage::assistant(text)],
-            ..Self::default()
+/// The providers this version knows, for messages: "openai, azure, … or mock".
+pub fn known_providers() -> String {
+    let names: Vec<&str> = entries().map(|e| e.name).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}
+
+/// A JSON Schema pattern matching every provider name and alias, in any letter case.
+pub fn name_pattern() -> String {
+    case_insensitive_pattern(entries().flat_map(ProviderEntry::names))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_found_in_any_case() {
+        for (written, want) in [
+            ("openai", "openai"),
+            ("Azure-OpenAI", "azure"),
+            ("google", "gemini"),
+            ("claude", "claude-code"),
+            ("codex-cli", "codex"),
+            ("vscode-insiders", "vscode-insiders"),
+            ("MOCK", "mock"),
+        ] {
+            assert_eq!(find(written).map(|e| e.name), Some(want), "{written}");
         }
+        assert!(find("warp-drive").is_none());
     }
-}
 
-/// Why a provider call failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ProviderError {
-    /// The call did not finish in time; the runner may retry the case.
-    #[error("timed out after {}s", .0.as_secs_f64())]
-    Timeout(Duration),
-    /// The provider answered with an HTTP error.
-    #[error("HTTP {status}: {message}")]
-    Http {
-        status: u16,
-        message: String,
-        retry_after: Option<Duration>,
-    },
-    /// The request never got an HTTP answer (connection refused, reset, DNS).
-    #[error("network error: {0}")]
-    Network(String),
-    /// Anything else, with a message fit for the results file.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl ProviderError {
-    pub fn failed(message: impl Into<String>) -> Self {
-        Self::Failed(message.into())
-    }
-}
-
-/// A future returned by providers (dyn-compatible async).
-pub type ProviderFuture<'a, T> = BoxFuture<'a, Result<T, ProviderError>>;
-
-/// A target that answers eval cases.
-///
-/// LLM APIs, agent CLIs, commands and mocks all implement it; the runner knows nothing else
-/// about them.
-pub trait Provider: Send + Sync + std::fmt::Debug {
-    /// The target's name in targets.yaml.
-    fn target_name(&self) -> &str;
-
-    fn kind(&self) -> ProviderKind;
-
-    /// How prompts for this provider are formatted.
-    fn prompt_mode(&self) -> PromptMode {
-        if self.kind().is_agent() || self.kind() == ProviderKind::Cli {
-            PromptMode::Agent
-        } else {
-            PromptMode::Lm
+    #[test]
+    fn every_name_is_taken_once() {
+        let mut seen: Vec<String> = Vec::new();
+        for name in entries().flat_map(ProviderEntry::names) {
+            let lower = name.to_ascii_lowercase();
+            assert!(!seen.contains(&lower), "`{name}` names two providers");
+            seen.push(lower);
         }
     }
 
-    /// Answers one request.
-    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse>;
-
-    /// Checks once, before the run, that the target can answer (a `cli` target's
-    /// `healthcheck`); `eval_dir` is where its commands run by default. The error says why
-    /// not, fit for the terminal. Most providers have nothing to check.
-    fn healthcheck<'a>(&'a self, _eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
-        Box::pin(async { Ok(()) })
-    }
-
-    /// True when [`Provider::invoke_batch`] sends many requests in one call.
-    fn supports_batch(&self) -> bool {
-        false
-    }
-
-    /// Answers many requests at once, one result per request in order. An `Err` means the
-    /// whole batch failed and the runner falls back to per-case calls.
-    fn invoke_batch<'a>(
-        &'a self,
-        _requests: &'a [ProviderRequest],
-    ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
-        Box::pin(async { Err(ProviderError::failed("this provider cannot batch")) })
-    }
-
-    /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
-    fn public_settings(&self) -> Value {
-        Value::Object(Map::new())
-    }
-
-    /// A cap on concurrent cases (some agents cannot run in parallel).
-    fn max_workers(&self) -> Option<usize> {
-        None
+    #[test]
+    fn messages_list_the_table() {
+        assert_eq!(
+            known_providers(),
+            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli or mock"
+        );
     }
 }

@@ -1,13 +1,73 @@
 //! `openai` (Chat Completions on any compatible server) and `azure` (deployment URLs).
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LlmSettings, Speaker};
-use super::settings::{Settings, finish_llm};
-use super::{Provider, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
-use crate::load::TargetDef;
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Speaker};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::{Key, KeyTable, Kind};
 use crate::model::TokenUsage;
 use crate::redact::Secret;
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&OPENAI, &AZURE];
+
+/// `openai`: Chat Completions on api.openai.com or any compatible server.
+pub(crate) static OPENAI: ProviderEntry = ProviderEntry {
+    name: "openai",
+    aliases: &[],
+    doc: "OpenAI Chat Completions, or any OpenAI-compatible server through `base_url`.",
+    class: ProviderClass::Llm,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    keys: &OPENAI_KEYS,
+    build: build_openai,
+};
+
+/// `azure`: Chat Completions on an Azure OpenAI deployment.
+pub(crate) static AZURE: ProviderEntry = ProviderEntry {
+    name: "azure",
+    aliases: &["azure-openai"],
+    doc: "Azure OpenAI Chat Completions on a deployment.",
+    class: ProviderClass::Llm,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    keys: &AZURE_KEYS,
+    build: build_azure,
+};
+
+const OPENAI_OWN: &[Key] = &[
+    Key::new("base_url", Kind::Text, "Server URL (default https://api.openai.com/v1)."),
+    Key::new("model", Kind::Text, "Model name, e.g. gpt-4o-mini.").required(),
+    Key::new("organization", Kind::Text, "OpenAI organization id."),
+    Key::new(
+        "api_key",
+        Kind::Text,
+        "API key, e.g. `${{ OPENAI_API_KEY }}` (needed for api.openai.com).",
+    ),
+];
+const OPENAI_KEYS: KeyTable = KeyTable::new("openai", "Settings of an `openai` target.", &[OPENAI_OWN, LLM_KEYS]);
+
+const AZURE_OWN: &[Key] = &[
+    Key::new(
+        "endpoint",
+        Kind::Text,
+        "Resource URL, or the resource name (https://<name>.openai.azure.com).",
+    )
+    .aliases(&["resource_name", "resource"])
+    .required(),
+    Key::new("deployment_name", Kind::Text, "The deployment to call.")
+        .aliases(&["deployment", "model"])
+        .required(),
+    Key::new("api_version", Kind::Text, "API version (default 2024-10-01-preview).").aliases(&["version"]),
+    Key::new("api_key", Kind::Text, "API key, e.g. `${{ AZURE_OPENAI_API_KEY }}`.").required(),
+];
+const AZURE_KEYS: KeyTable = KeyTable::new("azure", "Settings of an `azure` target.", &[AZURE_OWN, LLM_KEYS]);
 
 /// The official endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -148,8 +208,8 @@ impl Provider for OpenAiProvider {
 
     fn kind(&self) -> ProviderKind {
         match self.config.flavor {
-            Flavor::OpenAi { .. } => ProviderKind::OpenAi,
-            Flavor::Azure { .. } => ProviderKind::Azure,
+            Flavor::OpenAi { .. } => ProviderKind::of(&OPENAI),
+            Flavor::Azure { .. } => ProviderKind::of(&AZURE),
         }
     }
 
@@ -177,81 +237,70 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// An `openai` or `azure` target's settings.
-pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<OpenAiConfig> {
+/// An `azure` target from its settings.
+fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let llm = s.llm();
-    if def.provider == ProviderKind::Azure {
-        let endpoint = s.string(&["endpoint", "resource_name", "resource"], true);
-        let deployment = s.string(&["deployment_name", "deployment", "model"], true);
-        let version = s
-            .string(&["api_version", "version"], false)
-            .map(|v| v.trim_start_matches("api-version=").to_owned())
-            .unwrap_or_else(|| AZURE_API_VERSION.to_owned());
-        let api_key = s.credential(&["api_key"], "AZURE_OPENAI_API_KEY", def.pos);
-        finish_llm(
-            s,
-            &[
-                "endpoint",
-                "resource_name",
-                "resource",
-                "deployment_name",
-                "deployment",
-                "model",
-                "api_version",
-                "version",
-                "api_key",
-            ],
+    let endpoint = s.string("endpoint", true);
+    let deployment = s.string("deployment_name", true);
+    let version = s
+        .string("api_version", false)
+        .map(|v| v.trim_start_matches("api-version=").to_owned())
+        .unwrap_or_else(|| AZURE_API_VERSION.to_owned());
+    let api_key = s.credential("api_key", "AZURE_OPENAI_API_KEY", ctx.pos);
+    if endpoint.is_none() && !s.any_missing() {
+        s.error(
+            ctx.pos,
+            format!("azure target `{}` needs `endpoint` or `resource_name`", ctx.target),
+            None,
         );
-        if endpoint.is_none() && s.missing.is_empty() {
-            s.error(
-                def.pos,
-                format!("azure target `{}` needs `endpoint` or `resource_name`", def.name),
-                None,
-            );
-        }
-        if deployment.is_none() && s.missing.is_empty() {
-            s.error(
-                def.pos,
-                format!("azure target `{}` needs `deployment_name`", def.name),
-                None,
-            );
-        }
-        let endpoint = endpoint?;
-        let endpoint = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
-            endpoint
-        } else {
-            format!("https://{endpoint}.openai.azure.com")
-        };
-        return Some(OpenAiConfig {
-            flavor: Flavor::Azure {
-                endpoint,
-                deployment: deployment?,
-                api_version: version,
-            },
-            api_key: Some(Secret::new(api_key?)),
-            llm,
-        });
     }
+    if deployment.is_none() && !s.any_missing() {
+        s.error(
+            ctx.pos,
+            format!("azure target `{}` needs `deployment_name`", ctx.target),
+            None,
+        );
+    }
+    let endpoint = endpoint?;
+    let endpoint = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+        endpoint
+    } else {
+        format!("https://{endpoint}.openai.azure.com")
+    };
+    let config = OpenAiConfig {
+        flavor: Flavor::Azure {
+            endpoint,
+            deployment: deployment?,
+            api_version: version,
+        },
+        api_key: Some(Secret::new(api_key?)),
+        llm,
+    };
+    Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
+}
+
+/// An `openai` target from its settings.
+fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let llm = s.llm();
     let base_url = s
-        .string(&["base_url"], true)
+        .string("base_url", true)
         .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
-    let model = s.string(&["model"], true);
-    let organization = s.string(&["organization"], false);
-    let key_configured = s.fields.take(&["api_key"]).is_some();
-    let api_key = if base_url == OPENAI_BASE_URL || key_configured {
-        s.credential(&["api_key"], "OPENAI_API_KEY", def.pos)
+    let model = s.string("model", true);
+    let organization = s.string("organization", false);
+    // A compatible server may need no key; api.openai.com always does.
+    let api_key = if base_url == OPENAI_BASE_URL || s.has("api_key") {
+        s.credential("api_key", "OPENAI_API_KEY", ctx.pos)
     } else {
         None
     };
-    finish_llm(s, &["base_url", "model", "organization", "api_key"]);
-    if model.is_none() && s.missing.is_empty() {
+    if model.is_none() && !s.any_missing() {
         s.error(
-            def.pos,
-            format!("openai target `{}` needs `model`", def.name),
+            ctx.pos,
+            format!("openai target `{}` needs `model`", ctx.target),
             Some("for example `model: gpt-4o-mini`".to_owned()),
         );
     }
-    Some(OpenAiConfig {
+    let config = OpenAiConfig {
         flavor: Flavor::OpenAi {
             base_url,
             model: model?,
@@ -259,7 +308,8 @@ pub(crate) fn from_settings(def: &TargetDef, s: &mut Settings<'_>) -> Option<Ope
         },
         api_key: api_key.map(Secret::new),
         llm,
-    })
+    };
+    Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
 
 #[cfg(test)]

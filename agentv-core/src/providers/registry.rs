@@ -1,5 +1,5 @@
-//! Turns target definitions into providers: settings validated, `${{ VAR }}` resolved,
-//! credentials checked before any call.
+//! Turns target definitions into providers through the provider table: settings validated,
+//! `${{ VAR }}` resolved, credentials and executables checked before any call.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,17 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::agent::find_executable;
-use super::anthropic::AnthropicProvider;
 use super::cache::{CachedProvider, ResponseCache};
-use super::claude_code::ClaudeCodeProvider;
-use super::codex::CodexProvider;
-use super::gemini::GeminiProvider;
-use super::openai::OpenAiProvider;
-use super::settings::{COMMON_KEYS, Settings};
-use super::vscode::VsCodeProvider;
-use super::{Provider, ProviderKind};
-use crate::load::node::Pos;
-use crate::load::{Diagnostic, Diagnostics, Env, Fields, Secrets, TargetDef, TargetsFile};
+use super::settings::TargetSettings;
+use super::target::{TargetDef, TargetsFile};
+use super::{BuildContext, Provider, ProviderEntry};
+use crate::config::{Diagnostic, Diagnostics, Pos, Severity};
+use crate::env::{Env, env_reference};
+use crate::redact::Secrets;
 
 /// A `${{ VAR }}` a target needs but the environment lacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,11 +24,11 @@ pub struct MissingVar {
 }
 
 /// Why a target cannot be used.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResolveError {
     #[error("unknown target `{name}`; available targets: {}", list_or_none(available))]
     Unknown { name: String, available: Vec<String> },
-    #[error("target `{name}` has unknown provider `{provider}` ({}:{pos}); use {}", file.display(), crate::load::KNOWN_PROVIDERS)]
+    #[error("target `{name}` has unknown provider `{provider}` ({}:{pos}); use {}", file.display(), super::known_providers())]
     UnsupportedProvider {
         name: String,
         provider: String,
@@ -55,37 +51,44 @@ pub enum ResolveError {
     },
 }
 
-/// Every distinct problem once; all missing variables in one error.
-fn merge_errors(errors: impl Iterator<Item = ResolveError>) -> Vec<ResolveError> {
-    let mut missing: Vec<MissingVar> = Vec::new();
-    let mut others: Vec<ResolveError> = Vec::new();
-    for e in errors {
-        match e {
-            ResolveError::MissingCredentials(vars) => {
-                missing.extend(vars.into_iter().filter(|v| !missing.contains(v)).collect::<Vec<_>>())
-            }
-            other => {
-                if !others.iter().any(|o| o.to_string() == other.to_string()) {
-                    others.push(other);
+impl ResolveError {
+    /// Every distinct error once, with all missing variables in one trailing error: the one
+    /// place errors of several targets (a target and its judge, several suites) are combined.
+    pub fn merge(errors: impl IntoIterator<Item = ResolveError>) -> Vec<ResolveError> {
+        let mut missing: Vec<MissingVar> = Vec::new();
+        let mut others: Vec<ResolveError> = Vec::new();
+        for e in errors {
+            match e {
+                ResolveError::MissingCredentials(vars) => {
+                    for v in vars {
+                        if !missing.contains(&v) {
+                            missing.push(v);
+                        }
+                    }
+                }
+                other => {
+                    if !others.contains(&other) {
+                        others.push(other);
+                    }
                 }
             }
         }
+        if !missing.is_empty() {
+            others.push(ResolveError::MissingCredentials(missing));
+        }
+        others
     }
-    if !missing.is_empty() {
-        others.push(ResolveError::MissingCredentials(missing));
-    }
-    others
 }
 
 /// The variable of setting `names` (first present) when its value is a `${{ VAR }}`.
-fn setting_variable(def: &TargetDef, names: &[&str]) -> Option<String> {
+fn setting_variable<'n>(def: &TargetDef, mut names: impl Iterator<Item = &'n str>) -> Option<String> {
     let entries = def.settings.as_map()?;
-    names.iter().find_map(|name| {
+    names.find_map(|name| {
         entries
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
             .and_then(|(_, v)| v.as_str())
-            .map(|text| crate::load::env_reference(text).map(str::to_owned))
+            .map(|text| env_reference(text).map(str::to_owned))
     })?
 }
 
@@ -135,27 +138,48 @@ impl fmt::Debug for ResolvedTarget {
     }
 }
 
-/// All targets of one targets file, resolved on first use.
+/// All targets of one targets file, built on first use.
 pub struct TargetRegistry {
     file: Option<TargetsFile>,
     env: Arc<Env>,
     secrets: Secrets,
     child_env: Arc<[(String, String)]>,
-    cache: Mutex<HashMap<String, Arc<dyn Provider>>>,
+    /// Providers built so far, by target name.
+    built: Mutex<HashMap<String, Arc<dyn Provider>>>,
     warnings: Mutex<Vec<Diagnostic>>,
-    /// `--cache`: answers of every provider but the mock are looked up here first.
+    /// `--cache`: answers of cacheable providers are looked up here first.
     responses: Option<Arc<ResponseCache>>,
 }
 
 impl TargetRegistry {
+    /// A registry over `file`'s targets. A target whose provider this version does not know is
+    /// a warning here (the file stays usable); only using that target fails.
     pub fn new(file: Option<TargetsFile>, env: Arc<Env>, secrets: Secrets) -> Self {
+        let mut warnings = Vec::new();
+        for def in file.iter().flat_map(|f| &f.targets) {
+            if super::find(&def.provider).is_none() {
+                let mut d = Diagnostics::new(&def.file);
+                if let Some(text) = &def.source {
+                    d.set_source(text.clone());
+                }
+                d.warn(
+                    def.provider_pos,
+                    format!(
+                        "target `{}` has unknown provider `{}`; runs that use it will fail",
+                        def.name, def.provider
+                    ),
+                    Some(format!("use {}", super::known_providers())),
+                );
+                warnings.extend(d.into_vec());
+            }
+        }
         Self {
             file,
             child_env: env.child_env(),
             env,
             secrets,
-            cache: Mutex::new(HashMap::new()),
-            warnings: Mutex::new(Vec::new()),
+            built: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(warnings),
             responses: None,
         }
     }
@@ -169,8 +193,8 @@ impl TargetRegistry {
     /// A registry whose only target is `provider` (dry runs, tests).
     pub fn with_provider(provider: Arc<dyn Provider>, env: Arc<Env>) -> Self {
         let registry = Self::new(None, env, Secrets::default());
-        if let Ok(mut cache) = registry.cache.lock() {
-            cache.insert(provider.target_name().to_owned(), provider);
+        if let Ok(mut built) = registry.built.lock() {
+            built.insert(provider.target_name().to_owned(), provider);
         }
         registry
     }
@@ -191,8 +215,8 @@ impl TargetRegistry {
     /// Target names a caller may pick from.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.file.as_ref().map(TargetsFile::names).unwrap_or_default();
-        if let Ok(cache) = self.cache.lock() {
-            for name in cache.keys() {
+        if let Ok(built) = self.built.lock() {
+            for name in built.keys() {
                 if !names.contains(name) {
                     names.push(name.clone());
                 }
@@ -201,7 +225,8 @@ impl TargetRegistry {
         names
     }
 
-    /// Warnings found while resolving (unknown settings); drained by the caller.
+    /// Warnings found while resolving (unknown settings, unknown providers); drained by the
+    /// caller.
     pub fn take_warnings(&self) -> Vec<Diagnostic> {
         self.warnings
             .lock()
@@ -211,28 +236,26 @@ impl TargetRegistry {
 
     /// The provider of target `name`, built on first use.
     pub fn resolve(&self, name: &str) -> Result<Arc<dyn Provider>, ResolveError> {
-        if let Some(p) = self.cache.lock().ok().and_then(|c| c.get(name).cloned()) {
+        if let Some(p) = self.built.lock().ok().and_then(|c| c.get(name).cloned()) {
             return Ok(p);
         }
-        if let Some((file, t)) = self.file.as_ref().and_then(|f| Some((f, f.unsupported(name)?))) {
-            return Err(ResolveError::UnsupportedProvider {
-                name: t.name.clone(),
-                provider: t.provider.clone(),
-                file: file.path.clone(),
-                pos: t.pos,
-            });
-        }
-        let def = self
+        let (file, def) = self
             .file
             .as_ref()
-            .and_then(|f| f.get(name))
+            .and_then(|f| Some((f, f.get(name)?)))
             .ok_or_else(|| ResolveError::Unknown {
                 name: name.to_owned(),
                 available: self.names(),
             })?;
-        let provider = self.build(def)?;
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.insert(name.to_owned(), provider.clone());
+        let entry = super::find(&def.provider).ok_or_else(|| ResolveError::UnsupportedProvider {
+            name: def.name.clone(),
+            provider: def.provider.clone(),
+            file: file.path.clone(),
+            pos: def.provider_pos,
+        })?;
+        let provider = self.build(def, entry)?;
+        if let Ok(mut built) = self.built.lock() {
+            built.insert(name.to_owned(), provider.clone());
         }
         Ok(provider)
     }
@@ -256,7 +279,7 @@ impl TargetRegistry {
         };
         let (provider, judge) = match (provider, judge) {
             (Ok(p), Ok(j)) => (p, j),
-            (p, j) => return Err(merge_errors([p.err(), j.err()].into_iter().flatten())),
+            (p, j) => return Err(ResolveError::merge([p.err(), j.err()].into_iter().flatten())),
         };
         Ok(ResolvedTarget {
             name: name.to_owned(),
@@ -271,18 +294,24 @@ impl TargetRegistry {
 
     /// Builds every target as a run that uses it would, calling nothing (for `agentv
     /// validate`), and checks that each `judge_target` names a target of the file. Targets with
-    /// an unknown provider are left out: the file's own warning names them.
+    /// an unknown provider are left out: [`TargetRegistry::new`] warned about them.
     pub fn check_all(&self) -> Vec<ResolveError> {
         let Some(file) = &self.file else {
             return Vec::new();
         };
         let mut errors = Vec::new();
         for def in &file.targets {
+            if super::find(&def.provider).is_none() {
+                continue;
+            }
             errors.extend(self.resolve(&def.name).err());
             if let Some(judge) = &def.judge_target
                 && !file.names().contains(judge)
             {
                 let mut diags = Diagnostics::new(&def.file);
+                if let Some(text) = &def.source {
+                    diags.set_source(text.clone());
+                }
                 let pos = def.settings.get("judge_target").map_or(def.pos, |n| n.pos);
                 diags.error(
                     pos,
@@ -298,91 +327,60 @@ impl TargetRegistry {
         errors
     }
 
-    fn build(&self, def: &TargetDef) -> Result<Arc<dyn Provider>, ResolveError> {
-        let mut diags = Diagnostics::new(&def.file);
-        let fields = Fields::of(&def.settings, "a target", &mut diags).ok_or_else(|| ResolveError::Invalid {
+    /// Builds `def`'s provider with its table entry.
+    fn build(&self, def: &TargetDef, entry: &'static ProviderEntry) -> Result<Arc<dyn Provider>, ResolveError> {
+        let invalid = |problems| ResolveError::Invalid {
             name: def.name.clone(),
-            problems: diags.clone().into_vec(),
-        })?;
-        let mut s = Settings::new(def, fields, &self.env, &self.secrets, diags);
-        for key in COMMON_KEYS {
-            let _ = s.fields.take(&[key]);
-        }
-        let provider: Option<Arc<dyn Provider>> = match def.provider {
-            ProviderKind::Mock => super::mock::from_settings(def, &mut s).map(|p| Arc::new(p) as Arc<dyn Provider>),
-            ProviderKind::Cli => {
-                super::cli::from_settings(def, &mut s, self.child_env.clone()).map(|p| Arc::new(p) as Arc<dyn Provider>)
-            }
-            ProviderKind::OpenAi | ProviderKind::Azure => super::openai::from_settings(def, &mut s)
-                .map(|p| Arc::new(OpenAiProvider::new(def.name.clone(), p)) as Arc<dyn Provider>),
-            ProviderKind::Anthropic => super::anthropic::from_settings(def, &mut s)
-                .map(|p| Arc::new(AnthropicProvider::new(def.name.clone(), p)) as Arc<dyn Provider>),
-            ProviderKind::Gemini => super::gemini::from_settings(&mut s)
-                .map(|p| Arc::new(GeminiProvider::new(def.name.clone(), p)) as Arc<dyn Provider>),
-            ProviderKind::ClaudeCode => super::agent::from_settings(&mut s, self.child_env.clone(), "claude", &[])
-                .map(|c| Arc::new(ClaudeCodeProvider::new(def.name.clone(), c)) as Arc<dyn Provider>),
-            ProviderKind::Codex => {
-                let policy = s
-                    .string(&["approval_policy", "ask_for_approval"], false)
-                    .unwrap_or_else(|| "never".to_owned());
-                super::agent::from_settings(
-                    &mut s,
-                    self.child_env.clone(),
-                    "codex",
-                    &["approval_policy", "ask_for_approval"],
-                )
-                .map(|c| Arc::new(CodexProvider::new(def.name.clone(), c, policy)) as Arc<dyn Provider>)
-            }
-            ProviderKind::VsCode | ProviderKind::VsCodeInsiders => {
-                super::vscode::from_settings(def, &mut s, self.child_env.clone())
-                    .map(|c| Arc::new(VsCodeProvider::new(def.name.clone(), def.provider, c)) as Arc<dyn Provider>)
-            }
+            problems,
         };
-        let Settings { diags, missing, .. } = s;
-        let all = diags.into_vec();
-        let (errors, warnings): (Vec<_>, Vec<_>) = all
+        let mut settings = TargetSettings::new(def, entry.keys, &self.env, &self.secrets).map_err(invalid)?;
+        let ctx = BuildContext {
+            target: &def.name,
+            pos: def.pos,
+            provider: &def.provider,
+            child_env: self.child_env.clone(),
+        };
+        let provider = (entry.build)(&mut settings, &ctx);
+        let found = settings.finish();
+        let (errors, warnings): (Vec<_>, Vec<_>) = found
+            .diagnostics
             .into_iter()
-            .partition(|d| d.severity == crate::load::Severity::Error);
+            .partition(|d| d.severity == Severity::Error);
         if let Ok(mut w) = self.warnings.lock() {
             w.extend(warnings);
         }
         if !errors.is_empty() {
-            return Err(ResolveError::Invalid {
-                name: def.name.clone(),
-                problems: errors,
-            });
+            return Err(invalid(errors));
         }
-        if !missing.is_empty() {
-            return Err(ResolveError::MissingCredentials(missing));
+        if !found.missing.is_empty() {
+            return Err(ResolveError::MissingCredentials(found.missing));
         }
-        let provider = provider.ok_or_else(|| ResolveError::Invalid {
-            name: def.name.clone(),
-            problems: Vec::new(),
-        })?;
-        if let Some(executable) = provider
-            .public_settings()
-            .get("executable")
-            .and_then(serde_json::Value::as_str)
-            && find_executable(executable).is_none()
-        {
-            return Err(ResolveError::MissingExecutable {
-                name: def.name.clone(),
-                what: if def.provider == ProviderKind::Codex {
-                    "Codex"
-                } else {
-                    "Claude Code"
-                },
-                executable: match setting_variable(def, &["executable", "command", "binary"]) {
-                    Some(var) => format!("(the value of {var})"),
-                    None => format!("`{executable}`"),
-                },
-            });
-        }
+        let provider = provider.ok_or_else(|| invalid(Vec::new()))?;
+        check_executable(def, entry, provider.as_ref())?;
         Ok(match &self.responses {
-            Some(cache) if def.provider != ProviderKind::Mock => Arc::new(CachedProvider::new(provider, cache.clone())),
+            Some(cache) if entry.cacheable => Arc::new(CachedProvider::new(provider, cache.clone())),
             _ => provider,
         })
     }
+}
+
+/// The program `provider` runs must be installed (when its entry needs one).
+fn check_executable(def: &TargetDef, entry: &ProviderEntry, provider: &dyn Provider) -> Result<(), ResolveError> {
+    let (Some(need), Some(executable)) = (entry.executable, provider.executable()) else {
+        return Ok(());
+    };
+    if find_executable(executable).is_some() {
+        return Ok(());
+    }
+    let spellings = entry.keys.find(need.setting).map(|k| k.names());
+    Err(ResolveError::MissingExecutable {
+        name: def.name.clone(),
+        what: need.display,
+        executable: match spellings.and_then(|names| setting_variable(def, names)) {
+            Some(var) => format!("(the value of {var})"),
+            None => format!("`{executable}`"),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -601,7 +599,7 @@ mod tests {
         assert!(reg.resolve("c").is_ok(), "the directory from the variable exists");
         let (reg, _d) = registry(yaml, &[("AGENTV_T_CHECK_DIR", "/nonexistent/agentv")]);
         let err = reg.resolve("c").expect_err("missing dir").to_string();
-        // The value is a secret: the error names its variable (D18).
+        // The value is a secret: the error names its variable (docs/architecture.md#secrets).
         assert!(
             err.contains("`healthcheck.cwd` directory does not exist: the value of AGENTV_T_CHECK_DIR"),
             "{err}"
@@ -685,5 +683,41 @@ mod tests {
             let shown = format!("{provider:?}");
             assert!(!shown.contains("sk-debug"), "{name}: {shown}");
         }
+    }
+
+    #[test]
+    fn unknown_provider_is_a_warning_that_keeps_the_other_targets_usable() {
+        let (reg, _d) = registry(
+            "targets:\n  - name: a\n    provider: mock\n  - name: b\n    provider: warp-drive\n",
+            &[],
+        );
+        assert_eq!(reg.names(), ["a", "b"]);
+        assert!(reg.check_all().is_empty(), "the unknown provider is not an error");
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains(":5:15: warning: target `b` has unknown provider `warp-drive`"),
+            "{}",
+            warnings[0]
+        );
+        assert!(reg.resolve("a").is_ok());
+    }
+
+    #[test]
+    fn cacheable_providers_are_wrapped_and_mocks_are_not() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let yaml = "targets:\n  - {name: m, provider: mock}\n  - {name: c, provider: cli, command_template: 'x {OUTPUT_FILE}'}\n";
+        let path = dir.path().join("targets.yaml");
+        std::fs::write(&path, yaml).expect("write");
+        let cache = Arc::new(ResponseCache::new(dir.path().join("cache"), Secrets::default()));
+        let reg = TargetRegistry::new(
+            Some(load_targets_file(&path)),
+            Arc::new(Env::default()),
+            Secrets::default(),
+        )
+        .with_response_cache(Some(cache));
+        let shown = |name: &str| format!("{:?}", reg.resolve(name).expect("resolves"));
+        assert!(shown("c").starts_with("CachedProvider"), "{}", shown("c"));
+        assert!(shown("m").starts_with("MockProvider"), "{}", shown("m"));
     }
 }

@@ -1,71 +1,20 @@
-//! Reading one target's settings: `${{ VAR }}` resolution, typed values, unknown-key warnings.
-//! Each provider module parses its own settings with this reader (`from_settings`).
+//! Reading one target's settings: `${{ VAR }}` resolution, typed values from the key tables,
+//! unknown-key warnings. Every provider's `build` reads its settings with this reader.
 //!
 //! Every string a provider reads, at any depth (a top-level setting, a value in a map such as
 //! a mock's `responses`, an item of `args`, a field of a nested object such as `healthcheck` or
-//! `thinking`), goes through [`Settings::resolve`], so `${{ VAR }}` works the same everywhere.
+//! `thinking`), goes through [`TargetSettings::resolve`], so `${{ VAR }}` works the same
+//! everywhere.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::registry::MissingVar;
 use super::retry::RetryPolicy;
-use crate::load::node::{Node, NodeValue, Pos};
-use crate::load::{Diagnostics, Env, Fields, Secrets, TargetDef, describe, env_reference};
-
-/// Keys every target may have; provider settings are the rest.
-pub(crate) const COMMON_KEYS: &[&str] = &["name", "provider", "judge_target", "workers", "provider_batching"];
-
-/// The longest duration any setting accepts. Far beyond any sensible timeout or delay, and far
-/// below what `Duration` and the clocks can represent, so no value can overflow them.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-
-/// The unit a duration setting is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TimeUnit {
-    Seconds,
-    Millis,
-}
-
-impl TimeUnit {
-    fn per_second(self) -> f64 {
-        match self {
-            Self::Seconds => 1.0,
-            Self::Millis => 1000.0,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Seconds => "seconds",
-            Self::Millis => "milliseconds",
-        }
-    }
-}
-
-/// Reads `node` as a duration in `unit`: a finite number in (0, max], or [0, max] when
-/// `zero_ok`. The error names the allowed range. Kept free of [`Settings`] so that other
-/// readers (evaluator settings) can share it.
-pub(crate) fn duration_of(node: &Node, name: &str, unit: TimeUnit, zero_ok: bool) -> Result<Duration, String> {
-    let max = MAX_DURATION.as_secs_f64() * unit.per_second();
-    match node.as_f64() {
-        Some(v) if v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0)) && v <= max => {
-            Ok(Duration::from_secs_f64(v / unit.per_second()))
-        }
-        _ => {
-            let range = if zero_ok {
-                "from 0 to"
-            } else {
-                "greater than 0 and at most"
-            };
-            Err(format!(
-                "`{name}` must be a number of {} {range} {max} (7 days), found {}",
-                unit.name(),
-                describe(node)
-            ))
-        }
-    }
-}
+use super::target::{TARGET_KEYS, TargetDef};
+use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, text_of};
+use crate::env::{Env, env_reference};
+use crate::redact::Secrets;
 
 /// The text of a free-form value: a string as written, anything else as JSON.
 pub(crate) fn node_text(node: &Node) -> Option<String> {
@@ -77,17 +26,15 @@ pub(crate) fn node_text(node: &Node) -> Option<String> {
 }
 
 /// Reads one target's settings, resolving `${{ VAR }}` references.
-pub(crate) struct Settings<'a> {
-    pub(crate) fields: Fields<'a>,
-    /// Where the reader is: `""` at the top, `"healthcheck."` inside that object.
-    prefix: String,
+pub struct TargetSettings<'a> {
+    fields: Fields<'a>,
     env: &'a Env,
     secrets: &'a Secrets,
-    pub(crate) target: &'a str,
-    pub(crate) base_dir: PathBuf,
-    pub(crate) diags: Diagnostics,
+    target: &'a str,
+    base_dir: PathBuf,
+    diags: Diagnostics,
     /// Variables referenced by settings that need them but are unset.
-    pub(crate) missing: Vec<MissingVar>,
+    missing: Vec<MissingVar>,
 }
 
 /// A string after `${{ VAR }}` resolution.
@@ -97,52 +44,90 @@ enum Resolved {
     Unset(String),
 }
 
-impl<'a> Settings<'a> {
+/// What reading a target's settings found besides the provider.
+pub(crate) struct Findings {
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) missing: Vec<MissingVar>,
+}
+
+impl<'a> TargetSettings<'a> {
+    /// A reader of `def`'s settings: the common target keys (already read by the loader) and
+    /// the provider's `keys`.
     pub(crate) fn new(
         def: &'a TargetDef,
-        fields: Fields<'a>,
+        keys: &'static KeyTable,
         env: &'a Env,
         secrets: &'a Secrets,
-        diags: Diagnostics,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, Vec<Diagnostic>> {
+        let mut diags = Diagnostics::new(&def.file);
+        if let Some(text) = &def.source {
+            diags.set_source(text.clone());
+        }
+        let Some(mut fields) = Fields::of_named(
+            &def.settings,
+            &TARGET_KEYS,
+            format!("target `{}`", def.name),
+            &mut diags,
+        ) else {
+            return Err(diags.into_vec());
+        };
+        fields.add(keys);
+        for key in TARGET_KEYS.keys() {
+            let _ = fields.take(key.name);
+        }
+        Ok(Self {
             fields,
-            prefix: String::new(),
             env,
             secrets,
             target: &def.name,
             base_dir: def.base_dir().to_path_buf(),
             diags,
             missing: Vec::new(),
+        })
+    }
+
+    /// Warns about the settings no one read, and hands over what reading found.
+    pub(crate) fn finish(mut self) -> Findings {
+        self.fields.warn_unknown(&mut self.diags);
+        Findings {
+            diagnostics: self.diags.into_vec(),
+            missing: self.missing,
         }
     }
 
-    /// The raw node of a setting, without resolution (for settings that are not strings).
-    pub(crate) fn node(&mut self, names: &[&str]) -> Option<&'a Node> {
-        self.fields.take(names)
+    /// The target's name.
+    pub fn target(&self) -> &str {
+        self.target
     }
 
-    /// Which of the aliases `names` the file uses (before it is read), for messages.
-    fn written<'n>(&self, names: &[&'n str]) -> &'n str {
-        names
-            .iter()
-            .find(|n| self.fields.rest().any(|(k, _)| k.as_str() == Some(**n)))
-            .copied()
-            .unwrap_or(names[0])
+    /// Where the settings (or the nested object being read) start.
+    pub fn pos(&self) -> Pos {
+        self.fields.pos
+    }
+
+    /// The raw node of a setting, without resolution (for settings that are not strings).
+    pub fn node(&mut self, name: &str) -> Option<&'a Node> {
+        self.fields.take(name)
+    }
+
+    /// Whether the settings hold `name` (under any spelling).
+    pub fn has(&mut self, name: &str) -> bool {
+        self.fields.take(name).is_some()
     }
 
     /// The full name of a setting for messages (`healthcheck.cwd`).
     fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        self.fields.shown(name)
     }
 
     /// The run's secrets, for providers that register derived values (template parts).
-    pub(crate) fn secrets(&self) -> &Secrets {
+    pub fn secrets(&self) -> &Secrets {
         self.secrets
     }
 
     /// `text` resolved; a value is registered as a secret, with a warning when it is too short
-    /// to be redacted (D18: the variable and setting are named, never the value).
+    /// to be redacted (the variable and setting are named, never the value; see
+    /// `docs/architecture.md#secrets`).
     fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str) -> Resolved {
         match env_reference(text) {
             None => Resolved::Text(text.to_owned()),
@@ -180,7 +165,7 @@ impl<'a> Settings<'a> {
     /// `node` with every `${{ VAR }}` string at any depth replaced by the variable's value.
     /// Unset variables are recorded as missing (naming the setting's path, e.g.
     /// `responses.greeting` or `args[2]`) and their nodes become null.
-    pub(crate) fn resolve(&mut self, node: &Node, path: &str) -> Node {
+    pub fn resolve(&mut self, node: &Node, path: &str) -> Node {
         let value = match &node.value {
             NodeValue::Str(text) => match self.resolve_str(text, node.pos, path) {
                 Resolved::Text(t) => NodeValue::Str(t),
@@ -209,32 +194,19 @@ impl<'a> Settings<'a> {
 
     /// A free-form setting (a map, a list, an object passed through) with every string in it
     /// resolved.
-    pub(crate) fn tree(&mut self, names: &[&str]) -> Option<Node> {
-        let node = self.fields.take(names)?;
-        let path = self.key(names[0]);
+    pub fn tree(&mut self, name: &str) -> Option<Node> {
+        let path = self.key(name);
+        let node = self.fields.take(name)?;
         Some(self.resolve(node, &path))
     }
 
     /// A string setting. A `${{ VAR }}` whose variable is unset is recorded as missing when
     /// `required`; an optional setting is then left unset, as AgentV does, with a warning (the
     /// user asked for a variable and would not otherwise learn it is not set).
-    pub(crate) fn string(&mut self, names: &[&str], required: bool) -> Option<String> {
-        let node = self.fields.take(names)?;
-        let text = match &node.value {
-            NodeValue::Str(s) => s.clone(),
-            NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Bool(_) => node.to_json().to_string(),
-            NodeValue::Null => return None,
-            _ => {
-                let name = self.key(names[0]);
-                self.diags.error(
-                    node.pos,
-                    format!("`{name}` must be a string, found {}", node.type_name()),
-                    None,
-                );
-                return None;
-            }
-        };
-        let setting = self.key(names[0]);
+    pub fn string(&mut self, name: &str, required: bool) -> Option<String> {
+        let setting = self.key(name);
+        let node = self.fields.take(name)?;
+        let text = text_of(node, &setting, &mut self.diags)?;
         match self.resolve_str(&text, node.pos, &setting) {
             Resolved::Text(t) => Some(t),
             Resolved::Unset(var) => {
@@ -255,74 +227,54 @@ impl<'a> Settings<'a> {
         }
     }
 
-    /// A duration setting in `unit`, greater than 0 (or ≥ 0 when `zero_ok`) and at most
-    /// [`MAX_DURATION`]; anything else is an error at its position naming the allowed range.
-    pub(crate) fn duration(&mut self, names: &[&str], unit: TimeUnit, zero_ok: bool) -> Option<Duration> {
-        let name = self.key(self.written(names));
-        let node = self.fields.take(names)?;
-        match duration_of(node, &name, unit, zero_ok) {
-            Ok(d) => Some(d),
-            Err(message) => {
-                self.diags.error(node.pos, message, None);
-                None
-            }
-        }
+    /// A duration setting, in the unit and range its key declares; anything else is an error
+    /// at its position naming the allowed range.
+    pub fn duration(&mut self, name: &str) -> Option<Duration> {
+        self.fields.duration(name, &mut self.diags)
     }
 
-    /// A timeout in seconds (> 0).
-    pub(crate) fn seconds(&mut self, names: &[&str]) -> Option<Duration> {
-        self.duration(names, TimeUnit::Seconds, false)
+    pub fn boolean(&mut self, name: &str) -> Option<bool> {
+        self.fields.boolean(name, &mut self.diags)
     }
 
-    /// A delay in milliseconds (≥ 0).
-    pub(crate) fn millis(&mut self, names: &[&str]) -> Option<Duration> {
-        self.duration(names, TimeUnit::Millis, true)
+    /// A number setting, within its key's range.
+    pub fn number(&mut self, name: &str) -> Option<f64> {
+        self.fields.number(name, &mut self.diags)
     }
 
-    pub(crate) fn boolean(&mut self, names: &[&str]) -> Option<bool> {
-        self.fields.boolean(names, &mut self.diags)
+    /// A whole-number setting ≥ 0, within its key's range.
+    pub fn whole(&mut self, name: &str) -> Option<u64> {
+        self.fields
+            .integer(name, &mut self.diags)
+            .and_then(|i| u64::try_from(i).ok())
     }
 
-    pub(crate) fn number(&mut self, names: &[&str]) -> Option<f64> {
-        self.fields.non_negative(names, &mut self.diags)
-    }
-
-    pub(crate) fn whole(&mut self, names: &[&str]) -> Option<u64> {
-        let node = self.fields.take(names)?;
-        match node.value {
-            NodeValue::Int(i) if i >= 0 => Some(i as u64),
+    /// Reads the nested object `name` (declared as [`Kind::Object`]) with `read`, then warns
+    /// about its unknown keys. Inside, every reader works as at the top (same resolution, same
+    /// ranges), and messages name the setting by its path (`healthcheck.timeout_seconds`).
+    pub fn object<T>(&mut self, name: &str, read: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        let path = self.key(name);
+        let table = match self.fields.key(name).map(|k| k.kind) {
+            Some(Kind::Object(table)) => table,
             _ => {
-                let name = self.key(names[0]);
-                self.diags.error(
-                    node.pos,
-                    format!("`{name}` must be a whole number ≥ 0, found {}", describe(node)),
-                    None,
-                );
-                None
+                debug_assert!(false, "setting `{name}` is read as an object but not declared as one");
+                return None;
             }
-        }
-    }
-
-    /// Reads the nested object at `names` with `read`, then warns about its unknown keys.
-    /// Inside, every reader works as at the top (same resolution, same duration rules), and
-    /// messages name the setting by its path (`healthcheck.timeout_seconds`).
-    pub(crate) fn object<T>(&mut self, names: &[&str], known: &[&str], read: impl FnOnce(&mut Self) -> T) -> Option<T> {
-        let node = self.fields.take(names)?;
-        let what = format!("`{}` of target `{}`", self.key(names[0]), self.target);
-        let inner = Fields::of(node, &what, &mut self.diags)?;
-        let outer_fields = std::mem::replace(&mut self.fields, inner);
-        let inner_prefix = format!("{}{}.", self.prefix, names[0]);
-        let outer_prefix = std::mem::replace(&mut self.prefix, inner_prefix);
+        };
+        let node = self.fields.take(name)?;
+        let what = format!("`{path}` of target `{}`", self.target);
+        let mut inner = Fields::of_named(node, table, what, &mut self.diags)?;
+        inner.set_prefix(format!("{path}."));
+        let outer = std::mem::replace(&mut self.fields, inner);
         let value = read(self);
-        self.fields.warn_unknown(&what, known, &mut self.diags);
-        self.fields = outer_fields;
-        self.prefix = outer_prefix;
+        self.fields.warn_unknown(&mut self.diags);
+        self.fields = outer;
         Some(value)
     }
 
     /// Whether a variable of `setting` (or of anything inside it) is missing; lets a provider
     /// skip "needs `x`" when the real problem is an unset variable.
-    pub(crate) fn is_missing(&self, setting: &str) -> bool {
+    pub fn is_missing(&self, setting: &str) -> bool {
         let path = self.key(setting);
         self.missing.iter().any(|m| {
             m.setting == path
@@ -331,50 +283,55 @@ impl<'a> Settings<'a> {
         })
     }
 
+    /// Whether any variable is missing so far.
+    pub fn any_missing(&self) -> bool {
+        !self.missing.is_empty()
+    }
+
     /// A credential: required, and recorded as missing when its variable is unset.
-    pub(crate) fn credential(&mut self, names: &[&str], example: &str, pos: Pos) -> Option<String> {
-        let present = self.fields.take(names).is_some();
-        let value = self.string(names, true);
+    pub fn credential(&mut self, name: &str, example: &str, pos: Pos) -> Option<String> {
+        let present = self.has(name);
+        let value = self.string(name, true);
         if !present {
             self.error(
                 pos,
-                format!("target `{}` needs `{}`", self.target, names[0]),
+                format!("target `{}` needs `{name}`", self.target),
                 Some(format!(
-                    "add `{}: ${{{{ {example} }}}}` and set {example} in the environment or a .env file",
-                    names[0]
+                    "add `{name}: ${{{{ {example} }}}}` and set {example} in the environment or a .env file"
                 )),
             );
         }
         value
     }
 
-    /// The settings every LLM API target shares.
-    pub(crate) fn llm(&mut self) -> super::llm::LlmSettings {
+    /// The settings every LLM API target shares (`super::llm::LLM_KEYS`).
+    pub fn llm(&mut self) -> super::llm::LlmSettings {
         super::llm::LlmSettings {
-            temperature: self.number(&["temperature"]),
-            max_output_tokens: self.whole(&["max_output_tokens", "max_tokens"]),
-            timeout: self.seconds(&["timeout_seconds"]),
+            temperature: self.number("temperature"),
+            max_output_tokens: self.whole("max_output_tokens"),
+            timeout: self.duration("timeout_seconds"),
             retry: self.retry(),
         }
     }
 
-    /// The retry policy (D14) from `max_retries`, `initial_delay_ms`, `max_delay_ms`,
-    /// `backoff_factor` and `retryable_status_codes` (also with a `retry_` prefix).
-    pub(crate) fn retry(&mut self) -> RetryPolicy {
+    /// The retry policy (`docs/architecture.md#retries`) from `max_retries`,
+    /// `initial_delay_ms`, `max_delay_ms`, `backoff_factor` and `retryable_status_codes` (also
+    /// with a `retry_` prefix).
+    pub fn retry(&mut self) -> RetryPolicy {
         let mut policy = RetryPolicy::default();
-        if let Some(n) = self.whole(&["max_retries"]) {
+        if let Some(n) = self.whole("max_retries") {
             policy.max_retries = n.min(100) as u32;
         }
-        if let Some(ms) = self.millis(&["initial_delay_ms", "retry_initial_delay_ms"]) {
+        if let Some(ms) = self.duration("initial_delay_ms") {
             policy.initial_delay = ms;
         }
-        if let Some(ms) = self.millis(&["max_delay_ms", "retry_max_delay_ms"]) {
+        if let Some(ms) = self.duration("max_delay_ms") {
             policy.max_delay = ms;
         }
-        if let Some(f) = self.number(&["backoff_factor", "retry_backoff_factor"]) {
+        if let Some(f) = self.number("backoff_factor") {
             policy.backoff_factor = f;
         }
-        if let Some(node) = self.fields.take(&["retryable_status_codes", "retry_status_codes"]) {
+        if let Some(node) = self.fields.take("retryable_status_codes") {
             let status = |n: &Node| match n.value {
                 NodeValue::Int(c) => u16::try_from(c).ok().filter(|c| (100..=599).contains(c)),
                 _ => None,
@@ -393,9 +350,10 @@ impl<'a> Settings<'a> {
         policy
     }
 
-    /// `text` as a path relative to the targets file's directory (D11).
-    pub(crate) fn path(&self, text: &str) -> PathBuf {
-        let path = crate::load::normalize(&self.base_dir.join(text));
+    /// `text` as a path relative to the targets file's directory
+    /// (`docs/architecture.md#relative-paths`).
+    pub fn path(&self, text: &str) -> PathBuf {
+        let path = crate::paths::normalize(&self.base_dir.join(text));
         if path.as_os_str().is_empty() {
             // `.` next to a targets file named without a directory.
             PathBuf::from(".")
@@ -404,69 +362,38 @@ impl<'a> Settings<'a> {
         }
     }
 
-    /// A directory setting, relative to the targets file's directory (D11); it must exist.
-    pub(crate) fn dir(&mut self, names: &[&str]) -> Option<PathBuf> {
-        let node = self.fields.take(names);
+    /// A directory setting, relative to the targets file's directory; it must exist.
+    pub fn dir(&mut self, name: &str) -> Option<PathBuf> {
+        let node = self.fields.take(name);
         let pos = node.map(|n| n.pos);
         // A `${{ VAR }}` value is a secret: the error names the variable, never the path.
         let var = node.and_then(Node::as_str).and_then(env_reference).map(str::to_owned);
-        let text = self.string(names, false)?;
+        let text = self.string(name, false)?;
         let path = self.path(&text);
         if !path.is_dir() {
-            let name = self.key(names[0]);
             let shown = match var {
                 Some(var) => format!("the value of {var}"),
                 None => path.display().to_string(),
             };
             self.diags.error(
                 pos.unwrap_or_default(),
-                format!("`{name}` directory does not exist: {shown}"),
+                format!("`{}` directory does not exist: {shown}", self.key(name)),
                 Some("relative paths are resolved against the directory of the targets file".to_owned()),
             );
         }
         Some(path)
     }
 
-    pub(crate) fn finish(&mut self, known: &[&str]) {
-        let mut all: Vec<&str> = COMMON_KEYS.to_vec();
-        all.extend_from_slice(known);
-        self.fields
-            .warn_unknown(&format!("target `{}`", self.target), &all, &mut self.diags);
-    }
-
-    pub(crate) fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
+    pub fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
         self.diags.error(pos, message, help);
     }
-}
-
-/// Keys every LLM provider accepts besides its own.
-pub(crate) const LLM_KEYS: &[&str] = &[
-    "temperature",
-    "max_output_tokens",
-    "max_tokens",
-    "timeout_seconds",
-    "max_retries",
-    "initial_delay_ms",
-    "retry_initial_delay_ms",
-    "max_delay_ms",
-    "retry_max_delay_ms",
-    "backoff_factor",
-    "retry_backoff_factor",
-    "retryable_status_codes",
-    "retry_status_codes",
-];
-
-pub(crate) fn finish_llm(s: &mut Settings<'_>, own: &[&str]) {
-    let mut known: Vec<&str> = own.to_vec();
-    known.extend_from_slice(LLM_KEYS);
-    s.finish(&known);
 }
 
 /// Reads target settings in unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::load::{Diagnostic, load_targets_file};
+    use crate::load::load_targets_file;
 
     /// What reading one target's settings produced.
     pub(crate) struct Read<T> {
@@ -479,12 +406,14 @@ pub(crate) mod testing {
     }
 
     /// Writes `yaml` to `targets.yaml` in a new directory (after `prepare` ran on it) and reads
-    /// its first target with `read`, with `vars` as the only `.env` variables.
+    /// its first target with `read` and the keys of `keys`, with `vars` as the only `.env`
+    /// variables.
     pub(crate) fn read_first<T>(
         yaml: &str,
         vars: &[(&str, &str)],
+        keys: &'static KeyTable,
         prepare: impl FnOnce(&std::path::Path),
-        read: impl FnOnce(&TargetDef, &mut Settings<'_>) -> T,
+        read: impl FnOnce(&TargetDef, &mut TargetSettings<'_>) -> T,
     ) -> Read<T> {
         let dir = tempfile::tempdir().expect("tmp");
         prepare(dir.path());
@@ -495,18 +424,13 @@ pub(crate) mod testing {
         let def = &file.targets[0];
         let env = Env::from_pairs(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         let secrets = Secrets::default();
-        let mut diags = Diagnostics::new(&def.file);
-        let fields = Fields::of(&def.settings, "a target", &mut diags).expect("a mapping");
-        let mut s = Settings::new(def, fields, &env, &secrets, diags);
-        for key in COMMON_KEYS {
-            let _ = s.fields.take(&[key]);
-        }
+        let mut s = TargetSettings::new(def, keys, &env, &secrets).expect("a mapping");
         let value = read(def, &mut s);
-        let Settings { diags, missing, .. } = s;
+        let found = s.finish();
         Read {
             value,
-            diagnostics: diags.into_vec(),
-            missing,
+            diagnostics: found.diagnostics,
+            missing: found.missing,
             secrets,
             dir,
         }
@@ -517,65 +441,20 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::read_first;
     use super::*;
+    use crate::config::{DurationRange, Key};
 
-    #[test]
-    fn duration_range_is_checked_in_either_unit() {
-        let node = |v: NodeValue| Node::new(v, Pos::new(1, 1));
-        let cases: [(NodeValue, TimeUnit, bool, Result<Duration, &str>); 9] = [
-            (
-                NodeValue::Int(30),
-                TimeUnit::Seconds,
-                false,
-                Ok(Duration::from_secs(30)),
-            ),
-            (
-                NodeValue::Float(0.5),
-                TimeUnit::Seconds,
-                false,
-                Ok(Duration::from_millis(500)),
-            ),
-            (NodeValue::Int(604_800), TimeUnit::Seconds, false, Ok(MAX_DURATION)),
-            (
-                NodeValue::Int(250),
-                TimeUnit::Millis,
-                true,
-                Ok(Duration::from_millis(250)),
-            ),
-            (NodeValue::Int(0), TimeUnit::Millis, true, Ok(Duration::ZERO)),
-            (
-                NodeValue::Int(0),
-                TimeUnit::Seconds,
-                false,
-                Err("`t` must be a number of seconds greater than 0 and at most 604800 (7 days), found 0"),
-            ),
-            (
-                NodeValue::Float(7e30),
-                TimeUnit::Seconds,
-                false,
-                Err("`t` must be a number of seconds greater than 0 and at most 604800 (7 days), found 7e+30"),
-            ),
-            (
-                NodeValue::Int(604_800_001),
-                TimeUnit::Millis,
-                true,
-                Err("`t` must be a number of milliseconds from 0 to 604800000 (7 days), found 604800001"),
-            ),
-            (
-                NodeValue::Float(f64::NAN),
-                TimeUnit::Millis,
-                true,
-                Err("`t` must be a number of milliseconds from 0 to 604800000 (7 days), found not a number (.nan)"),
-            ),
-        ];
-        for (value, unit, zero_ok, want) in cases {
-            let got = duration_of(&node(value.clone()), "t", unit, zero_ok);
-            assert_eq!(
-                got.as_ref().map_err(String::as_str),
-                want.as_ref().map_err(|e| *e),
-                "{value:?}"
-            );
-        }
-    }
+    const KEYS: &[Key] = &[
+        Key::new("top", Kind::Text, ""),
+        Key::new("nested", Kind::Any, ""),
+        Key::new("opt", Kind::Text, ""),
+        Key::new("outer", Kind::Object(&OUTER), ""),
+    ];
+    const OUTER_KEYS: &[Key] = &[
+        Key::new("cwd", Kind::Text, ""),
+        Key::new("timeout_seconds", Kind::Duration(DurationRange::TIMEOUT_SECONDS), ""),
+    ];
+    const OUTER: KeyTable = KeyTable::new("outer", "", &[OUTER_KEYS]);
+    const TABLE: KeyTable = KeyTable::new("test", "", &[KEYS]);
 
     #[test]
     fn strings_resolve_at_any_depth_with_their_path_when_unset() {
@@ -583,10 +462,11 @@ mod tests {
         let read = read_first(
             yaml,
             &[("AGENTV_T_A", "value-a")],
+            &TABLE,
             |_| {},
             |_, s| {
-                let top = s.string(&["top"], true);
-                let nested = s.tree(&["nested"]).map(|n| n.to_json());
+                let top = s.string("top", true);
+                let nested = s.tree("nested").map(|n| n.to_json());
                 (top, nested)
             },
         );
@@ -614,7 +494,7 @@ mod tests {
     #[test]
     fn an_unset_variable_leaves_an_optional_string_unset_with_a_warning() {
         let yaml = "targets:\n  - {name: t, provider: mock, opt: '${{ AGENTV_T_UNSET }}'}\n";
-        let read = read_first(yaml, &[], |_| {}, |_, s| s.string(&["opt"], false));
+        let read = read_first(yaml, &[], &TABLE, |_| {}, |_, s| s.string("opt", false));
         assert_eq!(read.value, None);
         assert!(read.missing.is_empty());
         let text = read.diagnostics[0].to_string();
@@ -630,12 +510,9 @@ mod tests {
         let read = read_first(
             yaml,
             &[("AGENTV_T_DIR", "subdir")],
+            &TABLE,
             |dir| std::fs::create_dir(dir.join("subdir")).expect("dir"),
-            |_, s| {
-                s.object(&["outer"], &["cwd", "timeout_seconds"], |o| {
-                    (o.dir(&["cwd"]), o.seconds(&["timeout_seconds"]))
-                })
-            },
+            |_, s| s.object("outer", |o| (o.dir("cwd"), o.duration("timeout_seconds"))),
         );
         let (cwd, timeout) = read.value.expect("an object");
         assert_eq!(cwd, Some(read.dir.path().join("subdir")));

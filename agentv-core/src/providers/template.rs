@@ -12,7 +12,7 @@ pub const CLI_PLACEHOLDERS: &[&str] = &["PROMPT", "GUIDELINES", "EVAL_ID", "ATTE
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{([A-Z_]+)\}").expect("static regex"));
 
 /// The unsupported placeholders in a `cli` template, in order of appearance (empty when valid).
-pub fn check_template(template: &str) -> Vec<String> {
+pub fn unknown_cli_placeholders(template: &str) -> Vec<String> {
     unknown_placeholders(template, CLI_PLACEHOLDERS)
 }
 
@@ -64,9 +64,9 @@ mod tests {
 
     #[test]
     fn unknown_placeholders_are_listed_once() {
-        assert!(check_template("agent {PROMPT} > {OUTPUT_FILE}").is_empty());
+        assert!(unknown_cli_placeholders("agent {PROMPT} > {OUTPUT_FILE}").is_empty());
         assert_eq!(
-            check_template("x {PROMPTS} {MODEL} {PROMPTS} {lower}"),
+            unknown_cli_placeholders("x {PROMPTS} {MODEL} {PROMPTS} {lower}"),
             ["PROMPTS", "MODEL"]
         );
     }

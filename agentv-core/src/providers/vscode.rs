@@ -8,13 +8,66 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::agent::{self, NO_TIMEOUT};
-use super::settings::Settings;
-use super::template::render;
-use super::template::unknown_placeholders;
-use super::{Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse, parse_answer};
-use crate::load::TargetDef;
+use super::agent::{self, ONE_DAY};
+use super::template::{render, unknown_placeholders};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderError, ProviderFuture, ProviderKind,
+    ProviderRequest, ProviderResponse, TargetSettings, parse_answer,
+};
+use crate::config::{DurationRange, Key, KeyTable, Kind};
 use crate::process::{self, ProcessSpec};
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&VSCODE, &INSIDERS];
+
+pub(crate) static VSCODE: ProviderEntry = ProviderEntry {
+    name: "vscode",
+    aliases: &[],
+    doc: "VS Code's agent: a prompt document dispatched with `code chat`; the answer is the response file.",
+    class: ProviderClass::Agent,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    keys: &KEYS,
+    build: build_vscode,
+};
+
+/// `vscode-insiders`: the same, with `code-insiders`.
+pub(crate) static INSIDERS: ProviderEntry = ProviderEntry {
+    name: "vscode-insiders",
+    doc: "VS Code Insiders' agent, as `vscode` with `code-insiders`.",
+    build: build_insiders,
+    ..VSCODE
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "vscode_cmd",
+        Kind::Text,
+        "The editor's command (default `code`, or `code-insiders`).",
+    )
+    .aliases(&["command"]),
+    Key::new(
+        "dispatch",
+        Kind::Text,
+        "A shell template that hands the document to the agent: {PROMPT_FILE}, {RESPONSE_FILE}, {WORKSPACE}, {EVAL_ID}.",
+    )
+    .aliases(&["dispatch_command"]),
+    Key::new("wait", Kind::Bool, "Wait for the response file after dispatching (default true)."),
+    Key::new("dry_run", Kind::Bool, "Write the prompt document and return without dispatching."),
+    Key::new(
+        "subagent_root",
+        Kind::Text,
+        "Where request directories are made, relative to the targets file (default .agentv/vscode).",
+    ),
+    Key::new("workspace", Kind::Text, "The workspace the agent works in, relative to the targets file.")
+        .aliases(&["workspace_template"]),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(DurationRange::TIMEOUT_SECONDS),
+        "How long to wait for the answer.",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new("vscode", "Settings of a `vscode` target.", &[OWN]);
 
 /// `vscode` target settings, validated.
 #[derive(Debug, Clone)]
@@ -113,7 +166,7 @@ impl Provider for VsCodeProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let safe = crate::load::file_name_safe(&request.eval_id);
+            let safe = crate::paths::file_name_safe(&request.eval_id);
             let dir = self.config.subagent_root.join(format!("{safe}-{}", request.attempt));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| ProviderError::failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -135,7 +188,7 @@ impl Provider for VsCodeProvider {
                 });
             }
             let started = Instant::now();
-            let timeout = self.config.timeout.unwrap_or(NO_TIMEOUT);
+            let timeout = self.config.timeout.unwrap_or(ONE_DAY);
             let cwd = self.config.workspace.clone().unwrap_or_else(|| dir.clone());
             let done = process::run(ProcessSpec {
                 argv: &argv,
@@ -198,22 +251,23 @@ async fn wait_for(path: &Path, timeout: Duration) -> Result<String, ProviderErro
     }
 }
 
-/// A `vscode` or `vscode-insiders` target's settings.
-pub(crate) fn from_settings(
-    def: &TargetDef,
-    s: &mut Settings<'_>,
-    env: Arc<[(String, String)]>,
-) -> Option<VsCodeConfig> {
-    let default_cmd = if def.provider == ProviderKind::VsCodeInsiders {
-        "code-insiders"
-    } else {
-        "code"
-    };
+fn build_vscode(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let config = config(s, ctx, "code")?;
+    Some(Arc::new(VsCodeProvider::new(ctx.target, ProviderKind::of(&VSCODE), config)))
+}
+
+fn build_insiders(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let config = config(s, ctx, "code-insiders")?;
+    Some(Arc::new(VsCodeProvider::new(ctx.target, ProviderKind::of(&INSIDERS), config)))
+}
+
+/// A `vscode` or `vscode-insiders` target's settings; `default_cmd` opens the editor.
+fn config(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, default_cmd: &str) -> Option<VsCodeConfig> {
     let vscode_cmd = s
-        .string(&["vscode_cmd", "command"], true)
+        .string("vscode_cmd", true)
         .unwrap_or_else(|| default_cmd.to_owned());
-    let dispatch_pos = s.node(&["dispatch", "dispatch_command"]).map(|n| n.pos);
-    let dispatch = s.string(&["dispatch", "dispatch_command"], true);
+    let dispatch_pos = s.node("dispatch").map(|n| n.pos);
+    let dispatch = s.string("dispatch", true);
     if let Some(template) = &dispatch {
         s.secrets().add_template_parts(template);
     }
@@ -235,26 +289,14 @@ pub(crate) fn from_settings(
             );
         }
     }
-    let wait = s.boolean(&["wait"]).unwrap_or(true);
-    let dry_run = s.boolean(&["dry_run"]).unwrap_or(false);
+    let wait = s.boolean("wait").unwrap_or(true);
+    let dry_run = s.boolean("dry_run").unwrap_or(false);
     let subagent_root = s
-        .string(&["subagent_root"], false)
+        .string("subagent_root", false)
         .map(|d| s.path(&d))
         .unwrap_or_else(|| PathBuf::from(".agentv").join("vscode"));
-    let workspace = s.dir(&["workspace", "workspace_template"]);
-    let timeout = s.seconds(&["timeout_seconds"]);
-    s.finish(&[
-        "vscode_cmd",
-        "command",
-        "dispatch",
-        "dispatch_command",
-        "wait",
-        "dry_run",
-        "subagent_root",
-        "workspace",
-        "workspace_template",
-        "timeout_seconds",
-    ]);
+    let workspace = s.dir("workspace");
+    let timeout = s.duration("timeout_seconds");
     Some(VsCodeConfig {
         vscode_cmd,
         dispatch,
@@ -263,7 +305,7 @@ pub(crate) fn from_settings(
         subagent_root,
         workspace,
         timeout,
-        env,
+        env: ctx.child_env.clone(),
     })
 }
 
@@ -274,7 +316,7 @@ mod tests {
     fn provider(dispatch: Option<&str>, dry_run: bool, root: &Path) -> VsCodeProvider {
         VsCodeProvider::new(
             "vs",
-            ProviderKind::VsCode,
+            ProviderKind::of(&VSCODE),
             VsCodeConfig {
                 vscode_cmd: "code".into(),
                 dispatch: dispatch.map(str::to_owned),

@@ -207,6 +207,14 @@ const URL_SETS: &[UrlSet] = &[
         plus: false,
         keep_non_ascii: true,
     },
+    // A `file://` URL of a path (`url::Url::from_file_path`, what agentv's prompt documents
+    // link to): the path set plus `%` and `\`.
+    UrlSet {
+        keep: "",
+        keep_printable_except: Some(" \"#<>?`{}%\\"),
+        plus: false,
+        keep_non_ascii: false,
+    },
 ];
 
 fn percent_encode(text: &str, set: &UrlSet, hex: Hex) -> String {
@@ -299,6 +307,18 @@ mod tests {
         let link = "root%20\"dq\"%20\\bs%20é";
         let quoted = serde_json::to_string(link).expect("json");
         assert!(forms(secret).contains(&quoted[1..quoted.len() - 1].to_owned()));
+    }
+
+    #[test]
+    fn a_file_url_of_a_secret_path_is_found() {
+        // A secret directory such as `subagent_root`, with a `/` inside.
+        let secret = ".agentv/root \"dq\" \\bs 'sq' é";
+        let url = url::Url::from_file_path(format!("/tmp/{secret}/response.md")).expect("absolute");
+        let link = url.as_str();
+        assert!(
+            forms(secret).iter().any(|f| link.contains(f.as_str())),
+            "{link} holds no form of the secret"
+        );
     }
 
     #[test]

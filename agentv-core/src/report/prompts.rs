@@ -1,11 +1,13 @@
-//! `--dump-prompts`: each provider request written to `.agentv/prompts/` (D16).
+//! `--dump-prompts`: each provider request written to `.agentv/prompts/`
+//! (`docs/architecture.md#outputs`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::load::{Secrets, file_name_safe as safe};
+use crate::paths::file_name_safe as safe;
 use crate::providers::{Provider, ProviderRequest};
+use crate::redact::Secrets;
 
 /// Writes `request` to `<dir>/<eval_id>-<attempt>[-<suffix>].json` with the provider's public
 /// settings, secrets redacted. Failures are logged, never fatal.

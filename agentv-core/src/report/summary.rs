@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::terminal::escape_line;
-use crate::load::Secrets;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use crate::redact::Secrets;
 
 /// How many best and worst cases are listed.
 const RANKED: usize = 3;

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::{Job, RunOptions};
-use crate::evaluators::{self, EvalContext};
+use crate::evaluators::{self, GradeContext};
 use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
 use crate::prompt::{self, PromptInputs};
 use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
@@ -39,18 +39,18 @@ async fn call_with_retries(
     let mut attempt = 1;
     loop {
         let request = make_request(job, inputs, attempt);
-        if let Some(dir) = &options.grade.dump_prompts {
+        if let Some(dir) = &options.context.dump_prompts {
             crate::report::dump_prompt(
                 dir,
                 None,
                 job.target.provider.as_ref(),
                 &request,
-                &options.grade.secrets,
+                &options.context.secrets,
             );
         }
-        let result = match tokio::time::timeout(options.grade.timeout, job.target.provider.invoke(&request)).await {
+        let result = match tokio::time::timeout(options.context.timeout, job.target.provider.invoke(&request)).await {
             Ok(result) => result,
-            Err(_) => Err(ProviderError::Timeout(options.grade.timeout)),
+            Err(_) => Err(ProviderError::Timeout(options.context.timeout)),
         };
         match (result, attempt.checked_add(1)) {
             (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
@@ -88,7 +88,7 @@ pub async fn run_case(
     let response = match result {
         Ok(response) => response,
         Err(e) => {
-            let message = options.grade.secrets.redact(&e.to_string()).into_owned();
+            let message = options.context.secrets.redact(&e.to_string()).into_owned();
             return execution_error(record, message);
         }
     };
@@ -100,7 +100,7 @@ pub async fn run_case(
     for w in &warnings {
         tracing::warn!(eval_id = %case.id, "{w}");
     }
-    let ctx = EvalContext {
+    let ctx = GradeContext {
         case,
         attempt,
         candidate_answer: &candidate,
@@ -109,11 +109,11 @@ pub async fn run_case(
         trace_summary: &summary,
         metrics: &metrics,
         target: &job.target,
-        settings: &options.grade,
+        run: &options.context,
     };
-    let mut results = Vec::with_capacity(case.evaluators.len());
-    for spec in case.evaluators.iter() {
-        results.push(evaluators::evaluate(spec, &ctx).await);
+    let mut results = Vec::with_capacity(job.graders.len());
+    for grader in job.graders.iter() {
+        results.push(evaluators::evaluate(grader, &ctx).await);
     }
     record.score = evaluators::aggregate(&results);
     record.verdict = Verdict::from_score(record.score);

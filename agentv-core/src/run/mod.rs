@@ -3,7 +3,6 @@
 
 mod case;
 mod outcome;
-pub mod proxy_invoker;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,18 +12,21 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::evaluators::GradeSettings;
+pub use crate::context::RunContext;
+use crate::evaluators::ConfiguredGrader;
 use crate::load::LoadedSuite;
 use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
+use crate::resolve::Plan;
 pub use case::run_case;
 pub use outcome::{Outcome, RunFacts, decide};
 
-/// One case and the target that answers it.
+/// One case, its graders and the target that answers it.
 #[derive(Debug, Clone)]
 pub struct Job {
     pub case: EvalCase,
+    pub graders: Arc<[ConfiguredGrader]>,
     pub target: Arc<ResolvedTarget>,
 }
 
@@ -38,8 +40,8 @@ pub struct RunOptions {
     /// After an interrupt, how long in-flight cases may still finish.
     pub grace: Duration,
     pub exploration_tools: Vec<String>,
-    /// Grader settings; its `timeout` (the run's `--timeout`) also bounds each provider call.
-    pub grade: GradeSettings,
+    /// What every call of a case honours: the target's, the judges' and the code judges'.
+    pub context: RunContext,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -89,7 +91,8 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// The run's outcome (D9), given the cases skipped at load and the `--threshold`.
+    /// The run's outcome (`docs/architecture.md#exit-codes`), given the cases skipped at load
+    /// and the `--threshold`.
     pub fn outcome(&self, skipped: usize, threshold: Option<f64>) -> Outcome {
         decide(&RunFacts {
             graded: self.summary.scores(),
@@ -121,6 +124,27 @@ pub struct Jobs {
 pub struct Probe {
     pub target: Arc<ResolvedTarget>,
     pub eval_dir: PathBuf,
+}
+
+impl Plan {
+    /// The jobs, lazily: JSONL datasets are read as the run goes.
+    pub fn into_jobs(self) -> Jobs {
+        let batching = self.targets.iter().any(|t| t.batching);
+        let probes = health_probes(&self.suites);
+        let iter = self.suites.into_iter().flat_map(|(suite, target)| {
+            suite.into_cases().map(move |loaded| Job {
+                case: loaded.case,
+                graders: loaded.graders,
+                target: target.clone(),
+            })
+        });
+        Jobs {
+            probes,
+            iter: Box::new(iter),
+            total: self.total,
+            batching,
+        }
+    }
 }
 
 /// One probe per distinct target of `suites`, in first-use order.
@@ -342,7 +366,7 @@ async fn prefetch_batches(
             Err(e) => observer.warning(&format!(
                 "batch for `{}` failed ({}); running per case",
                 target.name,
-                options.grade.secrets.redact(&e.to_string())
+                options.context.secrets.redact(&e.to_string())
             )),
         }
     }

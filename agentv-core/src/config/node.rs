@@ -298,8 +298,8 @@ mod yaml_error {
     use serde_saphyr::budget::BudgetBreach;
     use serde_saphyr::{Error, MessageFormatter, UserMessageFormatter};
 
+    use super::super::source::end_of;
     use super::{Node, NodeValue, Pos, YamlError};
-    use crate::load::source::end_of;
 
     const SYNTAX_HELP: &str = "check indentation, quoting and brackets near this position";
 

@@ -1,20 +1,9 @@
-//! Where relative paths in eval files are looked for, and which files are guidelines.
+//! Where relative paths are looked for (the workspace's search roots), lexical normalisation,
+//! and file names made from ids.
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
-
-use super::diagnostics::{Diagnostics, Fields, describe};
-use super::node::{Node, Pos, parse_yaml};
-
-/// Guideline patterns used when no `.agentv.yaml` sets `guideline_patterns` (D4).
-pub const DEFAULT_GUIDELINE_PATTERNS: &[&str] = &[
-    "**/*.instructions.md",
-    "**/instructions/**",
-    "**/*.prompt.md",
-    "**/prompts/**",
-];
 
 /// The directories a run resolves paths against.
 #[derive(Debug, Clone)]
@@ -57,7 +46,8 @@ impl Workspace {
     }
 
     /// Search roots for files named in an eval file: its directory, the ancestors up to the
-    /// repository root, the repository root, then the working directory (D1, reference 2.a).
+    /// repository root, the repository root, then the working directory
+    /// (`docs/architecture.md#file-resolution`).
     pub fn search_roots(&self, eval_dir: &Path) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = self.ancestors_to_root(eval_dir).map(Path::to_path_buf).collect();
         for extra in [&self.repo_root, &self.cwd] {
@@ -105,10 +95,11 @@ const PLAIN_MAX: usize = 64;
 /// Longest readable part of a file name made from an id that needs a hash.
 const PREFIX_MAX: usize = 48;
 
-/// `text` (an eval id) as a file-name part, unique per text and at most 65 bytes (D20).
+/// `text` (an eval id) as a file-name part, unique per text and at most 65 bytes
+/// (`docs/architecture.md#case-ids`).
 ///
 /// Ids made of lowercase ASCII letters, digits, `-` and `_`, up to 64 bytes, are kept as they
-/// are, so `.agentv/prompts/<eval_id>-<attempt>.json` reads as written (D16). Any other id
+/// are, so `.agentv/prompts/<eval_id>-<attempt>.json` reads as written (`docs/architecture.md#outputs`). Any other id
 /// becomes a readable prefix (other characters replaced by `_`, at most 48 bytes), a `.` and 16
 /// hex digits of the SHA-256 of the whole id. A kept id never holds a `.`, so it cannot collide
 /// with a hashed one; ids that differ only in characters a file name cannot hold (`a/b`, `a.b`)
@@ -134,7 +125,7 @@ pub fn file_name_safe(text: &str) -> String {
         prefix.push_str("id");
     }
     let digest = Sha256::digest(text.as_bytes());
-    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let hash = hex::encode(&digest[..8]);
     format!("{prefix}.{hash}")
 }
 
@@ -155,139 +146,9 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Decides which attached files are guidelines.
-#[derive(Debug, Clone)]
-pub struct GuidelineMatcher {
-    set: GlobSet,
-}
-
-impl GuidelineMatcher {
-    /// A matcher for `patterns`, each with the position it was written at (for the warning
-    /// when it is not a valid glob).
-    pub fn new(patterns: &[(String, Pos)], diags: &mut Diagnostics) -> Self {
-        let mut builder = GlobSetBuilder::new();
-        for (pattern, pos) in patterns {
-            match GlobBuilder::new(pattern).literal_separator(true).build() {
-                Ok(glob) => {
-                    builder.add(glob);
-                }
-                Err(e) => diags.warn(
-                    *pos,
-                    format!("invalid guideline pattern `{pattern}`: {}; it is ignored", e.kind()),
-                    None,
-                ),
-            }
-        }
-        let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
-        Self { set }
-    }
-
-    pub fn is_guideline(&self, repo_relative: &str) -> bool {
-        self.set.is_match(repo_relative)
-    }
-
-    /// Reads `guideline_patterns` from the nearest `.agentv.yaml` or `.agentv/config.yaml`
-    /// between `eval_dir` and the repository root; the defaults apply when there is none, or
-    /// when it cannot be read (after reporting why).
-    pub fn for_dir(ws: &Workspace, eval_dir: &Path, warnings: &mut Vec<super::Diagnostic>) -> Self {
-        for dir in ws.ancestors_to_root(eval_dir) {
-            for name in CONFIG_FILE_NAMES {
-                let path = dir.join(name);
-                if path.is_file() {
-                    let mut diags = Diagnostics::new(&path);
-                    let patterns = super::source::read_text(&path, "config file", &mut diags)
-                        .and_then(|text| read_patterns(&text, &mut diags));
-                    let matcher = Self::new(&patterns.unwrap_or_else(default_patterns), &mut diags);
-                    warnings.extend(diags.into_vec());
-                    return matcher;
-                }
-            }
-        }
-        let mut diags = Diagnostics::new(Path::new("<defaults>"));
-        Self::new(&default_patterns(), &mut diags)
-    }
-}
-
-/// Names of the project config file, in the order they are looked for in each directory.
-pub const CONFIG_FILE_NAMES: &[&str] = &[
-    ".agentv.yaml",
-    ".agentv.yml",
-    ".agentv/config.yaml",
-    ".agentv/config.yml",
-];
-
-fn default_patterns() -> Vec<(String, Pos)> {
-    DEFAULT_GUIDELINE_PATTERNS
-        .iter()
-        .map(|p| ((*p).to_owned(), Pos::default()))
-        .collect()
-}
-
-/// The `guideline_patterns` of a config file; `None` when it sets none (the defaults apply).
-fn read_patterns(text: &str, diags: &mut Diagnostics) -> Option<Vec<(String, Pos)>> {
-    let root: Node = match parse_yaml(text) {
-        Ok(root) => root,
-        Err(e) => {
-            diags.yaml_syntax(&e);
-            return None;
-        }
-    };
-    if root.is_null() {
-        return None;
-    }
-    let mut f = Fields::of(&root, "the config file", diags)?;
-    let _ = f.take(&["$schema"]);
-    let list = f.take(&["guideline_patterns"]);
-    f.warn_unknown("the config file", &["$schema", "guideline_patterns"], diags);
-    let list = list?;
-    let Some(items) = list.as_seq() else {
-        diags.error(
-            list.pos,
-            format!(
-                "`guideline_patterns` must be a list of globs, found {}",
-                list.type_name()
-            ),
-            Some("for example `guideline_patterns: ['**/*.instructions.md']`".to_owned()),
-        );
-        return None;
-    };
-    let mut patterns = Vec::new();
-    for item in items {
-        match item.as_str() {
-            Some(p) => patterns.push((p.to_owned(), item.pos)),
-            None => diags.warn(
-                item.pos,
-                format!(
-                    "a guideline pattern must be a string, found {}; it is ignored",
-                    describe(item)
-                ),
-                None,
-            ),
-        }
-    }
-    Some(patterns)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_patterns_match_like_the_spec() {
-        let mut diags = Diagnostics::new(Path::new("x"));
-        let m = GuidelineMatcher::new(&default_patterns(), &mut diags);
-        let cases = [
-            ("docs/python.instructions.md", true),
-            ("a/instructions/style.md", true),
-            ("x.prompt.md", true),
-            ("prompts/deep/a.txt", true),
-            ("src/main.py", false),
-            ("docs/instructions.txt", false),
-        ];
-        for (path, want) in cases {
-            assert_eq!(m.is_guideline(path), want, "{path}");
-        }
-    }
 
     #[test]
     fn file_names_from_ids_are_unique_and_bounded() {

@@ -6,11 +6,9 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
-use super::diagnostics::{Diagnostic, Diagnostics};
-use super::node::Pos;
-use super::paths::Workspace;
-/// Secrets live in their own module; re-exported here, where they were first defined.
-pub use crate::redact::Secrets;
+use crate::config::source::{invalid_utf8_at, strip_bom};
+use crate::config::{Diagnostic, Diagnostics, Pos};
+use crate::paths::Workspace;
 
 static ENV_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$").expect("static regex"));
@@ -24,7 +22,7 @@ pub fn env_reference(value: &str) -> Option<&str> {
 }
 
 /// Variables visible to the run: the process environment wins over `.env` files, and the `.env`
-/// nearest to the eval file wins over outer ones (D5).
+/// nearest to the eval file wins over outer ones (`docs/architecture.md#environment`).
 #[derive(Clone, Default)]
 pub struct Env {
     /// Variables from `.env` files that the process environment does not set.
@@ -125,7 +123,7 @@ pub fn parse_dotenv(
     lookup: &dyn Fn(&str) -> Option<String>,
     diags: &mut Diagnostics,
 ) -> Vec<(String, String)> {
-    let lines = dotenv_lines(super::source::strip_bom(bytes), diags);
+    let lines = dotenv_lines(strip_bom(bytes), diags);
     let mut parser = DotenvParser {
         lines: &lines,
         next: 0,
@@ -150,7 +148,7 @@ fn dotenv_lines(bytes: &[u8], diags: &mut Diagnostics) -> Vec<Option<String>> {
             match std::str::from_utf8(line) {
                 Ok(text) => Some(text.to_owned()),
                 Err(_) => {
-                    let column = super::source::invalid_utf8_at(line).map_or(1, |p| p.column);
+                    let column = invalid_utf8_at(line).map_or(1, |p| p.column);
                     diags.warn(
                         Pos::new(i as u64 + 1, column),
                         "this .env line is not UTF-8 text; it is skipped",

@@ -56,9 +56,14 @@ pub fn decode(bytes: &[u8], what: &str, diags: &mut Diagnostics) -> Option<Strin
 }
 
 /// Reads a whole text file for a loader; `None` after reporting why it could not be read.
+/// Problems reported in `diags` from then on quote the line they point at.
 pub fn read_text(path: &Path, what: &str, diags: &mut Diagnostics) -> Option<String> {
     match std::fs::read(path) {
-        Ok(bytes) => decode(&bytes, what, diags),
+        Ok(bytes) => {
+            let text = decode(&bytes, what, diags)?;
+            diags.set_source(text.as_str());
+            Some(text)
+        }
         Err(e) => {
             diags.error(Pos::default(), format!("cannot read the {what}: {e}"), None);
             None

@@ -1,4 +1,5 @@
-//! Routes a code judge's proxy calls to this run's providers.
+//! Routes a code judge's proxy calls to this run's providers: the [`TargetInvoker`] the proxy
+//! crate calls, implemented over the registry.
 
 use std::sync::{Arc, Mutex};
 
@@ -6,7 +7,7 @@ use agentv_eval_sdk::{InvokeRequest, InvokeResponse, TokenUsage, last_assistant_
 use agentv_proxy::{InvokeError, TargetInvoker};
 use futures::future::BoxFuture;
 
-use crate::providers::{Provider, ProviderRequest, ResolvedTarget, TargetRegistry};
+use super::{Provider, ProviderRequest, ResolvedTarget, TargetRegistry};
 
 /// Usage of the calls made through one proxy, attributed to its evaluator.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

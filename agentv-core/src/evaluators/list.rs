@@ -1,0 +1,152 @@
+//! Grader lists: the keys every grader has, parsed once here; the type looked up in the grader
+//! table; running a configured grader into its result; the case score.
+
+use std::sync::Arc;
+
+use super::grader::{ConfiguredGrader, GradeContext, ParseContext};
+use crate::config::{Fields, Key, KeyTable, Kind, Node, NumberRange};
+use crate::model::{EvaluatorResult, Verdict};
+
+const COMMON: &[Key] = &[
+    Key::new("name", Kind::Text, "Shown in results (default: the type)."),
+    Key::new("type", Kind::Text, "Which grader (see the grader table).").required(),
+    Key::new(
+        "weight",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Share in the case score (default 1; 0 reports without counting).",
+    ),
+];
+
+/// The keys every grader has, whatever its type.
+pub const GRADER_KEYS: KeyTable = KeyTable::new("an evaluator", "One grader.", &[COMMON]);
+
+/// Parses a list of graders. `None` when any entry is invalid (errors are reported): a case
+/// graded by an incomplete list would get a misleading score.
+pub fn parse_graders(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<ConfiguredGrader>> {
+    let Some(items) = node.as_seq() else {
+        cx.diags.error(
+            node.pos,
+            format!("`evaluators` must be a list, found {}", node.type_name()),
+            Some("write each evaluator as `- name: ...` with a `type`".to_owned()),
+        );
+        return None;
+    };
+    let before = cx.diags.error_count();
+    let graders: Vec<ConfiguredGrader> = items.iter().filter_map(|item| parse_grader(item, cx)).collect();
+    (cx.diags.error_count() == before).then_some(graders)
+}
+
+fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrader> {
+    let mut f = Fields::of(node, &GRADER_KEYS, cx.diags)?;
+    let type_name = f.required_string("type", "evaluator", cx.diags)?;
+    let name = f.string("name", cx.diags);
+    let weight = f.number("weight", cx.diags).unwrap_or(1.0);
+    let Some(entry) = super::find(&type_name) else {
+        let pos = f.take("type").map_or(node.pos, |n| n.pos);
+        cx.diags.error(
+            pos,
+            format!("unknown evaluator type `{type_name}`"),
+            Some(format!("use {}", super::known_types())),
+        );
+        return None;
+    };
+    f.add(entry.keys);
+    f.rename(entry.type_name());
+    let grader = (entry.parse)(&mut f, cx);
+    f.warn_unknown(cx.diags);
+    Some(ConfiguredGrader {
+        name: name.unwrap_or_else(|| entry.type_name().to_owned()),
+        weight,
+        entry,
+        grader: grader?,
+    })
+}
+
+/// The graders of a case that configures none (and inherits none): the LLM judge with its
+/// default prompt (`docs/architecture.md#default-grader`).
+pub fn default_graders() -> Arc<[ConfiguredGrader]> {
+    let entry = &super::llm_judge::ENTRY;
+    Arc::from(vec![ConfiguredGrader {
+        name: entry.type_name().to_owned(),
+        weight: 1.0,
+        entry,
+        grader: Arc::new(super::llm_judge::LlmJudge::default()),
+    }])
+}
+
+/// Runs one grader and records its result. (Secrets are redacted where results leave the
+/// run: the JSONL writer and the terminal.)
+pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> EvaluatorResult {
+    let grade = grader.grader.grade(ctx).await;
+    // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
+    // else as a grader error); this only guards the weighted mean against a stray value.
+    let score = agentv_eval_sdk::clamp_score(grade.score);
+    let mut misses = grade.misses;
+    if let Some(e) = &grade.error
+        && grade.error_is_miss
+        && misses.is_empty()
+    {
+        misses.push(agentv_eval_sdk::failure_miss(&grader.name, e));
+    }
+    EvaluatorResult {
+        name: grader.name.clone(),
+        kind: grader.type_name().to_owned(),
+        score,
+        weight: grader.weight,
+        verdict: Verdict::from_score(score),
+        hits: grade.hits,
+        misses,
+        reasoning: grade.reasoning,
+        details: grade.details,
+        error: grade.error,
+        evaluator_provider_request: grade.request,
+    }
+}
+
+/// Weighted mean of grader scores (`docs/architecture.md#scoring`): weight 0 excludes a
+/// grader; all-zero → 0.
+pub fn aggregate(results: &[EvaluatorResult]) -> f64 {
+    let total: f64 = results.iter().map(|r| r.weight).sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    results.iter().map(|r| r.weight * r.score).sum::<f64>() / total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(score: f64, weight: f64) -> EvaluatorResult {
+        EvaluatorResult {
+            name: "e".into(),
+            kind: "keywords".into(),
+            score,
+            weight,
+            verdict: Verdict::from_score(score),
+            hits: vec![],
+            misses: vec![],
+            reasoning: None,
+            details: None,
+            error: None,
+            evaluator_provider_request: None,
+        }
+    }
+
+    #[test]
+    fn weighted_mean_follows_the_spec() {
+        let cases: &[(&[(f64, f64)], f64)] = &[
+            (&[(0.8, 1.0), (0.4, 1.0)], 0.6),
+            (&[(0.8, 3.0), (0.4, 1.0)], 0.7),
+            (&[(0.8, 1.0), (0.0, 0.0)], 0.8),
+            (&[(0.8, 0.0), (0.4, 0.0)], 0.0),
+            (&[(1.0, 1.0), (0.0, 1.0)], 0.5),
+            (&[], 0.0),
+        ];
+        for (inputs, want) in cases {
+            let results: Vec<EvaluatorResult> = inputs.iter().map(|(s, w)| result(*s, *w)).collect();
+            let got = aggregate(&results);
+            assert!((got - want).abs() < 1e-12, "{inputs:?}: {got} != {want}");
+        }
+    }
+}

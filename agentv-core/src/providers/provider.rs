@@ -1,0 +1,166 @@
+//! The `Provider` trait and what crosses it: requests, responses, errors.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{ProviderClass, ProviderKind};
+use crate::model::{OutputMessage, TokenUsage, TraceEvent};
+
+/// How case content is put into prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptMode {
+    /// LLM APIs: file contents are embedded in the prompt.
+    Lm,
+    /// Agents and commands: files are referenced by path; the agent reads them.
+    Agent,
+}
+
+/// One chat turn of a multi-turn prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// Everything a provider needs to answer one case.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderRequest {
+    pub eval_id: String,
+    /// 1 for the first try.
+    pub attempt: u32,
+    /// The formatted user prompt.
+    pub question: String,
+    /// The guidelines block (file contents), empty when the case has none.
+    pub guidelines: String,
+    pub guideline_files: Vec<PathBuf>,
+    pub input_files: Vec<PathBuf>,
+    /// Set for multi-turn inputs sent to LLM providers.
+    pub chat_prompt: Option<Vec<ChatMessage>>,
+    /// A system prompt from the caller (LLM judges set one).
+    pub system_prompt: Option<String>,
+    /// Directory of the eval file: the default working directory of commands.
+    pub eval_dir: Option<PathBuf>,
+}
+
+/// What a provider answered.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ProviderResponse {
+    pub output_messages: Vec<OutputMessage>,
+    /// An explicit trace (deprecated in favour of `output_messages`, still preferred when set).
+    pub trace: Option<Vec<TraceEvent>>,
+    /// A file holding a JSON array of trace events.
+    pub trace_ref: Option<PathBuf>,
+    pub token_usage: Option<TokenUsage>,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<f64>,
+    /// The provider's raw answer, for debugging.
+    pub raw: Option<Value>,
+    /// Provider-specific facts (log file paths, session ids).
+    pub metadata: Option<Map<String, Value>>,
+    /// Problems that did not fail the call (dropped metric values, ...).
+    pub warnings: Vec<String>,
+}
+
+impl ProviderResponse {
+    /// A response with one assistant message.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            output_messages: vec![OutputMessage::assistant(text)],
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a provider call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    /// The call did not finish in time; the runner may retry the case.
+    #[error("timed out after {}s", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The provider answered with an HTTP error.
+    #[error("HTTP {status}: {message}")]
+    Http {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// The request never got an HTTP answer (connection refused, reset, DNS).
+    #[error("network error: {0}")]
+    Network(String),
+    /// Anything else, with a message fit for the results file.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ProviderError {
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+}
+
+/// A future returned by providers (dyn-compatible async).
+pub type ProviderFuture<'a, T> = BoxFuture<'a, Result<T, ProviderError>>;
+
+/// A target that answers eval cases.
+///
+/// LLM APIs, agent CLIs, commands and mocks all implement it; the runner knows nothing else
+/// about them.
+pub trait Provider: Send + Sync + std::fmt::Debug {
+    /// The target's name in targets.yaml.
+    fn target_name(&self) -> &str;
+
+    fn kind(&self) -> ProviderKind;
+
+    /// How prompts for this provider are formatted.
+    fn prompt_mode(&self) -> PromptMode {
+        match self.kind().class() {
+            ProviderClass::Agent | ProviderClass::Command => PromptMode::Agent,
+            ProviderClass::Llm | ProviderClass::Mock => PromptMode::Lm,
+        }
+    }
+
+    /// Answers one request.
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse>;
+
+    /// Checks once, before the run, that the target can answer (a `cli` target's
+    /// `healthcheck`); `eval_dir` is where its commands run by default. The error says why
+    /// not, fit for the terminal. Most providers have nothing to check.
+    fn healthcheck<'a>(&'a self, _eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// True when [`Provider::invoke_batch`] sends many requests in one call.
+    fn supports_batch(&self) -> bool {
+        self.kind().entry().batch
+    }
+
+    /// Answers many requests at once, one result per request in order. An `Err` means the
+    /// whole batch failed and the runner falls back to per-case calls.
+    fn invoke_batch<'a>(
+        &'a self,
+        _requests: &'a [ProviderRequest],
+    ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
+        Box::pin(async { Err(ProviderError::failed("this provider cannot batch")) })
+    }
+
+    /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
+    fn public_settings(&self) -> Value {
+        Value::Object(Map::new())
+    }
+
+    /// A cap on concurrent cases (some agents cannot run in parallel).
+    fn max_workers(&self) -> Option<usize> {
+        None
+    }
+
+    /// The program this provider runs as configured (a name on `PATH` or a path), when its
+    /// entry needs one ([`super::ExecutableNeed`]); checked before the run.
+    fn executable(&self) -> Option<&str> {
+        None
+    }
+}

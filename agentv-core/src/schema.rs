@@ -1,0 +1,140 @@
+//! The JSON Schemas of eval files and targets files, generated from the key tables, the grader
+//! table and the provider table (`agentv schema eval|targets`; committed under `schema/`).
+//! See `docs/architecture.md#schemas`.
+
+use serde_json::{Map, Value, json};
+
+use crate::config::Key;
+use crate::config::schema::{Spelling, table_schema, table_schema_of};
+use crate::evaluators::GRADER_KEYS;
+use crate::load::TARGETS_FILE;
+use crate::load::keys::SUITE;
+use crate::providers::TARGET_KEYS;
+
+const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
+
+/// Which file a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    Eval,
+    Targets,
+}
+
+impl SchemaKind {
+    /// Where the schema is committed, relative to the repository root.
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::Eval => "schema/eval.schema.json",
+            Self::Targets => "schema/targets.schema.json",
+        }
+    }
+
+    /// The schema document.
+    pub fn schema(self) -> Value {
+        match self {
+            Self::Eval => eval(),
+            Self::Targets => targets(),
+        }
+    }
+
+    /// The schema as committed: pretty JSON with a final newline.
+    pub fn render(self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.schema()).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// The schema of YAML eval files.
+pub fn eval() -> Value {
+    let mut doc = table_schema(&SUITE, Spelling::default());
+    add_header(&mut doc, "agentv eval file", "schema/eval.schema.json");
+    doc["definitions"] = json!({ "graders": graders() });
+    doc
+}
+
+/// The schema of targets files.
+pub fn targets() -> Value {
+    let mut doc = table_schema(&TARGETS_FILE, Spelling::default());
+    add_header(&mut doc, "agentv targets file", "schema/targets.schema.json");
+    doc["definitions"] = json!({ "target": target() });
+    doc
+}
+
+fn add_header(doc: &mut Value, title: &str, id: &str) {
+    if let Value::Object(map) = doc {
+        let mut head = Map::new();
+        head.insert("$schema".into(), json!(DRAFT));
+        head.insert("$id".into(), json!(format!("https://agentv.invalid/{id}")));
+        head.insert("title".into(), json!(title));
+        head.append(map);
+        *map = head;
+    }
+}
+
+/// A list of graders: each entry's `type` picks the keys it may have.
+fn graders() -> Value {
+    let names: Vec<&str> = crate::evaluators::entries()
+        .flat_map(|e| e.names.iter().copied())
+        .collect();
+    let branches: Vec<Value> = crate::evaluators::entries()
+        .map(|entry| {
+            let keys: Vec<&Key> = GRADER_KEYS.keys().chain(entry.keys.keys()).collect();
+            json!({
+                "if": {"properties": {"type": {"enum": entry.names}}, "required": ["type"]},
+                "then": table_schema_of(keys, entry.doc, entry.keys.open, Spelling::default()),
+            })
+        })
+        .collect();
+    json!({
+        "type": "array",
+        "description": "Graders; a case's score is their weighted mean.",
+        "items": {
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"enum": names, "description": "Which grader."}},
+            "allOf": branches,
+        },
+    })
+}
+
+/// One target: its `provider` picks the keys it may have. Keys are also accepted in camelCase.
+fn target() -> Value {
+    let camel = Spelling { camel_case: true };
+    let names: Vec<&str> = crate::providers::entries().flat_map(|e| e.names()).collect();
+    let branches: Vec<Value> = crate::providers::entries()
+        .map(|entry| {
+            let keys: Vec<&Key> = TARGET_KEYS.keys().chain(entry.keys.keys()).collect();
+            let pattern = crate::config::schema::case_insensitive_pattern(entry.names());
+            json!({
+                "if": {"properties": {"provider": {"pattern": pattern}}, "required": ["provider"]},
+                "then": table_schema_of(keys, entry.doc, entry.keys.open, camel),
+            })
+        })
+        .collect();
+    // The common keys, with the provider's own keys left to the branches.
+    let mut schema = table_schema(&TARGET_KEYS.open(), camel);
+    schema["properties"]["provider"] = json!({
+        "description": "Which provider answers (names are matched ignoring letter case).",
+        "anyOf": [{"enum": names}, {"type": "string", "pattern": crate::providers::name_pattern()}],
+    });
+    schema["allOf"] = Value::Array(branches);
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grader_and_provider_name_is_in_the_schemas() {
+        let eval = eval().to_string();
+        for name in crate::evaluators::entries().flat_map(|e| e.names.iter()) {
+            assert!(eval.contains(&format!("\"{name}\"")), "{name}");
+        }
+        let targets = targets().to_string();
+        for entry in crate::providers::entries() {
+            assert!(targets.contains(&format!("\"{}\"", entry.name)), "{}", entry.name);
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! `agentv schema eval|targets`: the JSON Schema editors use to check and complete files.
+
+use agentv_core::schema::SchemaKind;
+
+use crate::cli::{SchemaArgs, SchemaFile};
+use crate::exit::ExitStatus;
+use crate::printer;
+
+pub fn run(args: SchemaArgs) -> ExitStatus {
+    let kind = match args.kind {
+        SchemaFile::Eval => SchemaKind::Eval,
+        SchemaFile::Targets => SchemaKind::Targets,
+    };
+    printer::stdout(&kind.render());
+    ExitStatus::Success
+}
