@@ -84,7 +84,7 @@ fn key_schema(key: &Key, spelling: Spelling) -> Value {
         && !key.doc.is_empty()
     {
         let doc = match map.get("description").and_then(Value::as_str) {
-            Some(range) => format!("{} ({range})", key.doc),
+            Some(range) => format!("{} Accepts {range}.", key.doc),
             None => key.doc.to_owned(),
         };
         map.insert("description".into(), json!(doc));
