@@ -1,4 +1,4 @@
-//! Exit codes (D9).
+//! Exit codes (`docs/architecture.md#exit-codes`).
 
 use std::process::ExitCode;
 

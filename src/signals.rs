@@ -1,5 +1,5 @@
 //! SIGINT (Ctrl-C) and SIGTERM (what CI runners and `timeout` send) stop a run the same way
-//! (D9): the first stops scheduling, the second cancels the cases still running. Only the
+//! (`docs/architecture.md#exit-codes`): the first stops scheduling, the second cancels the cases still running. Only the
 //! exit code tells them apart.
 
 use std::sync::{Arc, OnceLock};

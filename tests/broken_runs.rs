@@ -1,6 +1,6 @@
 //! A broken run never crashes and never looks green: hostile provider data, failing
 //! healthchecks, judges that cannot grade and closed pipes end in a readable report and the
-//! exit code that says what happened (D9).
+//! exit code that says what happened (`docs/architecture.md#exit-codes`).
 
 mod common;
 

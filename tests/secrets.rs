@@ -1,4 +1,4 @@
-//! Resolved `${{ VAR }}` values never reach any output (D18).
+//! Resolved `${{ VAR }}` values never reach any output (`docs/architecture.md#secrets`).
 //!
 //! Every string setting of every provider kind is a `${{ VAR }}` whose value has quotes,
 //! backslashes, spaces and non-ASCII characters around a unique marker. The fakes echo all they
@@ -555,7 +555,7 @@ async fn check(kind_name: &'static str) {
     );
     if kind.cached {
         runs[0].stdout_has("Cache: 0 hits, 2 misses");
-        // The answer comes from the cache, redacted (D15): the judge's prompt quoting it is new.
+        // The answer comes from the cache, redacted (`docs/architecture.md#cache`): the judge's prompt quoting it is new.
         runs[1].stdout_has("Cache: 1 hit, 1 miss");
     }
 

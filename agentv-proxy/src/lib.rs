@@ -5,7 +5,8 @@
 //! budget, validates bodies and routes each call through a [`TargetInvoker`] that the runtime
 //! implements over its providers. Provider credentials never reach the judge.
 //!
-//! Routes (D12): `GET /info`, `POST /invoke`, `POST /invokeBatch`. Status codes: 401 for a
+//! Routes (`docs/architecture.md#target-proxy`): `GET /info`, `POST /invoke`,
+//! `POST /invokeBatch`. Status codes: 401 for a
 //! missing or wrong token (checked before anything else), 400 for a bad body or an unknown
 //! target, 404 for an unknown route, 405 for a wrong method, 413 for a body over 1 MiB, 429 when
 //! the budget is spent, 503 once the proxy is closing.

@@ -1,4 +1,4 @@
-//! Retries of provider HTTP calls (D14): exponential backoff with ±25 % jitter, `Retry-After`
+//! Retries of provider HTTP calls (`docs/architecture.md#retries`): exponential backoff with ±25 % jitter, `Retry-After`
 //! honoured, never on 401/403.
 //!
 //! Hand-written rather than taken from a crate because the semantics are specific: the jitter is

@@ -1,4 +1,4 @@
-//! The one redaction layer (D18): every output of a run — results, prompt dumps, agent stream
+//! The one redaction layer (`docs/architecture.md#secrets`): every output of a run — results, prompt dumps, agent stream
 //! logs, the response cache, the console and logs — passes through [`Secrets`], directly
 //! ([`Secrets::redact`]) or through a [`RedactingWriter`] and the file helpers built on it.
 //!

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::sink::{Row, Sink};
 use crate::redact::Secrets;
 
-/// `.agentv/results/eval_<timestamp>.jsonl` under `base` (D16).
+/// `.agentv/results/eval_<timestamp>.jsonl` under `base` (`docs/architecture.md#outputs`).
 pub fn default_results_path(base: &Path) -> PathBuf {
     let stamp = jiff::Timestamp::now().strftime("%Y-%m-%dT%H-%M-%S-%3fZ").to_string();
     base.join(".agentv").join("results").join(format!("eval_{stamp}.jsonl"))
@@ -25,7 +25,7 @@ pub struct JsonlWriter {
 
 impl JsonlWriter {
     /// Creates `path` (and its parent directories), emptying an existing file: a new run makes
-    /// a new results file (D23).
+    /// a new results file (`docs/architecture.md#outputs`).
     pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;

@@ -1,4 +1,4 @@
-//! What a finished run amounts to (D9): the one decision behind the exit code, kept pure so
+//! What a finished run amounts to (`docs/architecture.md#exit-codes`): the one decision behind the exit code, kept pure so
 //! every combination is tested in one table.
 
 /// The outcome of a run, from best to worst news.

@@ -705,7 +705,7 @@ class Trace:
 class CodeJudgePayload:
     """Everything a code judge knows about one graded case.
 
-    agentv sends both key generations (design D24): the 2.x keys (``eval_id`` ...
+    agentv sends both key generations (docs/architecture.md#code-judge-contract): the 2.x keys (``eval_id`` ...
     ``execution_metrics``) and the 4.x keys (``criteria`` ... ``workspace_path``); a payload from
     another runtime may carry only one set. Absent or null keys read as empty strings, empty
     lists, empty objects or None. Keys this module does not know are kept in ``extra``.
@@ -838,7 +838,7 @@ def check_score(score: Any) -> float:
     """Returns ``score`` as a float, or raises ResultError when agentv would reject it.
 
     agentv treats a code judge score outside [0, 1], NaN or infinite as a grader error rather
-    than clamping it (design D21), so a judge learns about the bug instead of hiding it.
+    than clamping it (docs/architecture.md#scoring), so a judge learns about the bug instead of hiding it.
     """
     if isinstance(score, bool) or not isinstance(score, numbers.Real):
         raise ResultError(f"score must be a number in [0, 1], got {_kind(score)}: {score!r}")
@@ -871,7 +871,7 @@ class JudgeResult:
     """A judge's verdict on one case: ``{score, hits?, misses?, reasoning?, details?}``.
 
     ``score`` must be a finite number in [0, 1]: anything else raises ResultError (agentv would
-    record a grader error, design D21). ``details`` must be a JSON object; it is kept verbatim
+    record a grader error, docs/architecture.md#scoring). ``details`` must be a JSON object; it is kept verbatim
     in the results file.
     """
 

@@ -294,7 +294,7 @@ export type JudgeReturn = (Partial<CodeJudgeResult> & {
     pass?: boolean;
 }) | number;
 /**
- * Checks a score the way agentv does (design D21): a finite number in [0, 1], else ResultError.
+ * Checks a score the way agentv does (docs/architecture.md#scoring): a finite number in [0, 1], else ResultError.
  */
 export declare function checkScore(score: unknown): number;
 /**

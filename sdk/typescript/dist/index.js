@@ -579,7 +579,7 @@ export function criteriaText(payload) {
 }
 const RESULT_KEYS = ["score", "hits", "misses", "reasoning", "details", "assertions", "pass"];
 /**
- * Checks a score the way agentv does (design D21): a finite number in [0, 1], else ResultError.
+ * Checks a score the way agentv does (docs/architecture.md#scoring): a finite number in [0, 1], else ResultError.
  */
 export function checkScore(score) {
     if (typeof score !== "number")

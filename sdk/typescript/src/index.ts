@@ -803,7 +803,7 @@ export type JudgeReturn =
 const RESULT_KEYS = ["score", "hits", "misses", "reasoning", "details", "assertions", "pass"];
 
 /**
- * Checks a score the way agentv does (design D21): a finite number in [0, 1], else ResultError.
+ * Checks a score the way agentv does (docs/architecture.md#scoring): a finite number in [0, 1], else ResultError.
  */
 export function checkScore(score: unknown): number {
   if (typeof score !== "number") throw new ResultError(`score must be a number in [0, 1], got ${kindOf(score)}: ${String(score)}`);
