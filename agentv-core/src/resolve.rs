@@ -475,3 +475,64 @@ fn dry_run_target(name: &str, env: Arc<Env>) -> Arc<ResolvedTarget> {
         registry,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(var: &str, target: &str) -> MissingVar {
+        MissingVar {
+            var: var.to_owned(),
+            target: target.to_owned(),
+            setting: "api_key".to_owned(),
+        }
+    }
+
+    #[test]
+    fn problems_of_several_suites_are_merged_once() {
+        let file = PathBuf::from("targets.yaml");
+        let unknown = ResolveError::Unknown {
+            name: "nope".to_owned(),
+            available: vec!["a".to_owned()],
+        };
+        let problems = [
+            TargetProblem::Target {
+                file: file.clone(),
+                errors: vec![
+                    ResolveError::MissingCredentials(vec![missing("A_KEY", "a")]),
+                    unknown.clone(),
+                ],
+            },
+            TargetProblem::Target {
+                file: file.clone(),
+                errors: vec![ResolveError::MissingCredentials(vec![
+                    missing("A_KEY", "a"),
+                    missing("B_KEY", "b"),
+                ])],
+            },
+            TargetProblem::Target {
+                file: file.clone(),
+                errors: vec![unknown.clone()],
+            },
+            TargetProblem::NoTargetsFile { tried: Vec::new() },
+            TargetProblem::NoTargetsFile { tried: Vec::new() },
+        ];
+        let merged = TargetProblem::merge(problems);
+        assert_eq!(
+            merged,
+            [
+                TargetProblem::Target {
+                    file,
+                    errors: vec![unknown]
+                },
+                TargetProblem::NoTargetsFile { tried: Vec::new() },
+                TargetProblem::MissingCredentials(vec![missing("A_KEY", "a"), missing("B_KEY", "b")]),
+            ]
+        );
+        let text = merged[2].to_string();
+        assert!(
+            text.starts_with("missing environment variables:\n  A_KEY (target `a`, setting `api_key`)\n  B_KEY"),
+            "{text}"
+        );
+    }
+}

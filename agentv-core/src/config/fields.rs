@@ -374,4 +374,14 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "key `undeclared` is read but not declared in a key table")]
+    fn a_key_no_table_declares_cannot_be_read() {
+        let node = parse_yaml("undeclared: 1\n").expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("f.yaml"));
+        let mut f = Fields::of(&node, &TABLE, &mut diags).expect("map");
+        let _ = f.take("undeclared");
+    }
 }

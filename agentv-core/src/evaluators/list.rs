@@ -115,7 +115,52 @@ pub fn aggregate(results: &[EvaluatorResult]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::config::Diagnostics;
+    use crate::config::node::parse_yaml;
+    use crate::paths::Workspace;
+
+    /// Parses `yaml` (a grader list) the way a grader made of graders parses its members.
+    fn nested(yaml: &str) -> (Option<Vec<ConfiguredGrader>>, Vec<String>) {
+        let node = parse_yaml(yaml).expect("yaml");
+        let ws = Workspace::from_cwd(std::env::temp_dir());
+        let mut diags = Diagnostics::new(Path::new("e.yaml"));
+        let mut cx = ParseContext {
+            ws: &ws,
+            eval_dir: &ws.cwd,
+            diags: &mut diags,
+        };
+        let graders = cx.graders(&node);
+        (graders, diags.into_vec().iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn a_nested_list_is_parsed_like_any_list() {
+        let (graders, problems) =
+            nested("- {type: keywords, expected: [a], weight: 2}\n- {type: llm-judge, name: j}\n");
+        assert!(problems.is_empty(), "{problems:?}");
+        let graders = graders.expect("valid");
+        let shown: Vec<(&str, &str, f64)> = graders
+            .iter()
+            .map(|g| (g.name.as_str(), g.type_name(), g.weight))
+            .collect();
+        assert_eq!(shown, [("keywords", "keywords", 2.0), ("j", "llm_judge", 1.0)]);
+        let (graders, problems) = nested("- {type: keywords, expected: [a]}\n- {type: nope}\n");
+        assert!(graders.is_none(), "an invalid member invalidates the list");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("e.yaml:2:10: error: unknown evaluator type `nope`"),
+            "{}",
+            problems[0]
+        );
+        assert!(
+            problems[0].contains("help: use llm_judge (alias llm-judge), code_judge (alias code, code-judge)"),
+            "{}",
+            problems[0]
+        );
+    }
 
     fn result(score: f64, weight: f64) -> EvaluatorResult {
         EvaluatorResult {

@@ -74,4 +74,19 @@ mod tests {
         }
         assert!(find("LLM_JUDGE").is_none(), "types are matched exactly");
     }
+
+    #[test]
+    fn grader_keys_do_not_redeclare_the_common_grader_keys() {
+        for entry in entries() {
+            let mut seen: Vec<&str> = GRADER_KEYS.keys().flat_map(|k| k.names()).collect();
+            for name in entry.keys.keys().flat_map(|k| k.names()) {
+                assert!(
+                    !seen.contains(&name),
+                    "{}: `{name}` is declared twice",
+                    entry.type_name()
+                );
+                seen.push(name);
+            }
+        }
+    }
 }

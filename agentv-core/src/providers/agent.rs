@@ -387,4 +387,28 @@ mod tests {
         assert!(find_executable("agentv-no-such-binary").is_none());
         assert!(find_executable("/no/such/claude").is_none());
     }
+
+    #[test]
+    fn a_file_without_the_execute_bit_is_not_an_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("claude");
+        std::fs::write(&path, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert!(find_executable(&path.display().to_string()).is_none(), "not executable");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(find_executable(&path.display().to_string()), Some(path));
+    }
+
+    #[test]
+    fn file_urls_escape_every_reserved_character() {
+        for (path, want) in [
+            ("/repo/my file.py", "file:///repo/my%20file.py"),
+            ("/repo/a#b?c%d.md", "file:///repo/a%23b%3Fc%25d.md"),
+            ("/repo/[x]{y}<z>.md", "file:///repo/[x]%7By%7D%3Cz%3E.md"),
+            ("/repo/café.md", "file:///repo/caf%C3%A9.md"),
+        ] {
+            assert_eq!(file_url(Path::new(path)), want, "{path}");
+        }
+    }
 }

@@ -570,6 +570,18 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn output_files_are_deleted_unless_kept() {
+        for keep in [false, true] {
+            let mut p = provider("printf %s {OUTPUT_FILE} > {OUTPUT_FILE}", None);
+            p.config.keep_temp_files = keep;
+            let r = p.invoke(&request("c", "q")).await.expect("runs");
+            let path = PathBuf::from(r.output_messages[0].text().expect("the path"));
+            assert_eq!(path.exists(), keep, "keep_temp_files: {keep}");
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    #[tokio::test]
     async fn answer_comes_from_the_output_file() {
         let p = provider(
             "printf '%s / %s / %s' {PROMPT} {EVAL_ID} \"$AGENTV_CLI_TEST_VAR\" > {OUTPUT_FILE}",

@@ -115,4 +115,15 @@ mod tests {
             "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli or mock"
         );
     }
+
+    #[test]
+    fn provider_keys_do_not_redeclare_the_common_target_keys() {
+        for entry in entries() {
+            let mut seen: Vec<&str> = TARGET_KEYS.keys().flat_map(|k| k.names()).collect();
+            for name in entry.keys.keys().flat_map(|k| k.names()) {
+                assert!(!seen.contains(&name), "{}: `{name}` is declared twice", entry.name);
+                seen.push(name);
+            }
+        }
+    }
 }
