@@ -3,6 +3,7 @@
 //! generated from them.
 
 use crate::config::{Key, KeyTable, Kind};
+use crate::model::Role;
 
 /// A grader list, described once in the schema (`#/definitions/graders`).
 pub const GRADERS: Kind = Kind::Ref("graders");
@@ -104,11 +105,8 @@ const CASE_KEYS: &[Key] = &[
 /// One case of a suite, or one line of a JSONL dataset.
 pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS]);
 
-/// Who may speak a message.
-pub const ROLES: &[&str] = &["system", "user", "assistant", "tool"];
-
 const MESSAGE_KEYS: &[Key] = &[
-    Key::new("role", Kind::Enum(ROLES), "Who speaks.").required(),
+    Key::new("role", Kind::Enum(Role::NAMES), "Who speaks.").required(),
     Key::new(
         "content",
         Kind::OneOf(&[

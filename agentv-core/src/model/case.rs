@@ -15,6 +15,9 @@ pub enum Role {
 }
 
 impl Role {
+    /// Every role, as files write it.
+    pub const NAMES: &[&str] = &["system", "user", "assistant", "tool"];
+
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "system" => Some(Self::System),
@@ -190,4 +193,17 @@ impl EvalCase {
 
 pub(crate) fn pretty_json(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_role_name_parses_back_to_itself() {
+        for name in Role::NAMES {
+            assert_eq!(Role::parse(name).map(Role::as_str), Some(*name));
+        }
+        assert_eq!(Role::parse("robot"), None);
+    }
 }
