@@ -4,8 +4,9 @@
 //! ends output quietly, as ripgrep does. User text (ids, messages, provider output) is redacted
 //! and escaped before it is printed, so it can neither leak a secret nor forge a line.
 //!
-//! Every write goes through the process's redaction layer (`docs/architecture.md#secrets`): [`secrets`] is the registry
-//! resolution fills, and both streams (logs too, through [`stderr`]) are redacted with it.
+//! Every write goes through the process's redaction layer (`docs/architecture.md#secrets`):
+//! [`secrets`] is the registry resolution fills, and both streams (logs too, through [`stderr`])
+//! are redacted with it.
 
 use std::borrow::Cow;
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! SIGINT (Ctrl-C) and SIGTERM (what CI runners and `timeout` send) stop a run the same way
-//! (`docs/architecture.md#exit-codes`): the first stops scheduling, the second cancels the cases still running. Only the
-//! exit code tells them apart.
+//! (`docs/architecture.md#exit-codes`): the first stops scheduling, the second cancels the cases
+//! still running. Only the exit code tells them apart.
 
 use std::sync::{Arc, OnceLock};
 

@@ -27,7 +27,8 @@ fn case_missing_id_is_skipped_and_the_rest_run() {
         .file("targets.yaml", &mock_targets("hi"))
         .file("e.yaml", &yaml);
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    // A skipped case makes the run incomplete (`docs/architecture.md#exit-codes`): exit 3, even with every other case green.
+    // A skipped case makes the run incomplete (`docs/architecture.md#exit-codes`): exit 3, even
+    // with every other case green.
     run.code(3)
         .stderr_has("e.yaml:2:5: error: eval case is missing the required key `id`\n  help: add `id: ...` to it")
         .stderr_has("1 case(s) were skipped because of errors in the eval files")

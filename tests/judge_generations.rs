@@ -1,5 +1,6 @@
-//! Code judges written for AgentV 2.x and for 4.x grade the same suite unchanged (design D24):
-//! the payload carries both key sets, and both result shapes are read.
+//! Code judges written for AgentV 2.x and for 4.x grade the same suite unchanged
+//! (`docs/architecture.md#code-judge-contract`): the payload carries both key sets, and both result
+//! shapes are read.
 
 mod common;
 

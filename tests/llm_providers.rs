@@ -169,7 +169,8 @@ async fn provider_errors_never_show_the_key() {
     assert_eq!(r["error"], "HTTP 401: Incorrect API key provided: ***");
 }
 
-/// `--cache` (`docs/architecture.md#cache`) caches a warm target's answers too, and the summary counts lookups.
+/// `--cache` (`docs/architecture.md#cache`) caches a warm target's answers too, and the summary
+/// counts lookups.
 #[tokio::test]
 async fn warm_target_is_cached_and_the_summary_counts_hits() {
     let server = fake("openai").await;

@@ -555,7 +555,8 @@ async fn check(kind_name: &'static str) {
     );
     if kind.cached {
         runs[0].stdout_has("Cache: 0 hits, 2 misses");
-        // The answer comes from the cache, redacted (`docs/architecture.md#cache`): the judge's prompt quoting it is new.
+        // The answer comes from the cache, redacted (`docs/architecture.md#cache`): the judge's
+        // prompt quoting it is new.
         runs[1].stdout_has("Cache: 1 hit, 1 miss");
     }
 

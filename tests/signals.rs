@@ -1,5 +1,6 @@
 //! The kill test: however agentv is stopped mid-run, the results file holds only whole lines;
-//! SIGINT and SIGTERM also keep every result, print the summary and exit 130 / 143 (`docs/architecture.md#exit-codes`).
+//! SIGINT and SIGTERM also keep every result, print the summary and exit 130 / 143
+//! (`docs/architecture.md#exit-codes`).
 
 mod common;
 

@@ -204,9 +204,9 @@ fn judged_answer() -> (
     (messages, trace, metrics)
 }
 
-/// What every code-judge invocation pays before the process starts: building the stdin
-/// payload from the case and the answer, and encoding it. `v2_keys` is the payload of the
-/// 2.x keys alone, `both_generations` the one agentv sends (D24).
+/// What every code-judge invocation pays before the process starts: building the stdin payload from
+/// the case and the answer, and encoding it. `v2_keys` is the payload of the 2.x keys alone,
+/// `both_generations` the one agentv sends (`docs/architecture.md#code-judge-contract`).
 #[divan::bench(args = ["v2_keys", "both_generations"])]
 fn code_judge_payload(bencher: Bencher, keys: &str) {
     let (messages, trace, metrics) = judged_answer();

@@ -98,12 +98,12 @@ const PREFIX_MAX: usize = 48;
 /// `text` (an eval id) as a file-name part, unique per text and at most 65 bytes
 /// (`docs/architecture.md#case-ids`).
 ///
-/// Ids made of lowercase ASCII letters, digits, `-` and `_`, up to 64 bytes, are kept as they
-/// are, so `.agentv/prompts/<eval_id>-<attempt>.json` reads as written (`docs/architecture.md#outputs`). Any other id
-/// becomes a readable prefix (other characters replaced by `_`, at most 48 bytes), a `.` and 16
-/// hex digits of the SHA-256 of the whole id. A kept id never holds a `.`, so it cannot collide
-/// with a hashed one; ids that differ only in characters a file name cannot hold (`a/b`, `a.b`)
-/// or only in letter case (which some file systems ignore) get different hashes; and a very
+/// Ids made of lowercase ASCII letters, digits, `-` and `_`, up to 64 bytes, are kept as they are,
+/// so `.agentv/prompts/<eval_id>-<attempt>.json` reads as written (`docs/architecture.md#outputs`).
+/// Any other id becomes a readable prefix (other characters replaced by `_`, at most 48 bytes), a
+/// `.` and 16 hex digits of the SHA-256 of the whole id. A kept id never holds a `.`, so it cannot
+/// collide with a hashed one; ids that differ only in characters a file name cannot hold (`a/b`,
+/// `a.b`) or only in letter case (which some file systems ignore) get different hashes; and a very
 /// long id cannot exceed the file system's name limit.
 pub fn file_name_safe(text: &str) -> String {
     let plain = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_';

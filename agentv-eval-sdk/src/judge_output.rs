@@ -51,9 +51,9 @@ pub enum OutputError {
 ///   [`assertions`](Self::assertions);
 /// - `{pass: true|false}` (4.x `defineAssertion`): score 1 or 0.
 ///
-/// The score must be a finite number in [0, 1] (design D21), `details` an object, `hits` and
-/// `misses` lists of strings. Unknown keys are listed, not rejected: agentv ignores them,
-/// [`JudgeResult::from_value`] refuses them.
+/// The score must be a finite number in [0, 1] (`docs/architecture.md#scoring`), `details` an
+/// object, `hits` and `misses` lists of strings. Unknown keys are listed, not rejected: agentv
+/// ignores them, [`JudgeResult::from_value`] refuses them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeOutput {
     pub result: JudgeResult,

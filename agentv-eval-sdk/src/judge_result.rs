@@ -40,8 +40,8 @@ fn show_number(n: f64) -> String {
     }
 }
 
-/// Checks a code judge score the way agentv does (design D21): a finite number in [0, 1].
-/// Out-of-range values are reported, never clamped: a judge answering 2 has a bug, and
+/// Checks a code judge score the way agentv does (`docs/architecture.md#scoring`): a finite number
+/// in [0, 1]. Out-of-range values are reported, never clamped: a judge answering 2 has a bug, and
 /// clamping would turn it into a pass.
 pub fn check_score(score: f64) -> Result<f64, ResultError> {
     if score.is_nan() {

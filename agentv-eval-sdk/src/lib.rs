@@ -119,7 +119,7 @@ pub use client::{DEFAULT_TIMEOUT, TargetClient, TargetError, TargetErrorKind};
 pub use runner::{JudgeError, JudgeOutcome, SDK_NAME, judge, run_judge};
 
 /// Clamps a score to [0, 1] (NaN becomes 0). For the LLM judge, whose reply the spec clamps;
-/// a code judge's score is checked instead ([`check_score`], design D21).
+/// a code judge's score is checked instead ([`check_score`], `docs/architecture.md#scoring`).
 pub fn clamp_score(score: f64) -> f64 {
     if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) }
 }

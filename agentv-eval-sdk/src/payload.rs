@@ -1,4 +1,5 @@
-//! The JSON object a code judge reads on stdin, in both generations' keys (design D10, D24).
+//! The JSON object a code judge reads on stdin, in both generations' keys
+//! (`docs/architecture.md#code-judge-contract`).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -33,10 +34,10 @@ pub enum PayloadError {
 
 /// Everything a code judge knows about one graded case.
 ///
-/// agentv sends both key generations (design D24): the 2.x keys (`eval_id` …
-/// `execution_metrics`) and the 4.x keys (`criteria` … `workspace_path`); another runtime may
-/// send only one set. Absent and `null` keys read as `""`, empty lists, empty objects or
-/// `None`; keys this type does not know are kept in [`extra`](Self::extra). User data (message
+/// agentv sends both key generations (`docs/architecture.md#code-judge-contract`): the 2.x keys
+/// (`eval_id` … `execution_metrics`) and the 4.x keys (`criteria` … `workspace_path`); another
+/// runtime may send only one set. Absent and `null` keys read as `""`, empty lists, empty objects
+/// or `None`; keys this type does not know are kept in [`extra`](Self::extra). User data (message
 /// content, tool inputs and outputs, `config`, `metadata`, tool names) is exactly as sent.
 ///
 /// Prefer [`answer_text`](Self::answer_text) and [`criteria_text`](Self::criteria_text) to
@@ -176,7 +177,7 @@ impl CodeJudgePayload {
     }
 
     /// Sets the 4.x keys from the 2.x ones, so one payload serves judges written for either
-    /// generation (design D24): same values, 4.x names and shapes.
+    /// generation (`docs/architecture.md#code-judge-contract`): same values, 4.x names and shapes.
     ///
     /// `input` (the resolved input messages) is kept when already set, else copied from
     /// `input_messages`; `messages` is `input` followed by `output_messages`; `trace` is built

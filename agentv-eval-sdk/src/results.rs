@@ -1,4 +1,5 @@
-//! One line of the results JSONL file (`docs/architecture.md#results`). Absent values are omitted, never `null`.
+//! One line of the results JSONL file (`docs/architecture.md#results`). Absent values are omitted,
+//! never `null`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -34,8 +35,9 @@ impl Verdict {
     }
 }
 
-/// Whether a case was run and graded (`docs/architecture.md#grader-errors`). A case that ran and was graded low is `ok`: the
-/// status says whether the score can be trusted, the verdict what it says.
+/// Whether a case was run and graded (`docs/architecture.md#grader-errors`). A case that ran and
+/// was graded low is `ok`: the status says whether the score can be trusted, the verdict what it
+/// says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionStatus {

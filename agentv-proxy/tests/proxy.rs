@@ -1,4 +1,5 @@
-//! The proxy's HTTP contract (`docs/architecture.md#target-proxy`), against a real server on 127.0.0.1.
+//! The proxy's HTTP contract (`docs/architecture.md#target-proxy`), against a real server on
+//! 127.0.0.1.
 
 mod common;
 

@@ -1,6 +1,6 @@
-//! `agentv compare BASE CANDIDATE`: per-case score deltas, what improved and what regressed,
-//! the mean delta with its 95 % confidence interval, and the regression gates (D9: a failed
-//! gate exits 1).
+//! `agentv compare BASE CANDIDATE`: per-case score deltas, what improved and what regressed, the
+//! mean delta with its 95 % confidence interval, and the regression gates
+//! (`docs/architecture.md#exit-codes`: a failed gate exits 1).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -362,11 +362,11 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
 }
 
 /// Parses a judge's stdout with the SDK's reading of the result contract (2.x `{score, hits?,
-/// misses?, reasoning?, details?}` or 4.x `{score?, assertions, verdict?, details?}`). Output
-/// that breaks the contract fails the evaluator with empty hits and misses: no JSON object, a
-/// missing or non-numeric score, a score outside [0, 1] (docs/architecture.md#scoring: a judge
-/// answering 2 has a bug, and clamping it would turn the bug into a pass), non-object
-/// `details`. Keys outside the contract are ignored. 4.x assertions with `evidence` are kept in `details.assertions`.
+/// misses?, reasoning?, details?}` or 4.x `{score?, assertions, verdict?, details?}`). Output that
+/// breaks the contract fails the evaluator with empty hits and misses: no JSON object, a missing or
+/// non-numeric score, a score outside [0, 1] (docs/architecture.md#scoring: a judge answering 2 has
+/// a bug, and clamping it would turn the bug into a pass), non-object `details`. Keys outside the
+/// contract are ignored. 4.x assertions with `evidence` are kept in `details.assertions`.
 pub fn parse_output(stdout: &str) -> Grade {
     let output = match JudgeOutput::parse(stdout) {
         Ok(output) => output,

@@ -1,5 +1,5 @@
-//! Retries of provider HTTP calls (`docs/architecture.md#retries`): exponential backoff with ±25 % jitter, `Retry-After`
-//! honoured, never on 401/403.
+//! Retries of provider HTTP calls (`docs/architecture.md#retries`): exponential backoff with ±25 %
+//! jitter, `Retry-After` honoured, never on 401/403.
 //!
 //! Hand-written rather than taken from a crate because the semantics are specific: the jitter is
 //! multiplicative (×0.75–1.25, not additive), a server's `Retry-After` replaces the computed

@@ -1,6 +1,7 @@
-//! The one redaction layer (`docs/architecture.md#secrets`): every output of a run — results, prompt dumps, agent stream
-//! logs, the response cache, the console and logs — passes through [`Secrets`], directly
-//! ([`Secrets::redact`]) or through a [`RedactingWriter`] and the file helpers built on it.
+//! The one redaction layer (`docs/architecture.md#secrets`): every output of a run — results,
+//! prompt dumps, agent stream logs, the response cache, the console and logs — passes through
+//! [`Secrets`], directly ([`Secrets::redact`]) or through a [`RedactingWriter`] and the file
+//! helpers built on it.
 //!
 //! Values resolved from `${{ VAR }}` are registered here as they are resolved. Each is searched
 //! for in every form it can take in output (see `forms`), all at once with one Aho-Corasick

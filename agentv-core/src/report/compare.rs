@@ -1,6 +1,7 @@
-//! Two runs side by side: per-case score deltas, counts of what changed, the mean delta with
-//! its confidence interval, and the regression gates of `agentv compare` (D9: a failed gate
-//! exits 1). `docs/results.md` defines every rule here in prose.
+//! Two runs side by side: per-case score deltas, counts of what changed, the mean delta with its
+//! confidence interval, and the regression gates of `agentv compare`
+//! (`docs/architecture.md#exit-codes`: a failed gate exits 1). `docs/results.md` defines every rule
+//! here in prose.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,7 +1,7 @@
-//! Reading a results file back: ours (D13) and the TypeScript AgentV's, 2.x evaluation results
-//! and 4.x `index.jsonl` rows, streamed one line at a time so memory stays flat however large
-//! the file. Foreign rows are mapped into [`EvaluationRecord`] by [`super::foreign`];
-//! `docs/results.md` lists the mapping.
+//! Reading a results file back: ours (`docs/architecture.md#results`) and the TypeScript AgentV's,
+//! 2.x evaluation results and 4.x `index.jsonl` rows, streamed one line at a time so memory stays
+//! flat however large the file. Foreign rows are mapped into [`EvaluationRecord`] by
+//! [`super::foreign`]; `docs/results.md` lists the mapping.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -15,7 +15,7 @@ use crate::model::{EvaluationRecord, TraceEvent};
 /// Which program wrote a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generation {
-    /// agentv (this program): the record as D13 defines it.
+    /// agentv (this program): the record as `docs/architecture.md#results` defines it.
     Agentv,
     /// The TypeScript AgentV 2.x: `eval_id`, no `execution_status`.
     AgentvTs2,

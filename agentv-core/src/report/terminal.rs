@@ -1,7 +1,7 @@
 //! Text fit for a terminal. Ids, answers and error messages come from eval files, providers and
 //! judges; printed raw, a newline forges a progress line, an ANSI escape recolours or erases the
-//! screen, a NUL or a bidi override hides what follows (`docs/architecture.md#case-ids`). Everything user-made goes through
-//! these before it reaches the terminal.
+//! screen, a NUL or a bidi override hides what follows (`docs/architecture.md#case-ids`).
+//! Everything user-made goes through these before it reaches the terminal.
 
 use std::borrow::Cow;
 

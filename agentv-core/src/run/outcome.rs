@@ -1,5 +1,5 @@
-//! What a finished run amounts to (`docs/architecture.md#exit-codes`): the one decision behind the exit code, kept pure so
-//! every combination is tested in one table.
+//! What a finished run amounts to (`docs/architecture.md#exit-codes`): the one decision behind the
+//! exit code, kept pure so every combination is tested in one table.
 
 /// The outcome of a run, from best to worst news.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
