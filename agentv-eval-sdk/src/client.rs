@@ -16,9 +16,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Why a proxy call failed. [`kind`](Self::kind) names the case the way the other SDKs do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    /// The proxy URL is set without its token.
+    /// The proxy URL is set without its token (kind `not_available`, as the other SDKs name it).
     #[error("{PROXY_URL_ENV} is set but {PROXY_TOKEN_ENV} is missing; the proxy cannot be used")]
-    NotAvailable,
+    MissingToken,
     /// The proxy answered with an error status; `message` is its `error` text, exactly.
     #[error("target proxy answered HTTP {status}: {message}")]
     Status { status: u16, message: String },
@@ -63,7 +63,7 @@ impl TargetErrorKind {
 impl TargetError {
     pub fn kind(&self) -> TargetErrorKind {
         match self {
-            Self::NotAvailable => TargetErrorKind::NotAvailable,
+            Self::MissingToken => TargetErrorKind::NotAvailable,
             Self::Status { .. } => TargetErrorKind::Status,
             Self::Connection { .. } => TargetErrorKind::Connection,
             Self::Timeout { .. } => TargetErrorKind::Timeout,
@@ -154,7 +154,7 @@ impl TargetClient {
         let token = token.filter(|v| !v.is_empty());
         match (url, token) {
             (None, _) => Ok(None),
-            (Some(_), None) => Err(TargetError::NotAvailable),
+            (Some(_), None) => Err(TargetError::MissingToken),
             (Some(url), Some(token)) => Ok(Some(Self::new(url, token))),
         }
     }

@@ -20,7 +20,7 @@ fn from_vars_distinguishes_absent_and_incomplete() {
         Ok(None)
     ));
     let err = TargetClient::from_vars(Some("http://127.0.0.1:1".into()), None).expect_err("no token");
-    assert!(matches!(err, TargetError::NotAvailable));
+    assert!(matches!(err, TargetError::MissingToken));
     assert_eq!(
         err.to_string(),
         "AGENTV_TARGET_PROXY_URL is set but AGENTV_TARGET_PROXY_TOKEN is missing; the proxy cannot be used"
