@@ -96,7 +96,15 @@ fn patterns(node: &Node, case_sensitive: bool, cx: &mut ParseContext<'_>) -> Vec
     };
     let mut out = Vec::new();
     for item in items {
-        let (label, source) = match (&item.value, item.get("regex").and_then(Node::as_str)) {
+        let regex = match &item.value {
+            NodeValue::Map(_) => Fields::of(item, &REGEX_KEYS, cx.diags).and_then(|mut f| {
+                let re = f.take("regex").and_then(Node::as_str);
+                f.warn_unknown(cx.diags);
+                re
+            }),
+            _ => None,
+        };
+        let (label, source) = match (&item.value, regex) {
             (NodeValue::Str(s), _) => (s.clone(), regex::escape(s)),
             (_, Some(re)) => (format!("/{re}/"), re.to_owned()),
             _ => {
@@ -260,5 +268,27 @@ mod tests {
         }
         let clean = grade(&spec(&["x"], &[]), "x: no errors were found");
         assert_eq!(clean.details.expect("details")["error_detected"], false);
+    }
+
+    #[test]
+    fn regex_keywords_are_read_through_their_table() {
+        let node = crate::config::node::parse_yaml("- {type: keywords, expected: [{regex: 'P.ris', flgs: i}]}\n")
+            .expect("yaml");
+        let ws = crate::paths::Workspace::from_cwd(std::env::temp_dir());
+        let mut diags = crate::config::Diagnostics::new(std::path::Path::new("e.yaml"));
+        let mut cx = ParseContext {
+            ws: &ws,
+            eval_dir: &ws.cwd,
+            diags: &mut diags,
+        };
+        let graders = crate::evaluators::parse_graders(&node, &mut cx).expect("valid");
+        assert_eq!(graders.len(), 1);
+        let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("e.yaml:1:48: warning: unknown key `flgs` in a keyword; it is ignored"),
+            "{}",
+            problems[0]
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::guidelines::GuidelineMatcher;
-use super::keys::{CASE, EXECUTION, MESSAGE, SIDECAR, SUITE};
+use super::keys::{CASE, EXECUTION, MESSAGE, SEGMENT, SIDECAR, SUITE};
 use crate::config::node::parse_yaml;
 use crate::config::{Diagnostic, Diagnostics, Fields, Node, NodeValue, Pos, Severity, describe};
 use crate::evaluators::{CaseField, ConfiguredGrader, ParseContext, default_graders, parse_graders};
@@ -685,8 +685,13 @@ impl Loader {
         if let Some(text) = node.as_str() {
             return Some(Segment::Text(text.to_owned()));
         }
-        let kind = node.get("type").and_then(Node::as_str);
-        let value = node.get("value");
+        if node.as_map().is_none() {
+            return Some(Segment::Other(node.to_json()));
+        }
+        // An open table: a segment of another type keeps its own keys for judges.
+        let mut f = Fields::of(node, &SEGMENT, diags)?;
+        let kind = f.take("type").and_then(Node::as_str);
+        let value = f.take("value");
         match (kind, value) {
             (Some("text"), Some(v)) => Some(Segment::Text(
                 v.scalar_text().unwrap_or_else(|| v.to_json().to_string()),
