@@ -67,7 +67,7 @@ def read_rows(path, id_key):
 
 def first_error(log):
     if not log.is_file():
-        return "no log"
+        return "not run"
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
         if re.search(r"\berror\b", line, re.I):
             return line.strip()[:160]

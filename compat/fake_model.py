@@ -20,8 +20,9 @@ implementations that send the same prompts get the same replies:
     `expected_outcome` and `candidate_answer` sections, replying `{score, hits, misses, reasoning}`.
   Directives in a prompt change the rule (so a test can tell whether its template was used):
   `FAKE-RULE: all-or-nothing` (score 1 iff every keyword is found, else 0),
-  `FAKE-SCORE: <x>` (reply exactly x), `FAKE-OMIT: <id>` anywhere in a rubric outcome (leave
-  that rubric out of `checks`), `FAKE-REPLY: garbage` (reply text that is not JSON).
+  `FAKE-SCORE: <x>` (reply exactly x), `FAKE-OMIT` anywhere in a rubric outcome (leave that
+  rubric out of `checks`), `FAKE-REPLY: garbage` (reply text that is not JSON, also to 4.x's
+  structure-repair request that follows).
 * **Target prompts** (anything else) are answered from `answers.ANSWERS`, keyed by the marker
   `[ans:KEY]` in the request; no marker or an unknown key gets a fixed "no designed answer"
   text.
@@ -236,6 +237,8 @@ def classify(system, user):
     prompt = system + "\n" + user
     if "FAKE-REPLY: garbage" in prompt and ("expert grader" in prompt or "impartial evaluator" in prompt):
         return "garbage"
+    if user.startswith("The following evaluation response has useful grading content but invalid JSON"):
+        return "garbage"  # 4.x's structure-repair call (reference §4.5): the garbage stays garbage
     if "### Criterion: " in user and "score ranges" in prompt:
         return "score-range"
     if '"satisfied": boolean' in system or "Evaluate the candidate answer against each rubric item" in user:
