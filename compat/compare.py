@@ -43,7 +43,7 @@ def designed_scores(suite):
         for m in REFERENCE.finditer(text):
             ref = m.group(1) or m.group(2)
             if ref.endswith((".yaml", ".yml")):
-                files.append((path.parent / ref).resolve())
+                files += sorted(p.resolve() for p in path.parent.glob(ref))
     return cases
 
 

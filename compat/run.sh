@@ -72,6 +72,7 @@ export FAKE_MODEL_BASE_URL="http://127.0.0.1:$(cat "$out/fake_model.port")/v1"
 export FAKE_MODEL_API_KEY=fake-key
 export FAKE_MODEL_NAME=fake-model
 export TZ=UTC   # field-accuracy dates compare in the local time zone (reference §2.8)
+export COMPAT_CITY=Paris COMPAT_WEIGHT=3   # structure.eval.yaml: ${{ VAR }} interpolation
 
 cd "$here/suites" || exit 2
 for s in "${suites[@]}"; do
