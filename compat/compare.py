@@ -132,6 +132,8 @@ def print_suite(result):
             mark += "  (TS differs from the design)"
         if c["ours"] is None and c["ours_error"]:
             mark += f"  ours: {str(c['ours_error'])[:80]}"
+        elif c["ours"] is None and not result["notes"]:
+            mark += "  ours: no result for this case"
         print(f"   {c['id']:<{width}}  {fmt(c['designed']):>8}  {fmt(c['ts']):>10}  {fmt(c['ours']):>10}  {mark}")
 
 
