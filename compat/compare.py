@@ -68,10 +68,11 @@ def read_rows(path, id_key):
 def first_error(log):
     if not log.is_file():
         return "not run"
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+    lines = [l.strip() for l in log.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()]
+    for line in lines:
         if re.search(r"\berror\b", line, re.I):
-            return line.strip()[:160]
-    return "no error line in the log"
+            return line[:160]
+    return lines[-1][:160] if lines else f"nothing in {log}"
 
 
 def fmt(score):

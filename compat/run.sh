@@ -8,6 +8,7 @@
 # AGENTV_BIN=path uses that agentv binary instead of `cargo build --release`.
 # Results land in compat/out/: ts/<suite>/ (4.42.4 run directories), ours/<suite>.jsonl,
 # a log per run beside them, fake_model.jsonl (every model request) and summary.json.
+# --ts-only / --ours-only compare with the other side's last results in compat/out/.
 # Exit 0 (it is a report); with --strict, 1 when a case disagrees.
 set -uo pipefail
 
