@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::printer::{ColorChoice, Level};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "agentv",
@@ -13,8 +15,43 @@ use clap::{Args, Parser, Subcommand};
     propagate_version = true
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub output: OutputArgs,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How much is printed, and in colour or not: accepted before or after the command.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Also print debug logs (on stderr).
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+
+    /// Print only errors and the final summary line.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    /// Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_name = "WHEN", global = true, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+impl OutputArgs {
+    /// The output level; `--quiet` with `--verbose` is a usage error (clap's own `conflicts_with`
+    /// misses the pair when one is given before the command and the other after it).
+    pub fn level(&self) -> Result<Level, clap::Error> {
+        match (self.quiet, self.verbose) {
+            (true, true) => Err(<Cli as clap::CommandFactory>::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--quiet and --verbose cannot be used together",
+            )),
+            (true, false) => Ok(Level::Quiet),
+            (false, true) => Ok(Level::Verbose),
+            (false, false) => Ok(Level::Default),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -191,10 +228,6 @@ pub struct EvalArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Detailed logs on stderr.
-    #[arg(long, short)]
-    pub verbose: bool,
-
     /// Retries of a case whose target call timed out (0 to 100).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub max_retries: u32,
@@ -221,7 +254,7 @@ pub struct EvalArgs {
     pub dump_prompts: bool,
 
     /// Exit with 1 if a graded case scores below this (0 to 1); see the exit codes below.
-    #[arg(long, value_name = "SCORE")]
+    #[arg(long, value_name = "SCORE", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
 
     /// Also write a report as cases finish: junit, markdown or html, optionally =PATH
@@ -322,9 +355,18 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs).map_err(|e| format!("{text}: {e}; {range}"))
 }
 
+/// `--threshold`: a score within [0, 1].
+fn parse_threshold(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if (0.0..=1.0).contains(&t) => Ok(t),
+        Ok(_) => Err(format!("{text} is out of range; a score is between 0 and 1")),
+        Err(_) => Err(format!("`{text}` is not a score; a score is between 0 and 1")),
+    }
+}
+
 /// The core's exploration tools, as the flag's default.
 fn default_exploration_tools() -> Vec<String> {
-    agentv_core::trace::DEFAULT_EXPLORATION_TOOLS
+    agentv_core::DEFAULT_EXPLORATION_TOOLS
         .iter()
         .map(|t| (*t).to_owned())
         .collect()
@@ -332,9 +374,9 @@ fn default_exploration_tools() -> Vec<String> {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Eval files, targets files, or directories to check.
+    /// Eval files, targets files, directories, or globs to check.
     #[arg(required = true, value_name = "PATHS")]
-    pub paths: Vec<PathBuf>,
+    pub paths: Vec<String>,
 
     /// Check eval files against this target, as `eval --target` would run them.
     #[arg(long, value_name = "NAME")]
@@ -419,5 +461,45 @@ mod tests {
         }
         let err = parse_timeout("1e20").expect_err("too long");
         assert!(err.contains("allowed: 0.001 to 604800 seconds (7 days)"), "{err}");
+    }
+
+    #[test]
+    fn threshold_outside_zero_to_one_is_a_usage_error() {
+        for (text, want) in [
+            ("0", Some(0.0)),
+            ("0.8", Some(0.8)),
+            ("1", Some(1.0)),
+            ("1.01", None),
+            ("-0.1", None),
+            ("NaN", None),
+            ("inf", None),
+            ("high", None),
+        ] {
+            assert_eq!(parse_threshold(text).ok(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn output_flags_are_global_and_exclusive() {
+        use clap::Parser;
+        for args in [
+            &["agentv", "--quiet", "validate", "x"][..],
+            &["agentv", "validate", "x", "--quiet"][..],
+            &["agentv", "-q", "eval", "x"][..],
+        ] {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            assert_eq!(cli.output.level().expect("one level"), Level::Quiet, "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["agentv", "eval", "x", "--verbose", "--color", "never"]).expect("parses");
+        assert_eq!(cli.output.level().expect("one level"), Level::Verbose);
+        assert_eq!(cli.output.color, ColorChoice::Never);
+        for args in [
+            &["agentv", "-q", "eval", "x", "-v"][..],
+            &["agentv", "eval", "x", "--verbose", "--quiet"][..],
+        ] {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            assert!(cli.output.level().is_err(), "{args:?}");
+        }
+        assert!(Cli::try_parse_from(["agentv", "--color", "sometimes", "eval", "x"]).is_err());
     }
 }

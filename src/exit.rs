@@ -2,6 +2,10 @@
 
 use std::process::ExitCode;
 
+use agentv_core::Outcome;
+
+use crate::signals::Signal;
+
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
@@ -22,6 +26,18 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The exit status of a finished run: the core decides the outcome, the signal that
+    /// stopped it (if any) tells 130 from 143.
+    pub fn of_run(outcome: Outcome, signal: Option<Signal>) -> Self {
+        match outcome {
+            Outcome::Complete => Self::Success,
+            Outcome::BelowThreshold => Self::Failure,
+            Outcome::Incomplete => Self::Incomplete,
+            Outcome::Interrupted if signal == Some(Signal::Terminate) => Self::Terminated,
+            Outcome::Interrupted => Self::Interrupted,
+        }
+    }
+
     pub fn code(self) -> u8 {
         match self {
             Self::Success => 0,
@@ -38,5 +54,30 @@ impl ExitStatus {
 impl From<ExitStatus> for ExitCode {
     fn from(status: ExitStatus) -> Self {
         ExitCode::from(status.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_maps_to_its_documented_exit_code() {
+        let cases = [
+            (Outcome::Complete, None, 0),
+            (Outcome::BelowThreshold, None, 1),
+            (Outcome::Incomplete, None, 3),
+            (Outcome::Interrupted, Some(Signal::Interrupt), 130),
+            (Outcome::Interrupted, None, 130),
+            (Outcome::Interrupted, Some(Signal::Terminate), 143),
+        ];
+        for (outcome, signal, code) in cases {
+            assert_eq!(
+                ExitStatus::of_run(outcome, signal).code(),
+                code,
+                "{outcome:?} {signal:?}"
+            );
+        }
+        assert_eq!(ExitStatus::Config.code(), 2);
     }
 }

@@ -1,4 +1,7 @@
 //! `agentv`: evaluate AI agents and LLM applications from YAML suites.
+//!
+//! Parsing ([`cli`]), printing ([`printer`]) and exit codes ([`exit`]); every decision is
+//! `agentv_core`'s.
 
 mod cli;
 mod commands;
@@ -8,32 +11,39 @@ mod signals;
 
 use clap::Parser;
 
+use crate::exit::ExitStatus;
+use crate::printer::Printer;
+
 fn main() -> std::process::ExitCode {
     let args = cli::Cli::parse();
-    let verbose = matches!(&args.command, cli::Command::Eval(e) if e.verbose);
-    init_logging(verbose);
+    let level = args.output.level().unwrap_or_else(|e| e.exit());
+    let printer = Printer::new(level, args.output.color);
+    init_logging(printer);
+    let ws = match agentv_core::Workspace::discover() {
+        Ok(ws) => ws,
+        Err(e) => {
+            printer.error(&format!("cannot read the working directory: {e}"));
+            return ExitStatus::Config.into();
+        }
+    };
     let status = match args.command {
-        cli::Command::Eval(eval) => commands::eval::run(eval),
-        cli::Command::Validate(validate) => commands::validate::run(validate),
-        cli::Command::Compare(compare) => commands::compare::run(compare),
-        cli::Command::Report(report) => commands::report::run(report),
-        cli::Command::Schema(schema) => commands::schema::run(schema),
+        cli::Command::Eval(eval) => commands::eval::run(eval, &ws, printer),
+        cli::Command::Validate(validate) => commands::validate::run(validate, &ws, printer),
+        cli::Command::Compare(compare) => commands::compare::run(compare, printer),
+        cli::Command::Report(report) => commands::report::run(report, printer),
+        cli::Command::Schema(schema) => commands::schema::run(schema, printer),
     };
     status.into()
 }
 
-/// Logs go to stderr so stdout stays clean for the summary.
-fn init_logging(verbose: bool) {
-    let default = if verbose {
-        "agentv=debug,agentv_core=debug,agentv_proxy=debug"
-    } else {
-        "warn"
-    };
+/// Logs go to stderr, through the printer's redaction, so stdout stays clean for the summary.
+fn init_logging(printer: Printer) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTV_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(printer.log_filter()));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(printer::stderr)
+        .with_writer(Printer::log_writer)
+        .with_ansi(printer.colors_stderr())
         .with_target(false)
         .without_time()
         .try_init();

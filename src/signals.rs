@@ -4,8 +4,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use agentv_core::run::Interrupt;
+use agentv_core::Interrupt;
 use tokio::task::JoinHandle;
+
+use crate::printer::Printer;
 
 /// The signal that stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,9 +27,9 @@ pub struct Listener {
 impl Listener {
     /// Installs the handlers (before returning, so a signal from now on never takes its
     /// default, fatal, action) and forwards signals to `interrupt`. Call inside the runtime.
-    pub fn start(interrupt: Interrupt) -> Self {
+    pub fn start(interrupt: Interrupt, printer: Printer) -> Self {
         let first = Arc::new(OnceLock::new());
-        let mut signals = Signals::install();
+        let mut signals = Signals::install(printer);
         let recorded = first.clone();
         let task = tokio::spawn(async move {
             let got = signals.next().await;
@@ -54,12 +56,12 @@ struct Signals {
 
 #[cfg(unix)]
 impl Signals {
-    fn install() -> Self {
+    fn install(printer: Printer) -> Self {
         use tokio::signal::unix::{SignalKind, signal};
         let install = |kind: SignalKind, name: &str| match signal(kind) {
             Ok(s) => Some(s),
             Err(e) => {
-                crate::printer::note(&format!("warning: cannot listen for {name}: {e}"));
+                printer.warning(&format!("cannot listen for {name}: {e}"));
                 None
             }
         };
@@ -89,7 +91,7 @@ struct Signals;
 
 #[cfg(not(unix))]
 impl Signals {
-    fn install() -> Self {
+    fn install(_printer: Printer) -> Self {
         Self
     }
 

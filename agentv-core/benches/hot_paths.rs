@@ -140,8 +140,8 @@ fn result_record_serialization(bencher: Bencher) {
 
 /// Twenty secrets with quotes, backslashes, spaces and non-ASCII characters (hundreds of forms
 /// each), as a run with many `${{ VAR }}` settings registers.
-fn many_secrets() -> agentv_core::redact::Secrets {
-    let secrets = agentv_core::redact::Secrets::default();
+fn many_secrets() -> agentv_core::Secrets {
+    let secrets = agentv_core::Secrets::default();
     for i in 0..20 {
         secrets.add(&format!("sk-{i:02}-\"dq\" \\bs 'sq' é ☃ &a=b/c+d"));
     }

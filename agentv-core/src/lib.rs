@@ -1,26 +1,51 @@
 //! agentv's engine: load eval suites, run them against targets, grade and report.
 //!
-//! Data flows one way: [`load`] (files → validated model) → [`resolve`] (targets, secrets,
-//! credentials) → [`run`] (bounded concurrency, retries, graders) → [`report`] (JSONL written
-//! as each case completes, statistics at the end). Providers and graders are tables
-//! ([`providers`], [`evaluators`]); every configuration section declares its keys once
-//! ([`config`]). `docs/architecture.md` describes the modules and the decisions behind them.
+//! Data flows one way: load (files → validated model) → resolve (targets, secrets,
+//! credentials) → run (bounded concurrency, retries, graders) → report (JSONL written as each
+//! case completes, statistics at the end). Providers and graders are tables ([`providers`],
+//! [`evaluators`]); every configuration section declares its keys once ([`config`]).
+//! `docs/architecture.md` describes the modules and the decisions behind them.
+//!
+//! # The API
+//!
+//! A front end (the `agentv` binary) calls the functions at the crate root, one per step, and
+//! prints what they return:
+//!
+//! - `agentv eval`: [`load`] → [`plan`] → [`run`] → [`report`];
+//! - `agentv validate`: [`validate`].
+//!
+//! with the types they take and return re-exported beside them. [`model`] is the data model
+//! (cases, results). [`load`](mod@load), [`providers`] and [`evaluators`] stay public for this
+//! crate's integration tests and benchmarks, which exercise the loaders, the provider clients
+//! and the graders directly; a front end has no need of them.
 
 pub mod config;
 pub mod context;
 pub mod env;
 pub mod evaluators;
-pub mod http;
+pub(crate) mod facade;
+pub(crate) mod http;
 pub mod load;
 pub mod model;
 pub mod paths;
-pub mod process;
-pub mod prompt;
+pub(crate) mod process;
+pub(crate) mod prompt;
 pub mod providers;
-pub mod redact;
+pub(crate) mod redact;
 pub mod report;
-pub mod resolve;
-pub mod run;
+pub(crate) mod resolve;
+pub(crate) mod run;
 pub mod schema;
 pub mod template;
-pub mod trace;
+pub(crate) mod trace;
+
+pub use facade::{
+    CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, Plan, PlanError, PlanOptions,
+    Report, RunOptions, TargetInfo, ValidateOptions, Validation, id_filter, load, plan, report, run, validate,
+};
+pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
+pub use providers::CacheStats;
+pub use redact::RedactingWriter;
+pub use report::{escape_line, escape_text};
+pub use run::{Interrupt, Outcome, RunObserver, RunReport, TargetRole};
+pub use trace::DEFAULT_EXPLORATION_TOOLS;

@@ -14,7 +14,7 @@ use serde_json::json;
 use super::report::{print_read_errors, warn_truncated};
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::exit::ExitStatus;
-use crate::printer;
+use crate::printer::Printer;
 
 /// One side of the comparison, as read.
 struct Side {
@@ -23,11 +23,11 @@ struct Side {
     generations: Vec<Generation>,
 }
 
-pub fn run(args: CompareArgs) -> ExitStatus {
-    let Some(base) = read_side(&args.base) else {
+pub fn run(args: CompareArgs, printer: Printer) -> ExitStatus {
+    let Some(base) = read_side(&args.base, printer) else {
         return ExitStatus::Config;
     };
-    let Some(candidate) = read_side(&args.candidate) else {
+    let Some(candidate) = read_side(&args.candidate, printer) else {
         return ExitStatus::Config;
     };
     let base_cases = base.entries.len();
@@ -62,13 +62,13 @@ pub fn run(args: CompareArgs) -> ExitStatus {
         CompareFormat::Json => view.json(),
         CompareFormat::Markdown => view.markdown(),
     };
-    printer::stdout(&text);
+    printer.result(&text);
     if failures.is_empty() {
         ExitStatus::Success
     } else {
         if args.format != CompareFormat::Table {
             for f in &failures {
-                printer::note(&format!("regression gate failed: {f}"));
+                printer.note(&format!("regression gate failed: {f}"));
             }
         }
         ExitStatus::Failure
@@ -76,18 +76,18 @@ pub fn run(args: CompareArgs) -> ExitStatus {
 }
 
 /// Reads a results file into compare entries; `None` after printing why.
-fn read_side(path: &Path) -> Option<Side> {
+fn read_side(path: &Path, printer: Printer) -> Option<Side> {
     let mut entries = Vec::new();
     let summary: ReadSummary = match read_all(path, |r| entries.push(Entry::from(&r.record))) {
         Ok(summary) => summary,
         Err(errors) => {
-            print_read_errors(&errors);
+            print_read_errors(&errors, printer);
             return None;
         }
     };
-    warn_truncated(path, summary.truncated);
+    warn_truncated(path, summary.truncated, printer);
     if entries.is_empty() {
-        printer::error(&format!("{}: no results in this file", path.display()));
+        printer.error(&format!("{}: no results in this file", path.display()));
         return None;
     }
     Some(Side {

@@ -8,7 +8,7 @@ use agentv_core::report::{HtmlReport, JunitReport, MarkdownReport, ReadError, Si
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::exit::ExitStatus;
-use crate::printer;
+use crate::printer::{self, Printer};
 
 /// `results.jsonl` → `results.junit.xml` / `results.md` / `results.html`, beside it.
 pub fn default_report_path(results: &Path, format: ReportFormat) -> PathBuf {
@@ -68,13 +68,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-pub fn run(args: ReportArgs) -> ExitStatus {
+pub fn run(args: ReportArgs, printer: Printer) -> ExitStatus {
     let compare = args.compare.clone().filter(|files| files.len() == 2);
     let inputs: Vec<PathBuf> = match (&compare, &args.results) {
         (Some(files), _) => files.clone(),
         (None, Some(results)) => vec![results.clone()],
         (None, None) => {
-            printer::error("give a results file, or --compare BASE CANDIDATE");
+            printer.error("give a results file, or --compare BASE CANDIDATE");
             return ExitStatus::Config;
         }
     };
@@ -101,24 +101,24 @@ pub fn run(args: ReportArgs) -> ExitStatus {
         ));
     }
     if compare.is_some() && reports.iter().any(|(f, _)| *f != ReportFormat::Html) {
-        printer::error("--compare builds an HTML report only; use `agentv compare --format markdown` for a summary");
+        printer.error("--compare builds an HTML report only; use `agentv compare --format markdown` for a summary");
         return ExitStatus::Config;
     }
     let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Err(e) = check_distinct(&input_refs, &reports) {
-        printer::error(&e);
+        printer.error(&e);
         return ExitStatus::Config;
     }
     let title = args.title.clone().unwrap_or_else(|| default_title(&inputs));
     let secrets = printer::secrets();
     let written = match compare {
-        Some(files) => build_compare(&files, &reports, &title, &secrets),
-        None => build(&inputs[0], &reports, &title, &secrets),
+        Some(files) => build_compare(&files, &reports, &title, &secrets, printer),
+        None => build(&inputs[0], &reports, &title, &secrets, printer),
     };
     match written {
         Ok(()) => {
             for (format, path) in &reports {
-                printer::note(&format!("{} report written to {}", label(*format), path.display()));
+                printer.note(&format!("{} report written to {}", label(*format), path.display()));
             }
             ExitStatus::Success
         }
@@ -158,8 +158,14 @@ fn default_title(inputs: &[PathBuf]) -> String {
 }
 
 /// Streams `results` through every report; `Err` after printing why.
-fn build(results: &Path, reports: &[(ReportFormat, PathBuf)], title: &str, secrets: &Secrets) -> Result<(), ()> {
-    let mut sinks = open_sinks(reports, title, secrets).map_err(|e| printer::error(&e))?;
+fn build(
+    results: &Path,
+    reports: &[(ReportFormat, PathBuf)],
+    title: &str,
+    secrets: &Secrets,
+    printer: Printer,
+) -> Result<(), ()> {
+    let mut sinks = open_sinks(reports, title, secrets).map_err(|e| printer.error(&e))?;
     let mut write_error: Option<String> = None;
     let read = read_all(results, |record| {
         if write_error.is_some() {
@@ -172,15 +178,15 @@ fn build(results: &Path, reports: &[(ReportFormat, PathBuf)], title: &str, secre
             }
         }
     });
-    let summary = read.map_err(|errors| print_read_errors(&errors))?;
+    let summary = read.map_err(|errors| print_read_errors(&errors, printer))?;
     if let Some(e) = write_error {
-        printer::error(&e);
+        printer.error(&e);
         return Err(());
     }
-    warn_truncated(results, summary.truncated);
+    warn_truncated(results, summary.truncated, printer);
     for sink in sinks.iter_mut() {
         sink.finish()
-            .map_err(|e| printer::error(&format!("cannot finish the {}: {e}", sink.describe())))?;
+            .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", sink.describe())))?;
     }
     Ok(())
 }
@@ -191,6 +197,7 @@ fn build_compare(
     reports: &[(ReportFormat, PathBuf)],
     title: &str,
     secrets: &Secrets,
+    printer: Printer,
 ) -> Result<(), ()> {
     let labels: Vec<String> = files
         .iter()
@@ -206,7 +213,7 @@ fn build_compare(
         return Ok(());
     };
     let mut html = HtmlReport::create_compare(path, title, secrets.clone(), labels)
-        .map_err(|e| printer::error(&format!("cannot create the HTML report {}: {e}", path.display())))?;
+        .map_err(|e| printer.error(&format!("cannot create the HTML report {}: {e}", path.display())))?;
     for (i, file) in files.iter().enumerate() {
         html.start_run(i);
         let mut write_error: Option<String> = None;
@@ -217,24 +224,24 @@ fn build_compare(
                 write_error = Some(format!("cannot write the {}: {e}", html.describe()));
             }
         });
-        let summary = read.map_err(|errors| print_read_errors(&errors))?;
+        let summary = read.map_err(|errors| print_read_errors(&errors, printer))?;
         if let Some(e) = write_error {
-            printer::error(&e);
+            printer.error(&e);
             return Err(());
         }
-        warn_truncated(file, summary.truncated);
+        warn_truncated(file, summary.truncated, printer);
     }
     html.finish()
-        .map_err(|e| printer::error(&format!("cannot finish the {}: {e}", html.describe())))
+        .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", html.describe())))
 }
 
 /// Prints every error of a results file (the reader stops after a bounded number).
-pub fn print_read_errors(errors: &[ReadError]) {
+pub fn print_read_errors(errors: &[ReadError], printer: Printer) {
     for e in errors {
-        printer::error(&e.to_string());
+        printer.error(&e.to_string());
     }
     if errors.len() >= agentv_core::report::MAX_REPORTED_ERRORS {
-        printer::note(&format!(
+        printer.note(&format!(
             "stopped after {} bad lines; fix these and run again",
             errors.len()
         ));
@@ -242,10 +249,10 @@ pub fn print_read_errors(errors: &[ReadError]) {
 }
 
 /// Says that a cut-off last line was skipped.
-pub fn warn_truncated(path: &Path, truncated: Option<usize>) {
+pub fn warn_truncated(path: &Path, truncated: Option<usize>, printer: Printer) {
     if let Some(line) = truncated {
-        printer::note(&format!(
-            "warning: {}:{line}: the last line is cut off (the run was stopped while writing it); skipped",
+        printer.warning(&format!(
+            "{}:{line}: the last line is cut off (the run was stopped while writing it); skipped",
             path.display()
         ));
     }

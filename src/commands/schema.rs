@@ -4,13 +4,13 @@ use agentv_core::schema::SchemaKind;
 
 use crate::cli::{SchemaArgs, SchemaFile};
 use crate::exit::ExitStatus;
-use crate::printer;
+use crate::printer::Printer;
 
-pub fn run(args: SchemaArgs) -> ExitStatus {
+pub fn run(args: SchemaArgs, printer: Printer) -> ExitStatus {
     let kind = match args.kind {
         SchemaFile::Eval => SchemaKind::Eval,
         SchemaFile::Targets => SchemaKind::Targets,
     };
-    printer::stdout(&kind.render());
+    printer.result(&kind.render());
     ExitStatus::Success
 }

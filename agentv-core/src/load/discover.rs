@@ -16,16 +16,48 @@ pub const EVAL_EXTENSIONS: &[&str] = &["yaml", "yml", "jsonl"];
 pub enum DiscoverError {
     #[error("no such file: {0}")]
     Missing(String),
-    #[error("pattern `{0}` matched no eval files (.yaml, .yml, .jsonl)")]
-    NoMatch(String),
+    #[error("pattern `{pattern}` matched no {}", purpose.wanted())]
+    NoMatch { pattern: String, purpose: Purpose },
+    #[error("{dir}: no {} in this directory", purpose.wanted())]
+    EmptyDir { dir: String, purpose: Purpose },
     #[error("invalid glob `{pattern}`: {message}")]
     BadGlob { pattern: String, message: String },
     #[error("{0} is not an eval file: use .yaml, .yml or .jsonl")]
     NotEval(String),
+    #[error("{0} is not an eval file (.yaml, .yml, .jsonl) or a targets file")]
+    NotEvalOrTargets(String),
     #[error("{0} is a targets file, not an eval file: pass it with --targets")]
     TargetsFile(String),
-    #[error("{0} holds results of a run, not eval cases")]
-    ResultsFile(String),
+    #[error("{arg} holds results of a run, not eval cases{}", if *purpose == Purpose::Check { " or targets" } else { "" })]
+    ResultsFile { arg: String, purpose: Purpose },
+}
+
+/// What the files named on the command line are wanted for. `eval` and `validate` find files
+/// with the same rules ([`discover`]); only what they accept differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `agentv eval`: eval files only; a targets file is passed with `--targets`.
+    Run,
+    /// `agentv validate`: eval files and targets files.
+    Check,
+}
+
+impl Purpose {
+    /// What a directory or a glob must hold, for messages.
+    fn wanted(self) -> &'static str {
+        match self {
+            Self::Run => "eval files (.yaml, .yml, .jsonl)",
+            Self::Check => "eval files (.yaml, .yml, .jsonl) or targets files",
+        }
+    }
+
+    /// Whether a file of `kind` found in a directory or by a glob is wanted.
+    fn wants(self, kind: FileKind) -> bool {
+        match self {
+            Self::Run => kind == FileKind::Eval,
+            Self::Check => matches!(kind, FileKind::Eval | FileKind::Targets),
+        }
+    }
 }
 
 fn is_glob(arg: &str) -> bool {
@@ -113,40 +145,80 @@ fn has_eval_extension(path: &Path) -> bool {
 /// directory, `**` crosses them), in argument order without duplicates. A YAML file next to a
 /// matched `.jsonl` of the same name is its sidecar, not a suite.
 pub fn expand_paths(args: &[String], ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverError> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for arg in args {
-        let found = if is_glob(arg) {
-            expand_glob(arg, ws)?
-        } else {
-            let path = PathBuf::from(arg);
-            let full = ws.cwd.join(&path);
-            if full.is_dir() {
-                walk(&path, ws)
-                    .into_iter()
-                    .filter(|p| classify(p, ws) == FileKind::Eval)
-                    .collect()
-            } else if full.is_file() {
-                match classify(&path, ws) {
-                    // A sidecar named on its own is read as the suite it is.
-                    FileKind::Eval | FileKind::Sidecar => vec![path],
-                    FileKind::Targets => return Err(DiscoverError::TargetsFile(arg.clone())),
-                    FileKind::Results => return Err(DiscoverError::ResultsFile(arg.clone())),
-                    FileKind::Internal | FileKind::Other => return Err(DiscoverError::NotEval(arg.clone())),
-                }
-            } else {
-                return Err(DiscoverError::Missing(arg.clone()));
-            }
-        };
-        for path in found {
-            if !out.contains(&path) {
-                out.push(path);
-            }
-        }
-    }
-    Ok(out)
+    discover(args, ws, Purpose::Run)
+        .map(|found| found.into_iter().map(|(path, _)| path).collect())
+        .map_err(|mut problems| problems.swap_remove(0))
 }
 
-fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverError> {
+/// The files `args` name for `purpose`, each once, in argument order, with their kind:
+/// files as given, directories searched recursively, globs (`*` stays within one directory,
+/// `**` crosses them) matched below their longest literal prefix. Every argument that names
+/// nothing usable is reported, not just the first.
+pub fn discover(
+    args: &[String],
+    ws: &Workspace,
+    purpose: Purpose,
+) -> Result<Vec<(PathBuf, FileKind)>, Vec<DiscoverError>> {
+    let mut out: Vec<(PathBuf, FileKind)> = Vec::new();
+    let mut problems = Vec::new();
+    for arg in args {
+        match discover_one(arg, ws, purpose) {
+            Ok(found) => {
+                for entry in found {
+                    if !out.contains(&entry) {
+                        out.push(entry);
+                    }
+                }
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+    if problems.is_empty() { Ok(out) } else { Err(problems) }
+}
+
+fn discover_one(arg: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(PathBuf, FileKind)>, DiscoverError> {
+    if is_glob(arg) {
+        return expand_glob(arg, ws, purpose);
+    }
+    let path = PathBuf::from(arg);
+    let full = ws.cwd.join(&path);
+    if full.is_dir() {
+        let found: Vec<(PathBuf, FileKind)> = walk(&path, ws)
+            .into_iter()
+            .map(|p| {
+                let kind = classify(&p, ws);
+                (p, kind)
+            })
+            .filter(|(_, kind)| purpose.wants(*kind))
+            .collect();
+        if found.is_empty() {
+            return Err(DiscoverError::EmptyDir {
+                dir: arg.to_owned(),
+                purpose,
+            });
+        }
+        return Ok(found);
+    }
+    if !full.is_file() {
+        return Err(DiscoverError::Missing(arg.to_owned()));
+    }
+    match (classify(&path, ws), purpose) {
+        (FileKind::Eval, _) => Ok(vec![(path, FileKind::Eval)]),
+        // A sidecar named on its own is run as the suite it is, and checked with its dataset.
+        (FileKind::Sidecar, Purpose::Run) => Ok(vec![(path, FileKind::Eval)]),
+        (FileKind::Sidecar, Purpose::Check) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
+        (FileKind::Targets, Purpose::Check) => Ok(vec![(path, FileKind::Targets)]),
+        (FileKind::Targets, Purpose::Run) => Err(DiscoverError::TargetsFile(arg.to_owned())),
+        (FileKind::Results, _) => Err(DiscoverError::ResultsFile {
+            arg: arg.to_owned(),
+            purpose,
+        }),
+        (FileKind::Internal | FileKind::Other, Purpose::Run) => Err(DiscoverError::NotEval(arg.to_owned())),
+        (FileKind::Internal | FileKind::Other, Purpose::Check) => Err(DiscoverError::NotEvalOrTargets(arg.to_owned())),
+    }
+}
+
+fn expand_glob(pattern: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(PathBuf, FileKind)>, DiscoverError> {
     let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
@@ -165,17 +237,24 @@ fn expand_glob(pattern: &str, ws: &Workspace) -> Result<Vec<PathBuf>, DiscoverEr
     } else {
         base
     };
-    let mut found: Vec<PathBuf> = walk(&base, ws)
+    let mut found: Vec<(PathBuf, FileKind)> = walk(&base, ws)
         .into_iter()
         .filter(|p| {
             let shown = p.strip_prefix(".").unwrap_or(p);
             glob.is_match(shown) || glob.is_match(p)
         })
-        .filter(|p| classify(p, ws) == FileKind::Eval)
+        .map(|p| {
+            let kind = classify(&p, ws);
+            (p, kind)
+        })
+        .filter(|(_, kind)| purpose.wants(*kind))
         .collect();
-    found.sort();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     if found.is_empty() {
-        return Err(DiscoverError::NoMatch(pattern.to_owned()));
+        return Err(DiscoverError::NoMatch {
+            pattern: pattern.to_owned(),
+            purpose,
+        });
     }
     Ok(found)
 }

@@ -18,7 +18,9 @@ pub use crate::env::{Env, env_reference};
 pub use crate::paths::{Workspace, file_name_safe, normalize};
 pub use crate::providers::{TargetDef, TargetsFile};
 pub use crate::redact::Secrets;
-pub use discover::{DiscoverError, EVAL_EXTENSIONS, FileKind, classify, expand_paths, is_sidecar, walk};
+pub use discover::{
+    DiscoverError, EVAL_EXTENSIONS, FileKind, Purpose, classify, discover, expand_paths, is_sidecar, walk,
+};
 pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, load_eval_file, load_eval_file_filtered};
 pub use guidelines::{CONFIG_FILE, DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher};
 pub use targets::{TARGET_FILE_NAMES, TARGETS_FILE, find_targets_file, is_targets_file_name, load_targets_file};

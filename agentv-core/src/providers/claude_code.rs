@@ -314,9 +314,10 @@ fn tool_results(event: &Value, messages: &mut [OutputMessage], call_index: &Hash
 mod tests {
     use super::*;
 
-    const TOOL_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream.jsonl");
-    const TEXT_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream-text.jsonl");
-    const API_ERROR: &str = include_str!("../../../tests/fixtures/agent-cli/claude-stream-api-error-400.jsonl");
+    const TOOL_RUN: &str = include_str!("../../../agentv-testkit/fixtures/agent-cli/claude-stream.jsonl");
+    const TEXT_RUN: &str = include_str!("../../../agentv-testkit/fixtures/agent-cli/claude-stream-text.jsonl");
+    const API_ERROR: &str =
+        include_str!("../../../agentv-testkit/fixtures/agent-cli/claude-stream-api-error-400.jsonl");
 
     #[test]
     fn tool_run_yields_messages_calls_usage_and_cost() {

@@ -269,9 +269,10 @@ fn completed_item(item: &Value, messages: &mut Vec<OutputMessage>, notices: &mut
 mod tests {
     use super::*;
 
-    const TOOL_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec.jsonl");
-    const TEXT_RUN: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec-text.jsonl");
-    const FAILED_COMMAND: &str = include_str!("../../../tests/fixtures/agent-cli/codex-exec-command-failed.jsonl");
+    const TOOL_RUN: &str = include_str!("../../../agentv-testkit/fixtures/agent-cli/codex-exec.jsonl");
+    const TEXT_RUN: &str = include_str!("../../../agentv-testkit/fixtures/agent-cli/codex-exec-text.jsonl");
+    const FAILED_COMMAND: &str =
+        include_str!("../../../agentv-testkit/fixtures/agent-cli/codex-exec-command-failed.jsonl");
 
     #[test]
     fn tool_run_yields_a_command_call_and_the_answer() {

@@ -1,33 +1,16 @@
 //! Run-level behaviour from the binary: interrupts, provider batching, concurrency.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Project, Run};
-
-fn cases(n: usize) -> String {
-    let mut yaml =
-        String::from("execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n");
-    for i in 0..n {
-        yaml.push_str(&format!(
-            "  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"
-        ));
-    }
-    yaml
-}
+use agentv_testkit::process::send_signal;
+use agentv_testkit::{Project, keyword_cases as cases};
 
 #[test]
 fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
     let targets =
         "targets:\n  - name: default\n    provider: cli\n    command_template: sleep 1; echo done > {OUTPUT_FILE}\n";
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &cases(20));
-    let child = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("starts");
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]);
     let results = p.path().join("r.jsonl");
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::read_to_string(&results)
@@ -38,13 +21,8 @@ fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
         assert!(Instant::now() < deadline, "no results within 30s");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // The shell's builtin `kill`: no dependency on a kill binary being installed.
-    let status = std::process::Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let run = Run::from(child.wait_with_output().expect("exits"));
+    send_signal(child.pid(), "INT");
+    let run = child.wait();
     run.code(130)
         .stderr_has("interrupted: no new cases will start")
         .stderr_has("case(s) did not run")

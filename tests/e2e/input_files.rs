@@ -1,9 +1,7 @@
 //! Inputs that used to be silently wrong, or crashed a loader: each is now read correctly or
 //! reported with file:line:column, and the rest of the run goes on.
 
-mod common;
-
-use common::{Project, mock_targets};
+use agentv_testkit::{Project, mock_targets};
 
 const CASE: &str = "expected_outcome: x\n    input_messages: [{role: user, content: q}]\n";
 
@@ -127,13 +125,12 @@ fn agent_case_with_a_very_long_id_runs() {
             "#!/bin/sh\ncat > /dev/null\ncat \"$FAKE_TRANSCRIPT\"\n",
         )
         .file("e.yaml", &yaml);
-    let transcript = common::repo_root().join("tests/fixtures/agent-cli/claude-stream-text.jsonl");
-    let out = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .env("FAKE_TRANSCRIPT", transcript)
-        .output()
-        .expect("agentv runs");
-    common::Run::from(out).code(0);
+    let transcript = agentv_testkit::agents::transcript("claude-stream-text.jsonl");
+    p.output(
+        p.command(&["eval", "e.yaml", "--out", "r.jsonl"])
+            .env("FAKE_TRANSCRIPT", transcript),
+    )
+    .code(0);
     let record = &p.results("r.jsonl")[0];
     assert!(record.get("error").is_none(), "{record}");
     let logs: Vec<String> = std::fs::read_dir(p.path().join(".agentv/logs/claude-code"))

@@ -4,23 +4,14 @@
 //! headless Chromium (`tests/browser/report_check.mjs`); screenshots go to
 //! `target/report-screenshots/`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Project, Run, repo_root};
+use agentv_testkit::{Project, Run, repo_root};
 use serde_json::{Value, json};
 
 fn agentv(args: &[&str]) -> Run {
-    Run::from(
-        Command::new(env!("CARGO_BIN_EXE_agentv"))
-            .args(args)
-            .current_dir(repo_root())
-            .env_remove("AGENTV_LOG")
-            .output()
-            .expect("agentv runs"),
-    )
+    Run::of(&mut agentv_testkit::agentv(&repo_root(), args))
 }
 
 const BASE: &str = "examples/results/baseline.jsonl";
@@ -380,15 +371,11 @@ fn report_usage_errors_exit_2() {
 fn eval_report_flags_write_each_format_beside_the_results() {
     let p = Project::new();
     let out = p.path().join("out").join("run.jsonl");
-    let run = Run::from(
-        Command::new(env!("CARGO_BIN_EXE_agentv"))
-            .args(["eval", "examples/mock/evals/capitals.yaml", "--out"])
+    let run = Run::of(
+        agentv_testkit::agentv(&repo_root(), &["eval", "examples/mock/evals/capitals.yaml", "--out"])
             .arg(&out)
             .args(["--report", "junit", "--report", "markdown", "--report"])
-            .arg(format!("html={}", p.path().join("page.html").display()))
-            .current_dir(repo_root())
-            .output()
-            .expect("runs"),
+            .arg(format!("html={}", p.path().join("page.html").display())),
     );
     run.code(0)
         .stderr_has("junit report written to")
@@ -406,15 +393,11 @@ fn eval_report_flags_write_each_format_beside_the_results() {
 fn eval_report_paths_are_checked_before_anything_runs() {
     let p = Project::new();
     let out = p.path().join("run.jsonl");
-    let run = Run::from(
-        Command::new(env!("CARGO_BIN_EXE_agentv"))
-            .args(["eval", "examples/mock/evals/capitals.yaml", "--out"])
+    let run = Run::of(
+        agentv_testkit::agentv(&repo_root(), &["eval", "examples/mock/evals/capitals.yaml", "--out"])
             .arg(&out)
             .arg("--report")
-            .arg(format!("html={}", out.display()))
-            .current_dir(repo_root())
-            .output()
-            .expect("runs"),
+            .arg(format!("html={}", out.display())),
     );
     run.code(2).stderr_has("would overwrite the results file");
     assert!(!out.exists(), "nothing ran");

@@ -1,8 +1,6 @@
 //! Code judges with `target:` reach the judge target through the loopback proxy.
 
-mod common;
-
-use common::Project;
+use agentv_testkit::Project;
 
 const JUDGE: &str = r#"import json, os, sys, urllib.request, urllib.error
 payload = json.load(sys.stdin)

@@ -1,9 +1,7 @@
 //! Target settings as `eval` and `validate` see them: bad values are diagnostics, never
 //! panics, and `${{ VAR }}` works at any depth.
 
-mod common;
-
-use common::Project;
+use agentv_testkit::Project;
 
 const SUITE: &str = "evalcases:\n  - id: fine\n    expected_outcome: Names Paris.\n    input_messages: [{role: user, content: Capital of France?}]\n    evaluators:\n      - {name: k, type: keywords, expected: [Paris]}\n";
 
@@ -61,12 +59,10 @@ fn healthcheck_cwd_from_a_variable_is_where_the_check_runs() {
             "targets:\n  - name: default\n    provider: cli\n    command_template: echo Paris > {OUTPUT_FILE}\n    healthcheck:\n      type: command\n      command_template: test -f ready\n      cwd: ${{ AGENTV_TEST_CHECK_DIR }}\n",
         );
     let dir = p.path().join("checks").display().to_string();
-    let run = common::Run::from(
+    p.output(
         p.command(&["eval", "e.yaml", "--out", "r.jsonl"])
-            .env("AGENTV_TEST_CHECK_DIR", &dir)
-            .output()
-            .expect("runs"),
-    );
-    run.code(0);
+            .env("AGENTV_TEST_CHECK_DIR", &dir),
+    )
+    .code(0);
     assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0);
 }

@@ -2,24 +2,10 @@
 //! healthchecks, judges that cannot grade and closed pipes end in a readable report and the
 //! exit code that says what happened (`docs/architecture.md#exit-codes`).
 
-mod common;
-
-use common::{Project, Run};
+use agentv_testkit::{Project, keyword_cases as cases};
 use serde_json::json;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-/// `n` cases graded by a keywords evaluator looking for `done`.
-fn cases(n: usize) -> String {
-    let mut yaml =
-        String::from("execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n");
-    for i in 0..n {
-        yaml.push_str(&format!(
-            "  - {{id: c{i}, expected_outcome: x, input_messages: [{{role: user, content: q{i}}}]}}\n"
-        ));
-    }
-    yaml
-}
 
 fn mock_answering(answer: &str) -> String {
     format!("targets:\n  - name: default\n    provider: mock\n    response: {answer:?}\n")
@@ -47,10 +33,8 @@ async fn retry_after_huge_value_is_capped_and_other_targets_still_run() {
             &cases(1).replace("execution:\n", "execution:\n  target: flaky\n"),
         )
         .file("b.yaml", &cases(2).replace("id: c", "id: b"));
-    let mut cmd = p.command(&["eval", "a.yaml", "b.yaml", "--out", "r.jsonl"]);
-    let run = tokio::task::spawn_blocking(move || Run::from(cmd.output().expect("agentv runs")))
-        .await
-        .expect("joins");
+    let cmd = p.command(&["eval", "a.yaml", "b.yaml", "--out", "r.jsonl"]);
+    let run = p.output_async(cmd).await;
     run.code(3)
         .stdout_has("EXECUTION ERRORS (1)\n  ✘ c0: HTTP 429: rate limited (gave up after 3 attempts)");
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
@@ -79,15 +63,10 @@ fn closed_stdout_pipe_ends_output_quietly() {
     let p = Project::new()
         .file("targets.yaml", &mock_answering("done"))
         .file("e.yaml", &cases(3));
-    let mut child = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("starts");
     // The reader goes away before the summary is printed, as `| head -1` does after its line.
-    drop(child.stdout.take());
-    let run = Run::from(child.wait_with_output().expect("exits"));
+    let run = p
+        .spawn_with_stdout_closed(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .wait();
     run.code(0);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert!(!run.stderr.contains("Broken pipe"), "{}", run.stderr);

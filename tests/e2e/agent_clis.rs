@@ -2,34 +2,12 @@
 //! real transcripts byte for byte and record the argv, stdin, working directory and environment
 //! they were given.
 
-mod common;
-
-use common::{Project, Run, repo_root};
+use agentv_testkit::agents;
+use agentv_testkit::{Project, Run, process};
 use serde_json::json;
 
-/// A fake agent CLI: records how it was called, then replays `$FAKE_TRANSCRIPT`, or prints
-/// garbage, or hangs with a child, as `$FAKE_MODE` says; exits `$FAKE_EXIT`.
-const FAKE: &str = r#"#!/bin/sh
-rec="$FAKE_RECORD_DIR"
-printf '%s\n' "$@" > "$rec/argv"
-cat > "$rec/stdin"
-pwd > "$rec/cwd"
-env > "$rec/env"
-[ -f prompt.md ] && cp prompt.md "$rec/prompt.md"
-case "$FAKE_MODE" in
-  hang) sleep 300 & echo $! > "$rec/child.pid"; wait ;;
-  garbage) echo "Segmentation fault (core dumped)" ;;
-  *) cat "$FAKE_TRANSCRIPT" ;;
-esac
-exit "${FAKE_EXIT:-0}"
-"#;
-
 fn transcript(name: &str) -> String {
-    repo_root()
-        .join("tests/fixtures/agent-cli")
-        .join(name)
-        .display()
-        .to_string()
+    agents::transcript(name).display().to_string()
 }
 
 const SUITE: &str = "evalcases:\n  - id: run\n    expected_outcome: runs a command\n    input_messages:\n      - role: user\n        content: [{type: text, value: Run the marker command.}, {type: file, value: notes.md}]\n";
@@ -38,7 +16,7 @@ fn project(targets: &str, evaluators: &str) -> Project {
     let suite = format!("execution:\n  evaluators:\n{evaluators}{SUITE}");
     let p = Project::new()
         .file("targets.yaml", targets)
-        .file("bin/fake-agent.sh", FAKE)
+        .file("bin/fake-agent.sh", agents::REPLAY_AGENT)
         .file("notes.md", "some notes\n")
         .file("e.yaml", &suite);
     std::fs::create_dir_all(p.path().join("record")).expect("record dir");
@@ -51,16 +29,14 @@ fn run(p: &Project, transcript_name: &str, mode: &str, exit: i32, args: &[&str])
         all.extend(["--out", "r.jsonl"]);
     }
     all.extend_from_slice(args);
-    let out = p
-        .command(&all)
-        .env("FAKE_RECORD_DIR", p.path().join("record"))
-        .env("FAKE_TRANSCRIPT", transcript(transcript_name))
-        .env("FAKE_MODE", mode)
-        .env("FAKE_EXIT", exit.to_string())
-        .env("CLAUDECODE", "1")
-        .output()
-        .expect("agentv runs");
-    Run::from(out)
+    p.output(
+        p.command(&all)
+            .env("FAKE_RECORD_DIR", p.path().join("record"))
+            .env("FAKE_TRANSCRIPT", transcript(transcript_name))
+            .env("FAKE_MODE", mode)
+            .env("FAKE_EXIT", exit.to_string())
+            .env("CLAUDECODE", "1"),
+    )
 }
 
 fn recorded(p: &Project, name: &str) -> String {
@@ -174,11 +150,9 @@ fn claude_garbage_non_zero_exit_and_hang() {
     run(&p, "", "hang", 0, &["--max-retries", "0"]).code(3);
     assert_eq!(p.result("r.jsonl", "run")["error"], "timed out after 1s");
     let pid = recorded(&p, "child.pid");
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    assert!(
-        stat.is_empty() || stat.contains(") Z"),
-        "the agent's child survived: {stat}"
-    );
+    if let Err(e) = process::gone_soon(&pid) {
+        panic!("the agent's child survived: {e}");
+    }
 }
 
 #[test]
@@ -260,14 +234,13 @@ fn codex_turn_failed_and_exit_code() {
     let p = project(CODEX, "    - {name: kw, type: keywords, expected: [x]}\n");
     let failed = p.path().join("failed.jsonl");
     std::fs::write(&failed, "{\"type\":\"turn.started\"}\n{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected before completion\"}}\n").expect("write");
-    let out = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .env("FAKE_RECORD_DIR", p.path().join("record"))
-        .env("FAKE_TRANSCRIPT", &failed)
-        .env("FAKE_EXIT", "1")
-        .output()
-        .expect("runs");
-    Run::from(out).code(3);
+    let out = p.output(
+        p.command(&["eval", "e.yaml", "--out", "r.jsonl"])
+            .env("FAKE_RECORD_DIR", p.path().join("record"))
+            .env("FAKE_TRANSCRIPT", &failed)
+            .env("FAKE_EXIT", "1"),
+    );
+    out.code(3);
     let error = p.result("r.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
         error.starts_with("codex exited with code 1: codex turn failed: stream disconnected before completion (log: "),
@@ -316,14 +289,13 @@ fn stream_logs_are_redacted_as_they_are_written() {
     let p = project(&targets, "    - {name: kw, type: keywords, expected: [key]}\n");
     let fixture = p.path().join("echo.jsonl");
     std::fs::write(&fixture, format!("raw model {secret}\n{transcript}")).expect("write");
-    let out = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl"])
-        .env("FAKE_RECORD_DIR", p.path().join("record"))
-        .env("FAKE_TRANSCRIPT", &fixture)
-        .env("AGENTV_E2E_STREAM_MODEL", secret)
-        .output()
-        .expect("agentv runs");
-    Run::from(out).code(0);
+    let out = p.output(
+        p.command(&["eval", "e.yaml", "--out", "r.jsonl"])
+            .env("FAKE_RECORD_DIR", p.path().join("record"))
+            .env("FAKE_TRANSCRIPT", &fixture)
+            .env("AGENTV_E2E_STREAM_MODEL", secret),
+    );
+    out.code(0);
     let r = p.result("r.jsonl", "run");
     assert_eq!(r["candidate_answer"], "key ***");
     let log = r["agent_provider_request"]["response_metadata"]["log_path"]

@@ -2,12 +2,10 @@
 //! SIGINT and SIGTERM also keep every result, print the summary and exit 130 / 143
 //! (`docs/architecture.md#exit-codes`).
 
-mod common;
-
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Project, Run};
+use agentv_testkit::process::send_signal;
+use agentv_testkit::{Project, Run, Spawned};
 
 const CASES: usize = 40;
 
@@ -25,13 +23,8 @@ fn slow_project() -> Project {
 }
 
 /// Starts the run and returns once its first result line is written.
-fn start_and_wait_for_a_result(p: &Project) -> Child {
-    let child = p
-        .command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "4"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
+fn start_and_wait_for_a_result(p: &Project) -> Spawned {
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "4"]);
     let results = p.path().join("r.jsonl");
     // A guard against a hung run, not a speed assertion.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -40,15 +33,6 @@ fn start_and_wait_for_a_result(p: &Project) -> Child {
         std::thread::sleep(Duration::from_millis(20));
     }
     child
-}
-
-/// Sends `signal` with the shell's builtin `kill` (no dependency on a kill binary).
-fn send(child: &Child, signal: &str) {
-    let status = std::process::Command::new("sh")
-        .args(["-c", &format!("kill -{signal} {}", child.id())])
-        .status()
-        .expect("kill");
-    assert!(status.success(), "kill -{signal}");
 }
 
 /// Every line of the results file is one whole JSON record.
@@ -61,10 +45,10 @@ fn whole_lines(p: &Project) -> Vec<serde_json::Value> {
 #[test]
 fn kill_9_mid_run_leaves_only_whole_lines() {
     let p = slow_project();
-    let mut child = start_and_wait_for_a_result(&p);
-    send(&child, "KILL");
-    let status = child.wait().expect("exits");
-    assert_eq!(status.code(), None, "killed by the signal");
+    let child = start_and_wait_for_a_result(&p);
+    send_signal(child.pid(), "KILL");
+    let run = child.wait();
+    assert_eq!(run.code, -1, "killed by the signal");
     let written = whole_lines(&p);
     assert!(
         !written.is_empty() && written.len() < CASES,
@@ -77,8 +61,8 @@ fn kill_9_mid_run_leaves_only_whole_lines() {
 fn stop_with(signal: &str, code: i32) -> Run {
     let p = slow_project();
     let child = start_and_wait_for_a_result(&p);
-    send(&child, signal);
-    let run = Run::from(child.wait_with_output().expect("exits"));
+    send_signal(child.pid(), signal);
+    let run = child.wait();
     run.code(code)
         .stderr_has("interrupted: no new cases will start")
         .stderr_has("case(s) did not run")

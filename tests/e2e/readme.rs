@@ -2,12 +2,10 @@
 //! the README's YAML examples pass `agentv validate` and its `cli` example runs, and the files
 //! its commands name exist.
 
-mod common;
-
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use common::{Project, repo_root};
+use agentv_testkit::{Project, repo_root};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// A fenced code block: its language, its text and the line its fence opens on.

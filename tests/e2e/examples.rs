@@ -1,15 +1,13 @@
 //! The shipped examples run offline from the binary.
 
-mod common;
-
 use std::process::Command;
 
-use common::{Run, repo_root};
+use agentv_testkit::{Run, agentv, repo_root};
 
 fn run_example(args: &[&str], out: &std::path::Path) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-    cmd.args(args).arg("--out").arg(out).current_dir(repo_root());
-    Run::from(cmd.output().expect("agentv runs"))
+    let mut cmd = agentv(&repo_root(), args);
+    cmd.arg("--out").arg(out);
+    Run::of(&mut cmd)
 }
 
 fn results(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -124,12 +122,12 @@ fn contextual_precision_example_scores_the_worked_numbers() {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
     let path = format!("{}:{}", cargo_dir.display(), std::env::var("PATH").unwrap_or_default());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentv"));
-    cmd.args(["eval", "examples/contextual-precision/evals/retrieval.yaml", "--out"])
-        .arg(&out)
-        .env("PATH", path)
-        .current_dir(repo_root());
-    Run::from(cmd.output().expect("agentv runs")).code(0);
+    let mut cmd = agentv(
+        &repo_root(),
+        &["eval", "examples/contextual-precision/evals/retrieval.yaml", "--out"],
+    );
+    cmd.arg(&out).env("PATH", path);
+    Run::of(&mut cmd).code(0);
     let records = results(&out);
     for (id, want, calls) in [
         ("refund-window", 0.8333, 3),

@@ -1,76 +1,32 @@
 //! One suite against each LLM provider by changing only targets.yaml; the LLM judge goes
-//! through the same provider. Fake servers on 127.0.0.1 play the APIs.
+//! through the same provider. The kit's fake LLM service on 127.0.0.1 plays the APIs.
 
-mod common;
-
-use common::{Project, Run};
+use agentv_testkit::llm::{Api, FakeLlm};
+use agentv_testkit::{Project, Run};
 use serde_json::{Value, json};
-use wiremock::matchers::{body_string_contains, method};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::method;
+use wiremock::{Mock, ResponseTemplate};
 
 const KEY: &str = "sk-e2e-very-secret-value";
-const VERDICT: &str = r#"{"score": 0.8, "hits": ["says 4"], "misses": [], "reasoning": "correct"}"#;
 const SUITE: &str = "execution:\n  evaluators:\n    - {name: kw, type: keywords, expected: ['4']}\n    - {name: judge, type: llm_judge}\nevalcases:\n  - id: add\n    expected_outcome: Answers 4.\n    input_messages: [{role: user, content: What is 2+2?}]\n";
 
-/// A provider's answer in its own format.
-fn answer(provider: &str, text: &str) -> Value {
-    match provider {
-        "anthropic" => json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
-                               "usage": {"input_tokens": 20, "output_tokens": 5}}),
-        "gemini" => json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}],
-                           "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5}}),
-        _ => json!({"choices": [{"message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
-    }
-}
-
-fn targets(provider: &str, uri: &str) -> String {
-    let key = "    api_key: ${{ E2E_PROVIDER_KEY }}\n";
-    match provider {
-        "openai" => format!(
-            "targets:\n  - name: default\n    provider: openai\n    base_url: {uri}/v1\n    model: gpt-4o-mini\n{key}"
-        ),
-        "azure" => format!(
-            "targets:\n  - name: default\n    provider: azure\n    endpoint: {uri}\n    deployment_name: dep\n{key}"
-        ),
-        "anthropic" => format!(
-            "targets:\n  - name: default\n    provider: anthropic\n    base_url: {uri}\n    model: claude-sonnet-4-5\n{key}"
-        ),
-        _ => format!("targets:\n  - name: default\n    provider: gemini\n    base_url: {uri}\n{key}"),
-    }
-}
-
-async fn fake(provider: &str) -> MockServer {
-    let server = MockServer::start().await;
-    // Judge requests carry the judge's system prompt.
-    Mock::given(method("POST"))
-        .and(body_string_contains("impartial evaluator"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(answer(provider, VERDICT)))
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(answer(provider, "2+2 is 4.")))
-        .with_priority(2)
-        .mount(&server)
-        .await;
-    server
+fn targets(api: Api, uri: &str) -> String {
+    format!("targets:\n{}", api.target("default", uri, "${{ E2E_PROVIDER_KEY }}"))
 }
 
 async fn run(p: &Project, args: &'static [&'static str]) -> Run {
     let mut cmd = p.command(args);
     cmd.env("E2E_PROVIDER_KEY", KEY);
-    tokio::task::spawn_blocking(move || Run::from(cmd.output().expect("agentv runs")))
-        .await
-        .expect("joins")
+    p.output_async(cmd).await
 }
 
 #[tokio::test]
 async fn every_provider_answers_and_judges() {
-    for provider in ["openai", "azure", "anthropic", "gemini"] {
-        let server = fake(provider).await;
+    for api in Api::ALL {
+        let provider = api.provider();
+        let server = FakeLlm::start().await;
         let p = Project::new()
-            .file("targets.yaml", &targets(provider, &server.uri()))
+            .file("targets.yaml", &targets(api, &server.uri()))
             .file("e.yaml", SUITE);
         run(&p, &["eval", "e.yaml", "--out", "r.jsonl"])
             .await
@@ -90,19 +46,15 @@ async fn every_provider_answers_and_judges() {
             json!({"input": 20, "output": 5}),
             "{provider}"
         );
-        assert_eq!(
-            server.received_requests().await.expect("recorded").len(),
-            2,
-            "{provider}: answer + judge"
-        );
+        assert_eq!(server.requests().await.len(), 2, "{provider}: answer + judge");
     }
 }
 
 #[tokio::test]
 async fn cache_and_prompt_dumps() {
-    let server = fake("openai").await;
+    let server = FakeLlm::start().await;
     let p = Project::new()
-        .file("targets.yaml", &targets("openai", &server.uri()))
+        .file("targets.yaml", &targets(Api::OpenAi, &server.uri()))
         .file("e.yaml", SUITE);
     run(
         &p,
@@ -110,12 +62,12 @@ async fn cache_and_prompt_dumps() {
     )
     .await
     .code(0);
-    assert_eq!(server.received_requests().await.expect("recorded").len(), 2);
+    assert_eq!(server.requests().await.len(), 2);
     run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
         .await
         .code(0);
     assert_eq!(
-        server.received_requests().await.expect("recorded").len(),
+        server.requests().await.len(),
         2,
         "the second identical run made no call"
     );
@@ -151,16 +103,16 @@ async fn cache_and_prompt_dumps() {
 
 #[tokio::test]
 async fn provider_errors_never_show_the_key() {
-    let server = MockServer::start().await;
+    let server = FakeLlm::start().await;
     Mock::given(method("POST"))
         .respond_with(
             ResponseTemplate::new(401)
                 .set_body_json(json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}})),
         )
-        .mount(&server)
+        .mount(server.server())
         .await;
     let p = Project::new()
-        .file("targets.yaml", &targets("openai", &server.uri()))
+        .file("targets.yaml", &targets(Api::OpenAi, &server.uri()))
         .file("e.yaml", SUITE);
     let out = run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).await;
     out.code(3).stdout_has("HTTP 401: Incorrect API key provided: ***");
@@ -173,8 +125,8 @@ async fn provider_errors_never_show_the_key() {
 /// counts lookups.
 #[tokio::test]
 async fn warm_target_is_cached_and_the_summary_counts_hits() {
-    let server = fake("openai").await;
-    let targets = format!("{}    temperature: 0.7\n", targets("openai", &server.uri()));
+    let server = FakeLlm::start().await;
+    let targets = format!("{}    temperature: 0.7\n", targets(Api::OpenAi, &server.uri()));
     let p = Project::new().file("targets.yaml", &targets).file("e.yaml", SUITE);
     run(&p, &["eval", "e.yaml", "--out", "r1.jsonl", "--cache"])
         .await
@@ -184,9 +136,5 @@ async fn warm_target_is_cached_and_the_summary_counts_hits() {
         .await
         .code(0)
         .stdout_has("Cache: 2 hits, 0 misses");
-    assert_eq!(
-        server.received_requests().await.expect("recorded").len(),
-        2,
-        "the second run made no call"
-    );
+    assert_eq!(server.requests().await.len(), 2, "the second run made no call");
 }

@@ -2,9 +2,7 @@
 //! (`docs/architecture.md#code-judge-contract`): the payload carries both key sets, and both result
 //! shapes are read.
 
-mod common;
-
-use common::Project;
+use agentv_testkit::Project;
 use serde_json::{Value, json};
 
 /// A target whose answer calls a tool, then names Paris.

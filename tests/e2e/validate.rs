@@ -1,8 +1,6 @@
 //! `agentv validate` reports every problem in every file and runs nothing.
 
-mod common;
-
-use common::Project;
+use agentv_testkit::Project;
 
 #[test]
 fn reports_every_problem_in_every_file() {
@@ -136,11 +134,11 @@ fn unset_variable_is_an_error_for_a_suite_and_a_warning_for_a_targets_file_alone
         .stderr_has("✘ e.yaml (1 error(s))")
         .stderr_has("targets.yaml: warning: environment variable AGENTV_TEST_UNSET_ANSWER is not set")
         .stderr_has("✔ targets.yaml");
-    p.command(&["validate", "e.yaml"])
-        .env("AGENTV_TEST_UNSET_ANSWER", "the answer")
-        .status()
-        .map(|s| assert_eq!(s.code(), Some(0)))
-        .expect("runs");
+    p.output(
+        p.command(&["validate", "e.yaml"])
+            .env("AGENTV_TEST_UNSET_ANSWER", "the answer"),
+    )
+    .code(0);
 }
 
 #[test]
@@ -149,11 +147,7 @@ fn relative_cwd_is_valid_when_validating_from_the_targets_directory() {
         "agent/targets.yaml",
         "targets:\n  - name: default\n    provider: cli\n    command_template: ./agent.sh {OUTPUT_FILE}\n    cwd: .\n",
     );
-    let run = p
-        .command(&["validate", "."])
-        .current_dir(p.path().join("agent"))
-        .output();
-    let run = common::Run::from(run.expect("runs"));
+    let run = p.output(p.command(&["validate", "."]).current_dir(p.path().join("agent")));
     run.code(0).stderr_has("2 file(s) checked, 0 invalid");
 }
 
@@ -212,16 +206,15 @@ const NOT_SUITES: &[&str] = &["results"];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise
 /// removed, so the result does not depend on the machine).
-fn validate_in(dir: &std::path::Path, path: &str, env: &[(&str, String)]) -> common::Run {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentv"));
-    cmd.args(["validate", path]).current_dir(dir);
+fn validate_in(dir: &std::path::Path, path: &str, env: &[(&str, String)]) -> agentv_testkit::Run {
+    let mut cmd = agentv_testkit::agentv(dir, &["validate", path]);
     for var in PROVIDER_VARS {
         cmd.env_remove(var);
     }
     for (k, v) in env {
         cmd.env(k, v);
     }
-    common::Run::from(cmd.output().expect("runs"))
+    agentv_testkit::Run::of(&mut cmd)
 }
 
 /// Variables the shipped targets files read.
@@ -236,7 +229,7 @@ const PROVIDER_VARS: &[&str] = &[
 
 #[test]
 fn every_shipped_example_is_valid() {
-    let examples = common::repo_root().join("examples");
+    let examples = agentv_testkit::repo_root().join("examples");
     let listed: Vec<String> = std::fs::read_dir(&examples)
         .expect("examples")
         .filter_map(Result::ok)
@@ -264,7 +257,7 @@ fn every_shipped_example_is_valid() {
         run.code(0).stderr_has(", 0 invalid");
         assert!(!run.stderr.contains("warning:"), "examples/{dir}:\n{}", run.stderr);
     }
-    let run = validate_in(&common::repo_root(), "examples", &full);
+    let run = validate_in(&agentv_testkit::repo_root(), "examples", &full);
     run.code(0).stderr_has(", 0 invalid");
     assert!(!run.stderr.contains("warning:"), "{}", run.stderr);
     // On a fresh machine the offline suites still pass; targets files that need keys or agent

@@ -12,82 +12,19 @@
 //!
 //! To cover a new setting (nested ones too: `healthcheck.url`), add a [`Setting`] to its kind.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use common::{Project, Run};
+use agentv_testkit::Project;
+use agentv_testkit::agents::{ECHO_AGENT, ECHO_COMMAND, ECHO_JUDGE};
+use agentv_testkit::llm::FakeLlm;
+use agentv_testkit::make_executable;
 use serde_json::{Map, Value, json};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// The variables every setting's value is read from start with this; fakes echo them.
 const PREFIX: &str = "SECRET_";
 
-/// Echoes argv, stdin, cwd and `SECRET_*` variables: raw on stdout and stderr (for the stream
-/// logs), then as a Claude Code or Codex transcript whose answer is a verdict holding the echo.
-const FAKE_AGENT: &str = r#"#!/usr/bin/env python3
-import json, os, sys
-argv = sys.argv[1:]
-stdin = sys.stdin.read()
-env = {k: v for k, v in os.environ.items() if k.startswith("SECRET_")}
-echo = json.dumps({"argv": argv, "stdin": stdin, "env": env, "cwd": os.getcwd()})
-print("raw argv:", *argv)
-for k, v in env.items():
-    print(f"raw env {k}={v}")
-print("raw stderr:", *argv, file=sys.stderr)
-sys.stdout.flush()
-verdict = json.dumps({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo})
-if "exec" in argv:
-    events = [
-        {"type": "thread.started", "thread_id": "t1"},
-        {"type": "item.completed", "item": {"id": "i1", "type": "command_execution", "command": " ".join(argv),
-            "aggregated_output": json.dumps(env), "exit_code": 0, "status": "completed"}},
-        {"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": verdict}},
-        {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}},
-    ]
-else:
-    model = argv[argv.index("--model") + 1] if "--model" in argv else None
-    events = [
-        {"type": "system", "subtype": "init", "session_id": "s1", "model": model},
-        {"type": "assistant", "message": {"id": "m1", "content": [
-            {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": " ".join(argv)}}]}},
-        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "tu1", "content": json.dumps(env)}]}},
-        {"type": "result", "subtype": "success", "is_error": False, "result": verdict,
-            "usage": {"input_tokens": 1, "output_tokens": 1}},
-    ]
-for e in events:
-    print(json.dumps(e))
-"#;
-
-/// A `cli` command, a VS Code dispatch command, or a `code` executable: writes a verdict
-/// holding the echo to the output or response file (found in the prompt document for `code`).
-const FAKE_COMMAND: &str = r#"#!/usr/bin/env python3
-import json, os, re, sys, urllib.parse
-argv = sys.argv[1:]
-env = {k: v for k, v in os.environ.items() if k.startswith("SECRET_")}
-if argv[0] == "chat":
-    document = open(argv[4]).read()
-    out = urllib.parse.unquote(re.search(r"file://(\S+response\.md)", document).group(1))
-    extra = document
-else:
-    out, extra = argv[1], open(argv[0]).read() if os.path.isfile(argv[0]) else argv[0]
-print("raw argv:", *argv)
-print("raw stderr:", *argv, file=sys.stderr)
-echo = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd(), "input": extra})
-verdict = json.dumps({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo})
-with open(out, "w") as f:
-    f.write(json.dumps({"text": verdict}) if out.endswith(".json") else verdict)
-"#;
-
-/// A code judge that returns its whole payload and `SECRET_*` variables as reasoning.
-const ECHO_JUDGE: &str = r#"#!/usr/bin/env python3
-import json, os, sys
-payload = sys.stdin.read()
-env = {k: v for k, v in os.environ.items() if k.startswith("SECRET_")}
-print(json.dumps({"score": 1, "reasoning": payload, "details": {"env": env}}))
-"#;
-
+/// The suite every kind runs: an LLM judge and a code judge that echoes its payload.
 const SUITE: &str = "execution:\n  evaluators:\n    - {name: judge, type: llm_judge}\n    - {name: echo, type: code_judge, script: [python3, echo_judge.py]}\nevalcases:\n  - id: run\n    expected_outcome: Echoes everything.\n    input_messages:\n      - role: user\n        content: [{type: text, value: Echo what you were given.}, {type: file, value: notes.md}]\n";
 
 /// Decorations around each marker: what breaks naive redaction.
@@ -157,7 +94,7 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
     // part that reaches the program as one word.
     let command = |path: &'static str, placeholders: &str| {
         let script = root.join("fake_command.py");
-        std::fs::write(&script, FAKE_COMMAND).expect("fake");
+        std::fs::write(&script, ECHO_COMMAND).expect("fake");
         with_value(
             path,
             format!(
@@ -269,7 +206,7 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
         "claude-code" => Kind {
             name,
             plain: json!({"provider": "claude-code"}),
-            secrets: agent(with_value("executable", program("executable", FAKE_AGENT))),
+            secrets: agent(with_value("executable", program("executable", ECHO_AGENT))),
             cached: true,
             judge: None,
         },
@@ -277,7 +214,7 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
             name,
             plain: json!({"provider": "codex"}),
             secrets: {
-                let mut s = agent(with_value("executable", program("executable", FAKE_AGENT)));
+                let mut s = agent(with_value("executable", program("executable", ECHO_AGENT)));
                 s.push(setting(name, "approval_policy", TEXT));
                 s
             },
@@ -304,7 +241,7 @@ fn kind(name: &'static str, root: &Path, server: &str) -> Kind {
             secrets: vec![
                 with_value(
                     "vscode_cmd",
-                    root.join(program("vscode_cmd", FAKE_COMMAND)).display().to_string(),
+                    root.join(program("vscode_cmd", ECHO_COMMAND)).display().to_string(),
                 ),
                 with_value(
                     "subagent_root",
@@ -392,47 +329,6 @@ fn dotenv_line(name: &str, value: &str) -> String {
     format!("{name}=\"{escaped}\"\n")
 }
 
-/// Answers every request in the provider's format with a verdict whose reasoning is the
-/// request line, headers and body.
-struct Echo;
-
-impl Respond for Echo {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let headers: Vec<String> = request
-            .headers
-            .iter()
-            .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
-            .collect();
-        let echo = format!(
-            "{} {}\n{}\n{}",
-            request.method,
-            request.url,
-            headers.join("\n"),
-            String::from_utf8_lossy(&request.body)
-        );
-        let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo}).to_string();
-        let path = request.url.path();
-        let body = if path.ends_with("/v1/messages") {
-            json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
-                   "usage": {"input_tokens": 20, "output_tokens": 5}})
-        } else if path.ends_with(":generateContent") {
-            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}],
-                   "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5}})
-        } else {
-            json!({"choices": [{"message": {"role": "assistant", "content": text}}],
-                   "usage": {"prompt_tokens": 20, "completion_tokens": 5}})
-        };
-        ResponseTemplate::new(200).set_body_json(body)
-    }
-}
-
-fn make_executable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perms = std::fs::metadata(path).expect("meta").permissions();
-    perms.set_mode(0o755);
-    std::fs::set_permissions(path, perms).expect("chmod");
-}
-
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
@@ -454,26 +350,13 @@ fn base64(bytes: &[u8]) -> String {
 
 /// Every file under `root` with its contents.
 fn files(root: &Path) -> HashMap<PathBuf, Vec<u8>> {
-    walk(root)
+    agentv_testkit::walk(root)
         .into_iter()
         .map(|p| {
             let bytes = std::fs::read(&p).expect("read");
             (p, bytes)
         })
         .collect()
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
-        let path = entry.path();
-        if entry.file_type().expect("type").is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// Where each secret shows in `text`: its marker (raw, JSON at any depth, percent-encoded,
@@ -510,11 +393,7 @@ fn agent_owned(path: &Path) -> bool {
 }
 
 async fn check(kind_name: &'static str) {
-    let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::any())
-        .respond_with(Echo)
-        .mount(&server)
-        .await;
+    let server = FakeLlm::builder().echo().start().await;
     let p = Project::new()
         .file("e.yaml", SUITE)
         .file("notes.md", "some notes\n")
@@ -539,9 +418,7 @@ async fn check(kind_name: &'static str) {
         for (_, s) in &from_env {
             cmd.env(var(kind.name, s.path), &s.value);
         }
-        let run = tokio::task::spawn_blocking(move || Run::from(cmd.output().expect("agentv runs")))
-            .await
-            .expect("joins");
+        let run = p.output_async(cmd).await;
         run.stdout_has("Verdicts: 1 pass");
         runs.push(run);
     }

@@ -1,8 +1,6 @@
 //! `agentv schema eval|targets` prints the schemas committed under `schema/`.
 
-mod common;
-
-use common::{Project, repo_root};
+use agentv_testkit::{Project, repo_root};
 
 #[test]
 fn schema_prints_the_committed_schemas() {

@@ -1,8 +1,6 @@
 //! Bad input gets a clear message and the documented exit code; a bad case never stops others.
 
-mod common;
-
-use common::{Project, mock_targets};
+use agentv_testkit::{Project, mock_targets};
 
 const GOOD_CASE: &str =
     "  - id: good\n    expected_outcome: says hi\n    input_messages: [{role: user, content: hi}]\n";
@@ -150,18 +148,15 @@ fn judge_that_prints_garbage_scores_zero_with_error() {
 fn judge_that_hangs_is_killed_with_its_children() {
     let script = "cat > /dev/null; sleep 300 & echo $! >> pids; sleep 300\n";
     let p = judge_suite(script, "      timeout_seconds: 1\n");
-    let started = std::time::Instant::now();
+    // The kit's deadline fails the test if the judge is never killed.
     p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]).code(3);
-    assert!(started.elapsed().as_secs() < 60);
     let ev = &p.result("r.jsonl", "good")["evaluator_results"][0];
     assert_eq!(ev["error"], "code judge timed out after 1s");
     let pids = std::fs::read_to_string(p.path().join("pids")).expect("children recorded");
     for pid in pids.lines() {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        assert!(
-            stat.is_empty() || stat.contains(") Z"),
-            "child {pid} still running: {stat}"
-        );
+        if let Err(e) = agentv_testkit::process::gone_soon(pid) {
+            panic!("the judge's child survived: {e}");
+        }
     }
 }
 

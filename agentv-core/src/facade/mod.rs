@@ -1,0 +1,419 @@
+//! What a front end calls: one function per step of a command, each deciding everything its
+//! step decides and returning data for the caller to print. The `agentv` binary is parsing,
+//! printing and exit codes on top of these; every rule (which files, which cases, which target,
+//! how many workers, what a finished run amounts to) lives here or below.
+//!
+//! - `agentv eval`: [`load`] → [`plan`] → [`run`] → [`report`]
+//! - `agentv validate`: [`validate`]
+//!
+//! Nothing here prints. Problems come back as [`Diagnostic`]s and errors with their own
+//! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
+
+mod check;
+mod select;
+mod workers;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use check::{CheckedFile, ValidateOptions, Validation, validate};
+pub use select::{IdPatternError, id_filter};
+
+use crate::context::RunContext;
+use crate::load::{
+    Diagnostic, DiscoverError, FileKind, LoadedSuite, Purpose, Secrets, Workspace, discover, load_eval_file_filtered,
+};
+use crate::providers::{CacheStats, ResponseCache};
+use crate::report::{JsonlWriter, Sink, Summary, default_results_path};
+use crate::resolve::{ResolveOptions, resolve};
+use crate::run::{Interrupt, Outcome, RunObserver, RunReport};
+
+// ---------------------------------------------------------------------------------------------
+// load
+
+/// What to load: the eval paths (files, directories, globs) and `--eval-id` patterns.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub paths: Vec<String>,
+    pub eval_ids: Vec<String>,
+}
+
+/// The suites that have cases to run, and every problem loading found.
+#[derive(Debug)]
+pub struct Loaded {
+    /// Suites with at least one case to run, in argument order.
+    pub suites: Vec<LoadedSuite>,
+    /// Every file's problems, file by file.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Cases left out because they are invalid (they make the run incomplete, D9).
+    pub skipped: usize,
+}
+
+/// Why nothing can run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Paths that name no eval file: every one of them.
+    #[error("{}", join_lines(.0))]
+    Paths(Vec<DiscoverError>),
+    #[error(transparent)]
+    IdPattern(#[from] IdPatternError),
+    /// Files were read, but no valid case is left.
+    #[error("nothing to run: no valid eval cases ({skipped} skipped because of errors)")]
+    NothingToRun {
+        diagnostics: Vec<Diagnostic>,
+        skipped: usize,
+    },
+    /// No valid case matches `--eval-id`.
+    #[error("no eval case matches --eval-id {}", .patterns.join(", "))]
+    NoMatchingCase {
+        diagnostics: Vec<Diagnostic>,
+        patterns: Vec<String>,
+    },
+}
+
+impl LoadError {
+    /// Problems in the files that were read, to show before the error: they often explain it.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Self::NothingToRun { diagnostics, .. } | Self::NoMatchingCase { diagnostics, .. } => diagnostics,
+            Self::Paths(_) | Self::IdPattern(_) => &[],
+        }
+    }
+
+    /// One message per problem, for callers that print each as its own error.
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            Self::Paths(problems) => problems.iter().map(ToString::to_string).collect(),
+            other => vec![other.to_string()],
+        }
+    }
+}
+
+fn join_lines(items: &[DiscoverError]) -> String {
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+}
+
+/// Finds the eval files `options.paths` name (as `validate` does) and loads their cases that
+/// match `--eval-id`. Invalid cases are left out and counted; the rest still run (D3).
+pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> {
+    let files = discover(&options.paths, ws, Purpose::Run).map_err(LoadError::Paths)?;
+    let filter = id_filter(&options.eval_ids)?;
+    let mut suites: Vec<LoadedSuite> = files
+        .iter()
+        .filter(|(_, kind)| *kind == FileKind::Eval)
+        .map(|(file, _)| load_eval_file_filtered(file, ws, filter.clone()))
+        .collect();
+    let diagnostics: Vec<Diagnostic> = suites.iter().flat_map(|s| s.diagnostics.iter().cloned()).collect();
+    let skipped = suites.iter().map(|s| s.skipped).sum();
+    if suites.iter().all(|s| s.case_count == 0) {
+        return Err(if filter.is_some() {
+            LoadError::NoMatchingCase {
+                diagnostics,
+                patterns: options.eval_ids.clone(),
+            }
+        } else {
+            LoadError::NothingToRun { diagnostics, skipped }
+        });
+    }
+    suites.retain(|s| s.case_count > 0);
+    Ok(Loaded {
+        suites,
+        diagnostics,
+        skipped,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan
+
+/// How the loaded suites are to run.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// `--target`; `default` (or none) keeps each eval file's target.
+    pub target: Option<String>,
+    /// `--targets`: a targets file or a directory holding one.
+    pub targets_path: Option<PathBuf>,
+    /// `--dry-run`: every target answers with a mock.
+    pub dry_run: bool,
+    /// `--cache`: answers are read from and written to `.agentv/cache/`.
+    pub cache: bool,
+    /// `--workers`.
+    pub workers: Option<usize>,
+    /// `--out`; default `.agentv/results/eval_<time>.jsonl`.
+    pub out: Option<PathBuf>,
+    /// Where resolved `${{ VAR }}` values are registered; the caller's output redacts them.
+    pub secrets: Secrets,
+}
+
+/// A run ready to start: targets resolved, credentials checked, workers decided, the results
+/// file open.
+pub struct Plan {
+    resolved: crate::resolve::Plan,
+    writer: JsonlWriter,
+    cache: Option<Arc<ResponseCache>>,
+    /// Cases run at once (D14).
+    pub workers: usize,
+    /// Cases to run.
+    pub total: usize,
+    /// Cases left out at load as invalid.
+    pub skipped: usize,
+    /// Each distinct target, in first-use order.
+    pub targets: Vec<TargetInfo>,
+    /// Warnings found while resolving (`.env` files, targets files, settings).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A target as the user knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetInfo {
+    pub name: String,
+    /// Its provider (`openai`, `claude-code`, `mock`, ...).
+    pub provider: &'static str,
+    /// The target that judges its answers (itself unless `judge_target` names another).
+    pub judge: String,
+}
+
+impl PlanOptions {
+    /// The results file: `out`, else `.agentv/results/eval_<time>.jsonl` under the working
+    /// directory.
+    pub fn results_path(&self, ws: &Workspace) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd))
+    }
+}
+
+impl Plan {
+    /// The results file.
+    pub fn results_path(&self) -> &Path {
+        self.writer.path()
+    }
+}
+
+/// Why the run cannot start: nothing has been called.
+#[derive(Debug)]
+pub struct PlanError {
+    /// Warnings found on the way, which often explain the errors (a skipped `.env` line behind
+    /// a missing variable): shown first.
+    pub warnings: Vec<Diagnostic>,
+    /// Every problem (unknown targets, missing variables, invalid settings), each a message.
+    pub errors: Vec<String>,
+}
+
+/// Resolves each suite's target (D5), checks every credential before any call, decides the
+/// workers (D14) and opens the results file (D23: an existing one is replaced).
+pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
+    let cache = options.cache.then(|| {
+        Arc::new(ResponseCache::new(
+            ws.cwd.join(".agentv").join("cache"),
+            options.secrets.clone(),
+        ))
+    });
+    let resolve_options = ResolveOptions {
+        target: options.target.clone(),
+        targets_path: options.targets_path.clone(),
+        dry_run: options.dry_run,
+        cache: cache.clone(),
+        secrets: options.secrets.clone(),
+    };
+    let resolved = resolve(loaded.suites, ws, &resolve_options).map_err(|failure| PlanError {
+        warnings: failure.warnings,
+        errors: failure.errors.iter().map(ToString::to_string).collect(),
+    })?;
+    let mut warnings = resolved.warnings.clone();
+    let out = options.results_path(ws);
+    let writer = match JsonlWriter::create(&out, resolved.secrets.clone()) {
+        Ok(writer) => writer,
+        Err(e) => {
+            return Err(PlanError {
+                warnings: std::mem::take(&mut warnings),
+                errors: vec![format!("cannot open results file {}: {e}", out.display())],
+            });
+        }
+    };
+    let targets: Vec<workers::TargetWorkers> = resolved
+        .targets
+        .iter()
+        .map(|t| workers::TargetWorkers {
+            setting: t.workers,
+            cap: t.provider.max_workers(),
+        })
+        .collect();
+    Ok(Plan {
+        workers: workers::decide(options.workers, &targets),
+        total: resolved.total,
+        skipped: loaded.skipped,
+        targets: resolved
+            .targets
+            .iter()
+            .map(|t| TargetInfo {
+                name: t.name.clone(),
+                provider: t.provider.kind().as_str(),
+                judge: t.judge_name.clone(),
+            })
+            .collect(),
+        warnings,
+        resolved,
+        writer,
+        cache,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+/// How each case runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Extra attempts of a case whose target call timed out.
+    pub max_retries: u32,
+    /// Each target call, and each code judge without its own `timeout_seconds`.
+    pub timeout: Duration,
+    /// After an interrupt, how long running cases may still finish.
+    pub grace: Duration,
+    /// Tools counted as exploration in `exploration_ratio`; blank names are dropped.
+    pub exploration_tools: Vec<String>,
+    /// `--dump-prompts`: each request is written under `.agentv/prompts/`.
+    pub dump_prompts: bool,
+}
+
+/// A finished run, ready for [`report`].
+#[derive(Debug)]
+pub struct Finished {
+    pub run: RunReport,
+    pub results_path: PathBuf,
+    /// Cases left out at load as invalid.
+    pub skipped: usize,
+    /// Lookups of this run's targets and judges, with `--cache`.
+    pub cache: Option<CacheStats>,
+    secrets: Secrets,
+}
+
+/// Runs every case of `plan`. Each record goes to the results file, then to each of `sinks`
+/// (reports), as soon as it is complete; `observer` hears of progress. Never fails: a case that
+/// cannot run or be graded becomes an error record, a sink that fails is reported to `observer`
+/// and counted. `interrupt` stops scheduling, then running cases.
+pub async fn run(
+    ws: &Workspace,
+    plan: Plan,
+    options: &RunOptions,
+    observer: &mut dyn RunObserver,
+    sinks: &mut [&mut dyn Sink],
+    interrupt: &Interrupt,
+) -> Finished {
+    let Plan {
+        resolved,
+        mut writer,
+        cache,
+        workers,
+        skipped,
+        ..
+    } = plan;
+    let secrets = resolved.secrets.clone();
+    let run_options = crate::run::RunOptions {
+        workers,
+        max_retries: options.max_retries,
+        grace: options.grace,
+        exploration_tools: options
+            .exploration_tools
+            .iter()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect(),
+        context: RunContext {
+            timeout: options.timeout,
+            child_env: resolved.child_env.clone(),
+            secrets: secrets.clone(),
+            dump_prompts: options.dump_prompts.then(|| ws.cwd.join(".agentv").join("prompts")),
+        },
+    };
+    let report = {
+        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 1);
+        all.push(&mut writer);
+        for sink in sinks.iter_mut() {
+            let sink: &mut dyn Sink = &mut **sink;
+            all.push(sink);
+        }
+        crate::run::run(resolved.into_jobs(), &run_options, &mut all, observer, interrupt).await
+    };
+    Finished {
+        run: report,
+        results_path: writer.path().to_path_buf(),
+        skipped,
+        cache: cache.map(|c| c.stats()),
+        secrets,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+/// What a finished run amounts to.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The one decision behind the exit code (D9).
+    pub outcome: Outcome,
+    /// The summary: errors, verdicts, statistics, histogram, best and worst cases, results path.
+    /// Ids and messages in it are redacted and escaped.
+    pub summary: String,
+    /// The summary on one line, for `--quiet`.
+    pub summary_line: String,
+    /// Cache hits and misses, with `--cache`.
+    pub cache: Option<CacheStats>,
+    /// The counts behind the outcome, to explain it.
+    pub counts: Counts,
+}
+
+/// Cases by what kept them from a clean run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counts {
+    /// Cases whose target could not answer.
+    pub execution_errors: usize,
+    /// Cases an evaluator could not grade.
+    pub grader_errors: usize,
+    /// Cases left out at load as invalid.
+    pub skipped: usize,
+    /// Cases whose record could not be written to the results file or a report, and reports
+    /// that could not be finished.
+    pub unwritten: usize,
+    /// Cases never started, or cancelled.
+    pub not_run: usize,
+    /// Graded cases below `--threshold` (0 without one).
+    pub below_threshold: usize,
+    pub threshold: Option<f64>,
+}
+
+/// The outcome (D9) of `finished` against `threshold`, with its summary.
+pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
+    let run = &finished.run;
+    let summary = &run.summary;
+    Report {
+        outcome: run.outcome(finished.skipped, threshold),
+        summary: summary.render(Some(&finished.results_path), &finished.secrets),
+        summary_line: summary_line(summary, &finished.results_path, &finished.secrets),
+        cache: finished.cache,
+        counts: Counts {
+            execution_errors: summary.errors.len(),
+            grader_errors: summary.grader_errors.len(),
+            skipped: finished.skipped,
+            unwritten: run.unwritten + run.unfinished,
+            not_run: run.not_run,
+            below_threshold: threshold.map_or(0, |t| summary.below(t)),
+            threshold,
+        },
+    }
+}
+
+/// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`.
+fn summary_line(summary: &Summary, results: &Path, secrets: &Secrets) -> String {
+    let [pass, borderline, fail] = summary.verdicts;
+    let errors = summary.errors.len() + summary.grader_errors.len();
+    let mean = summary
+        .stats()
+        .map_or_else(|| "no graded cases".to_owned(), |s| format!("mean {:.3}", s.mean));
+    let path = results.display().to_string();
+    format!(
+        "{} case(s): {pass} pass, {borderline} borderline, {fail} fail, {errors} error(s); {mean}; results in {}",
+        summary.total,
+        crate::report::escape_line(&secrets.redact(&path))
+    )
+}

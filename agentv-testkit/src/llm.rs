@@ -1,0 +1,373 @@
+//! Fake LLM services on 127.0.0.1: OpenAI Chat Completions (and any OpenAI-compatible
+//! server), Azure OpenAI, Anthropic Messages and Gemini generateContent, each answered in its
+//! own wire format. One server answers all four, telling them apart by the request path as
+//! the real services' URLs do; judge prompts get a verdict, the rest a canned answer.
+//!
+//! The end-to-end tests, the core's provider tests and the benchmark server
+//! (`bench/tools`, `fake-model-server`) all use this one fake.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{any, method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// What the LLM judge's system prompt says; requests holding it are judge requests.
+pub const JUDGE_MARK: &str = "impartial evaluator";
+
+/// The canned answer to a question.
+pub const ANSWER: &str = "2+2 is 4.";
+
+/// The canned verdict to a judge prompt.
+pub const VERDICT: &str = r#"{"score": 0.8, "hits": ["says 4"], "misses": [], "reasoning": "correct"}"#;
+
+/// Token usage every canned answer reports.
+pub const USAGE: Usage = Usage { input: 20, output: 5 };
+
+/// Prompt and completion tokens of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+}
+
+/// The LLM APIs agentv speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Azure,
+    Anthropic,
+    Gemini,
+}
+
+impl Api {
+    pub const ALL: [Api; 4] = [Api::OpenAi, Api::Azure, Api::Anthropic, Api::Gemini];
+
+    /// The `provider:` name in a targets file.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Azure => "azure",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
+
+    /// The API a request path belongs to.
+    pub fn of_path(path: &str) -> Self {
+        if path.ends_with("/v1/messages") {
+            Self::Anthropic
+        } else if path.contains(":generateContent") {
+            Self::Gemini
+        } else if path.contains("/openai/deployments/") {
+            Self::Azure
+        } else {
+            Self::OpenAi
+        }
+    }
+
+    /// A successful, non-streamed answer holding `text`, shaped as the real API's.
+    pub fn answer(self, text: &str, usage: Usage) -> Value {
+        let Usage { input, output } = usage;
+        match self {
+            Self::Anthropic => json!({
+                "id": "msg_fake", "type": "message", "role": "assistant", "model": "fake-model",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": input, "output_tokens": output}
+            }),
+            Self::Gemini => json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": input, "candidatesTokenCount": output,
+                                  "totalTokenCount": input + output}
+            }),
+            Self::OpenAi | Self::Azure => json!({
+                "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}
+            }),
+        }
+    }
+
+    /// A streamed Chat Completions answer (`"stream": true`): Server-Sent Events as OpenAI
+    /// sends them, usage in the last chunk.
+    pub fn stream_events(text: &str, usage: Usage) -> String {
+        let chunk = |choices: Value, usage: Option<Value>| {
+            let mut c = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                               "model": "fake-model", "choices": choices});
+            if let Some(u) = usage {
+                c["usage"] = u;
+            }
+            c
+        };
+        let delta = chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]),
+            None,
+        );
+        let stop = chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]), None);
+        let usage = chunk(
+            json!([]),
+            Some(json!({"prompt_tokens": usage.input, "completion_tokens": usage.output,
+                        "total_tokens": usage.input + usage.output})),
+        );
+        format!("data: {delta}\n\ndata: {stop}\n\ndata: {usage}\n\ndata: [DONE]\n\n")
+    }
+
+    /// A targets-file entry `name` for this API at `base` (the fake's URI), its key read from
+    /// `key` (a `${{ VAR }}` reference or a literal).
+    pub fn target(self, name: &str, base: &str, key: &str) -> String {
+        let head = format!("  - name: {name}\n    provider: {}\n", self.provider());
+        let settings = match self {
+            Self::OpenAi => format!("    base_url: {base}/v1\n    model: gpt-4o-mini\n"),
+            Self::Azure => format!("    endpoint: {base}\n    deployment_name: dep\n"),
+            Self::Anthropic => format!("    base_url: {base}\n    model: claude-sonnet-4-5\n"),
+            Self::Gemini => format!("    base_url: {base}\n"),
+        };
+        format!("{head}{settings}    api_key: {key}\n")
+    }
+}
+
+/// Whether a request body is an LLM judge's.
+pub fn is_judge(body: &[u8]) -> bool {
+    contains(body, JUDGE_MARK.as_bytes())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Requests served, by kind.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub requests: AtomicU64,
+    pub judge: AtomicU64,
+    pub openai: AtomicU64,
+    pub anthropic: AtomicU64,
+    pub gemini: AtomicU64,
+}
+
+impl Counters {
+    /// The counts as JSON (the benchmark server's `/stats`).
+    pub fn to_json(&self) -> Value {
+        let n = |c: &AtomicU64| c.load(Ordering::SeqCst);
+        json!({
+            "requests": n(&self.requests),
+            "judge_requests": n(&self.judge),
+            "openai": n(&self.openai),
+            "anthropic": n(&self.anthropic),
+            "gemini": n(&self.gemini),
+        })
+    }
+}
+
+/// How the fake answers.
+#[derive(Debug)]
+pub struct FakeLlmBuilder {
+    answer: String,
+    verdict: String,
+    latency: Duration,
+    echo: bool,
+    record: bool,
+    listener: Option<std::net::TcpListener>,
+}
+
+impl FakeLlmBuilder {
+    /// The answer to questions (default [`ANSWER`]).
+    pub fn answer(mut self, text: &str) -> Self {
+        self.answer = text.to_owned();
+        self
+    }
+
+    /// The answer to judge prompts (default [`VERDICT`]).
+    pub fn verdict(mut self, text: &str) -> Self {
+        self.verdict = text.to_owned();
+        self
+    }
+
+    /// Every answer waits this long first.
+    pub fn latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// Every answer is a passing verdict whose reasoning is the request line, headers and
+    /// body: what reached the server shows in what agentv writes (the secrets tests).
+    pub fn echo(mut self) -> Self {
+        self.echo = true;
+        self
+    }
+
+    /// Forget requests instead of keeping them for [`FakeLlm::requests`] (long benchmark runs).
+    pub fn without_recording(mut self) -> Self {
+        self.record = false;
+        self
+    }
+
+    /// Serve on this listener (a fixed port) instead of a free port.
+    pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    pub async fn start(self) -> FakeLlm {
+        let mut builder = MockServer::builder();
+        if !self.record {
+            builder = builder.disable_request_recording();
+        }
+        if let Some(listener) = self.listener {
+            builder = builder.listener(listener);
+        }
+        let server = builder.start().await;
+        let counters = Arc::new(Counters::default());
+        let stats = counters.clone();
+        Mock::given(method("GET"))
+            .and(path("/stats"))
+            .respond_with(move |_: &Request| ResponseTemplate::new(200).set_body_json(stats.to_json()))
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        // Any method: healthchecks probe with GET.
+        Mock::given(any())
+            .respond_with(Canned {
+                answer: self.answer,
+                verdict: self.verdict,
+                latency: self.latency,
+                echo: self.echo,
+                counters: counters.clone(),
+            })
+            .with_priority(u8::MAX)
+            .mount(&server)
+            .await;
+        FakeLlm { server, counters }
+    }
+}
+
+/// A fake LLM service on 127.0.0.1; see the module docs.
+pub struct FakeLlm {
+    server: MockServer,
+    counters: Arc<Counters>,
+}
+
+impl FakeLlm {
+    /// The canned answer and verdict, no latency, requests recorded.
+    pub async fn start() -> Self {
+        Self::builder().start().await
+    }
+
+    pub fn builder() -> FakeLlmBuilder {
+        FakeLlmBuilder {
+            answer: ANSWER.to_owned(),
+            verdict: VERDICT.to_owned(),
+            latency: Duration::ZERO,
+            echo: false,
+            record: true,
+            listener: None,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    /// The server, to mount answers of a test's own (errors, delays) in front of the canned
+    /// ones: a mock with a priority below 255 wins.
+    pub fn server(&self) -> &MockServer {
+        &self.server
+    }
+
+    /// Requests received so far (not counting `/stats`).
+    pub async fn requests(&self) -> Vec<Request> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.url.path() != "/stats")
+            .collect()
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
+
+/// The fake's answers.
+struct Canned {
+    answer: String,
+    verdict: String,
+    latency: Duration,
+    echo: bool,
+    counters: Arc<Counters>,
+}
+
+impl Respond for Canned {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let api = Api::of_path(request.url.path());
+        let judge = is_judge(&request.body);
+        let c = &self.counters;
+        c.requests.fetch_add(1, Ordering::SeqCst);
+        if judge {
+            c.judge.fetch_add(1, Ordering::SeqCst);
+        }
+        match api {
+            Api::OpenAi | Api::Azure => &c.openai,
+            Api::Anthropic => &c.anthropic,
+            Api::Gemini => &c.gemini,
+        }
+        .fetch_add(1, Ordering::SeqCst);
+        let text = if self.echo {
+            json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)}).to_string()
+        } else if judge {
+            self.verdict.clone()
+        } else {
+            self.answer.clone()
+        };
+        let streaming = contains(&request.body, b"\"stream\":true") || contains(&request.body, b"\"stream\": true");
+        let template = if streaming && matches!(api, Api::OpenAi | Api::Azure) {
+            ResponseTemplate::new(200).set_body_raw(Api::stream_events(&text, USAGE), "text/event-stream")
+        } else {
+            ResponseTemplate::new(200).set_body_json(api.answer(&text, USAGE))
+        };
+        if self.latency.is_zero() {
+            template
+        } else {
+            template.set_delay(self.latency)
+        }
+    }
+}
+
+/// The request line, headers and body of `request`.
+fn echo(request: &Request) -> String {
+    let headers: Vec<String> = request
+        .headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+        .collect();
+    format!(
+        "{} {}\n{}\n{}",
+        request.method,
+        request.url,
+        headers.join("\n"),
+        String::from_utf8_lossy(&request.body)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_api_is_known_by_its_path() {
+        for (path, api) in [
+            ("/v1/chat/completions", Api::OpenAi),
+            ("/openai/deployments/dep/chat/completions", Api::Azure),
+            ("/v1/messages", Api::Anthropic),
+            ("/v1beta/models/gemini-2.5-flash:generateContent", Api::Gemini),
+        ] {
+            assert_eq!(Api::of_path(path), api, "{path}");
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! What `agentv eval` prints around the run: the plan, the summary and why the run ends with
+//! its exit code.
+
+use agentv_core::{Counts, Outcome, Plan, Report};
+
+use super::{Level, Printer};
+use crate::signals::Signal;
+
+impl Printer {
+    /// Where results go, which targets answer and how many cases run at once.
+    pub fn plan(self, plan: &Plan) {
+        self.note(&format!("Output path: {}", plan.results_path().display()));
+        for t in &plan.targets {
+            let judge = if t.judge == t.name {
+                String::new()
+            } else {
+                format!(", judge {}", t.judge)
+            };
+            self.note(&format!("Using target: {} [provider={}{judge}]", t.name, t.provider));
+        }
+        self.note(&format!(
+            "Running {} case(s) with {} worker(s)",
+            plan.total, plan.workers
+        ));
+    }
+
+    /// The summary on stdout (one line with `--quiet`), then on stderr why the run ends as it
+    /// does.
+    pub fn report(self, report: &Report, signal: Option<Signal>) {
+        if self.level == Level::Quiet {
+            self.result(&format!("{}\n", report.summary_line));
+            return;
+        }
+        self.result(&format!("\n{}", report.summary));
+        if let Some(cache) = report.cache {
+            // Lookups of this run's targets and judges (mock targets are never cached).
+            self.result(&format!("{cache}\n"));
+        }
+        let counts = &report.counts;
+        if counts.skipped > 0 {
+            self.note(&format!(
+                "{} case(s) were skipped because of errors in the eval files",
+                counts.skipped
+            ));
+        }
+        for line in explanation(report.outcome, counts, signal) {
+            self.note(&line);
+        }
+    }
+}
+
+/// Why the run ends with its exit code, in lines; none for a complete run.
+fn explanation(outcome: Outcome, counts: &Counts, signal: Option<Signal>) -> Vec<String> {
+    let below = counts
+        .threshold
+        .filter(|_| counts.below_threshold > 0)
+        .map(|t| (t, counts.below_threshold));
+    match outcome {
+        Outcome::Complete => Vec::new(),
+        Outcome::Interrupted => {
+            let what = match signal {
+                Some(Signal::Terminate) => "Terminated (SIGTERM)",
+                _ => "Interrupted",
+            };
+            vec![format!("{what}: {} case(s) did not run", counts.not_run)]
+        }
+        Outcome::Incomplete => {
+            let parts: Vec<String> = [
+                (counts.execution_errors, "could not be run (execution error)"),
+                (counts.grader_errors, "could not be graded (grader error)"),
+                (counts.skipped, "were skipped as invalid"),
+                (counts.unwritten, "could not be written to the results file or a report"),
+                (counts.not_run, "did not run"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} case(s) {what}"))
+            .collect();
+            let mut lines = vec![format!("Run incomplete: {}", parts.join("; "))];
+            if let Some((t, n)) = below {
+                lines.push(format!("{n} graded case(s) scored below the threshold {t}"));
+            }
+            lines
+        }
+        Outcome::BelowThreshold => below
+            .map(|(t, n)| vec![format!("{n} case(s) scored below the threshold {t}")])
+            .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_is_explained_in_its_own_words() {
+        let counts = Counts::default;
+        let cases: &[(Outcome, Counts, Option<Signal>, &[&str])] = &[
+            (Outcome::Complete, counts(), None, &[]),
+            (
+                Outcome::Interrupted,
+                Counts { not_run: 3, ..counts() },
+                Some(Signal::Interrupt),
+                &["Interrupted: 3 case(s) did not run"],
+            ),
+            (
+                Outcome::Interrupted,
+                Counts { not_run: 1, ..counts() },
+                Some(Signal::Terminate),
+                &["Terminated (SIGTERM): 1 case(s) did not run"],
+            ),
+            (
+                Outcome::Incomplete,
+                Counts {
+                    execution_errors: 1,
+                    skipped: 2,
+                    below_threshold: 1,
+                    threshold: Some(0.5),
+                    ..counts()
+                },
+                None,
+                &[
+                    "Run incomplete: 1 case(s) could not be run (execution error); 2 case(s) were skipped as invalid",
+                    "1 graded case(s) scored below the threshold 0.5",
+                ],
+            ),
+            (
+                Outcome::BelowThreshold,
+                Counts {
+                    below_threshold: 2,
+                    threshold: Some(0.8),
+                    ..counts()
+                },
+                None,
+                &["2 case(s) scored below the threshold 0.8"],
+            ),
+        ];
+        for (outcome, counts, signal, want) in cases {
+            assert_eq!(explanation(*outcome, counts, *signal), *want, "{outcome:?}");
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! End-to-end tests of the `agentv` binary, one module per area, in one test binary so it
+//! links once. Projects, the binary under a deadline, fake model servers and fake agent CLIs
+//! come from the shared kit (`agentv-testkit`).
+
+mod agent_clis;
+mod broken_runs;
+mod eval_errors;
+mod examples;
+mod input_files;
+mod judge_generations;
+mod llm_providers;
+mod proxy_judges;
+mod readme;
+mod results;
+mod run_behaviour;
+mod schema_command;
+mod secrets;
+mod signals;
+mod targets;
+mod validate;
