@@ -24,6 +24,7 @@ pub struct Cli {
 
 /// How much is printed, and in colour or not: accepted before or after the command.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// Also print debug logs (on stderr).
     #[arg(long, short, global = true)]
@@ -33,8 +34,15 @@ pub struct OutputArgs {
     #[arg(long, short, global = true)]
     pub quiet: bool,
 
-    /// Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, value_name = "WHEN", global = true, default_value = "auto")]
+    /// Colour stderr: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a
+    /// pipe too), always, never.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        global = true,
+        default_value = "auto",
+        hide_possible_values = true
+    )]
     pub color: ColorChoice,
 }
 
@@ -85,10 +93,10 @@ Exit codes:
   0    every case ran and was graded (and met --threshold when given)
   1    quality gate failed: a graded case scored below --threshold
   2    usage or configuration error; nothing ran
-  3    run incomplete: a case could not be run or graded (target or grader error), or was
-       skipped as invalid; wins over 1
-  130  interrupted by Ctrl-C (SIGINT); 143 stopped by SIGTERM. Both stop scheduling, keep
-       every result written and print the summary of what ran.";
+  3    run incomplete: a case could not be run or graded (target or grader
+       error), or was skipped as invalid; wins over 1
+  130  interrupted by Ctrl-C (SIGINT); 143 stopped by SIGTERM. Both stop
+       scheduling, keep every result written and print the summary of what ran.";
 
 const VALIDATE_EXAMPLES: &str = "\
 Examples:
@@ -96,11 +104,11 @@ Examples:
   agentv validate evals/ targets.yaml
   agentv validate evals/smoke.yaml --targets openai.targets.yaml
 
-Each eval file is checked with the target `eval` would use (same targets file, same target,
-same settings and variables), without calling anything.
+Each eval file is checked with the target `eval` would use (same targets file,
+same target, same settings and variables), without calling anything.
 
-Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist or is not an
-eval or targets file.";
+Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist
+or is not an eval or targets file.";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:

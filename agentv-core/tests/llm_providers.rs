@@ -1,5 +1,6 @@
 //! The four LLM API clients against fake servers on 127.0.0.1 that check the request shape the
-//! real APIs require and answer like them.
+//! real APIs require and answer like them (the kit's answers, or a test's own where it checks a
+//! field the canned answer lacks).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -7,6 +8,7 @@ use std::time::{Duration, Instant};
 use agentv_core::load::{Env, Secrets, load_targets_file};
 use agentv_core::model::TokenUsage;
 use agentv_core::providers::{ChatMessage, Provider, ProviderError, ProviderRequest, ResponseCache, TargetRegistry};
+use agentv_testkit::llm::{Api, USAGE};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
@@ -52,11 +54,7 @@ fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
 }
 
 fn openai_answer(text: &str) -> Value {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 21, "completion_tokens": 4, "total_tokens": 25, "prompt_tokens_details": {"cached_tokens": 16}}
-    })
+    Api::OpenAi.answer(text, USAGE)
 }
 
 fn openai_target(server: &MockServer, extra: &str) -> String {
@@ -71,7 +69,12 @@ async fn openai_chat_completions() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(openai_answer("4")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 21, "completion_tokens": 4, "total_tokens": 25,
+                      "prompt_tokens_details": {"cached_tokens": 16}}
+        })))
         .mount(&server)
         .await;
     let (p, _d) = provider(&openai_target(
@@ -372,22 +375,10 @@ async fn cached_answer_makes_no_request_in_a_second_run() {
         1,
         "the second run hit the cache"
     );
-    let stored: Vec<_> = walk(cache.path());
+    let stored: Vec<_> = agentv_testkit::walk(cache.path());
     assert_eq!(stored.len(), 1);
     let text = std::fs::read_to_string(&stored[0]).expect("cache file");
     assert!(!text.contains(KEY), "the cache holds no secret");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).expect("dir").flatten() {
-        if e.path().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
 }
 
 #[test]

@@ -3,8 +3,10 @@
 //! own wire format. One server answers all four, telling them apart by the request path as
 //! the real services' URLs do; judge prompts get a verdict, the rest a canned answer.
 //!
-//! The end-to-end tests, the core's provider tests and the benchmark server
-//! (`bench/tools`, `fake-model-server`) all use this one fake.
+//! How the fake answers ([`reply`]) is one definition with two transports: [`FakeLlm`], a
+//! wiremock server that keeps requests for tests to inspect, used by the end-to-end and core
+//! tests; and the benchmark's `fake-model-server` (`bench/tools`), a bare hyper server for
+//! throughput.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,6 +131,40 @@ impl Api {
     }
 }
 
+/// What the fake sends back: a content type and a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+impl Reply {
+    /// `text` as the API at `path` answers it: Server-Sent Events when an OpenAI-compatible
+    /// request asks to stream (`"stream": true`), else the API's JSON.
+    pub fn answering(path: &str, request_body: &[u8], text: &str) -> Self {
+        let api = Api::of_path(path);
+        let streaming = contains(request_body, b"\"stream\":true") || contains(request_body, b"\"stream\": true");
+        if streaming && matches!(api, Api::OpenAi | Api::Azure) {
+            Self {
+                content_type: "text/event-stream",
+                body: Api::stream_events(text, USAGE),
+            }
+        } else {
+            Self {
+                content_type: "application/json",
+                body: api.answer(text, USAGE).to_string(),
+            }
+        }
+    }
+}
+
+/// The fake's reply to a request to `path` with `body`: `verdict` to a judge prompt, `answer`
+/// to anything else, counted in `counters`.
+pub fn reply(path: &str, body: &[u8], answer: &str, verdict: &str, counters: &Counters) -> Reply {
+    let judge = counters.count(path, body);
+    Reply::answering(path, body, if judge { verdict } else { answer })
+}
+
 /// Whether a request body is an LLM judge's.
 pub fn is_judge(body: &[u8]) -> bool {
     contains(body, JUDGE_MARK.as_bytes())
@@ -149,6 +185,22 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Counts a request; whether it is a judge's.
+    pub fn count(&self, path: &str, body: &[u8]) -> bool {
+        let judge = is_judge(body);
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        if judge {
+            self.judge.fetch_add(1, Ordering::SeqCst);
+        }
+        match Api::of_path(path) {
+            Api::OpenAi | Api::Azure => &self.openai,
+            Api::Anthropic => &self.anthropic,
+            Api::Gemini => &self.gemini,
+        }
+        .fetch_add(1, Ordering::SeqCst);
+        judge
+    }
+
     /// The counts as JSON (the benchmark server's `/stats`).
     pub fn to_json(&self) -> Value {
         let n = |c: &AtomicU64| c.load(Ordering::SeqCst);
@@ -305,32 +357,15 @@ struct Canned {
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let api = Api::of_path(request.url.path());
-        let judge = is_judge(&request.body);
-        let c = &self.counters;
-        c.requests.fetch_add(1, Ordering::SeqCst);
-        if judge {
-            c.judge.fetch_add(1, Ordering::SeqCst);
-        }
-        match api {
-            Api::OpenAi | Api::Azure => &c.openai,
-            Api::Anthropic => &c.anthropic,
-            Api::Gemini => &c.gemini,
-        }
-        .fetch_add(1, Ordering::SeqCst);
-        let text = if self.echo {
-            json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)}).to_string()
-        } else if judge {
-            self.verdict.clone()
+        let path = request.url.path();
+        let reply = if self.echo {
+            self.counters.count(path, &request.body);
+            let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)});
+            Reply::answering(path, &request.body, &text.to_string())
         } else {
-            self.answer.clone()
+            reply(path, &request.body, &self.answer, &self.verdict, &self.counters)
         };
-        let streaming = contains(&request.body, b"\"stream\":true") || contains(&request.body, b"\"stream\": true");
-        let template = if streaming && matches!(api, Api::OpenAi | Api::Azure) {
-            ResponseTemplate::new(200).set_body_raw(Api::stream_events(&text, USAGE), "text/event-stream")
-        } else {
-            ResponseTemplate::new(200).set_body_json(api.answer(&text, USAGE))
-        };
+        let template = ResponseTemplate::new(200).set_body_raw(reply.body, reply.content_type);
         if self.latency.is_zero() {
             template
         } else {

@@ -53,8 +53,8 @@ pub enum Level {
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// Colour a stream that is a terminal, unless `NO_COLOR` is set (or `CLICOLOR=0`);
-    /// `CLICOLOR_FORCE` colours a pipe too.
+    // A stream that is a terminal, unless `NO_COLOR` is set (or `CLICOLOR=0`);
+    // `CLICOLOR_FORCE` colours a pipe too.
     #[default]
     Auto,
     Always,

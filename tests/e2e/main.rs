@@ -4,8 +4,10 @@
 
 mod agent_clis;
 mod broken_runs;
+mod console;
 mod eval_errors;
 mod examples;
+mod help;
 mod input_files;
 mod judge_generations;
 mod llm_providers;

@@ -393,6 +393,74 @@ mod tests {
     }
 
     #[test]
+    fn eval_and_validate_find_files_by_the_same_rules() {
+        let (t, ws) = setup();
+        std::fs::create_dir_all(t.path().join("empty")).expect("dir");
+        let found = |args: &[&str], purpose| {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            discover(&args, &ws, purpose).map(|f| {
+                f.into_iter()
+                    .map(|(p, kind)| format!("{} {kind:?}", p.display()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let messages = |result: Result<Vec<String>, Vec<DiscoverError>>| {
+            result
+                .expect_err("problems")
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            found(&["evals"], Purpose::Check).expect("files"),
+            [
+                "evals/a.yaml Eval",
+                "evals/data.jsonl Eval",
+                "evals/openai.targets.yaml Targets",
+                "evals/sub/b.yml Eval",
+                "evals/targets.yaml Targets"
+            ]
+        );
+        assert_eq!(
+            found(&["evals/*.yaml"], Purpose::Check).expect("files"),
+            [
+                "evals/a.yaml Eval",
+                "evals/openai.targets.yaml Targets",
+                "evals/targets.yaml Targets"
+            ]
+        );
+        assert_eq!(
+            found(&["evals/data.yaml"], Purpose::Check).expect("files"),
+            ["evals/data.jsonl Eval"],
+            "a sidecar is checked with its dataset"
+        );
+        assert_eq!(
+            found(&["evals/data.yaml"], Purpose::Run).expect("files"),
+            ["evals/data.yaml Eval"]
+        );
+        assert_eq!(
+            messages(found(
+                &["nope.yaml", "evals/notes.md", "empty", "evals/run.baseline.jsonl"],
+                Purpose::Check
+            )),
+            [
+                "no such file: nope.yaml",
+                "evals/notes.md is not an eval file (.yaml, .yml, .jsonl) or a targets file",
+                "empty: no eval files (.yaml, .yml, .jsonl) or targets files in this directory",
+                "evals/run.baseline.jsonl holds results of a run, not eval cases or targets",
+            ],
+            "every problem is reported"
+        );
+        assert_eq!(
+            messages(found(&["empty", "evals/targets.yaml"], Purpose::Run)),
+            [
+                "empty: no eval files (.yaml, .yml, .jsonl) in this directory",
+                "evals/targets.yaml is a targets file, not an eval file: pass it with --targets",
+            ]
+        );
+    }
+
+    #[test]
     fn a_targets_or_results_file_named_to_eval_says_what_it_is() {
         let (_t, ws) = setup();
         for (arg, want) in [

@@ -1,7 +1,8 @@
-//! A fake model server for benchmarks: OpenAI Chat Completions (`/v1/chat/completions`) and
-//! Anthropic Messages (`/v1/messages`; Chat Completions also streamed when asked) with a fixed latency, a canned answer, a canned judge
-//! verdict for requests whose prompt is the LLM judge's, and a request counter at `/stats`.
-//! Loopback only.
+//! A fake model server for benchmarks: the tests' fake LLM service answers
+//! (`agentv_testkit::llm::reply`: OpenAI Chat Completions, streamed when asked, Azure OpenAI,
+//! Anthropic Messages and Gemini; a canned verdict to LLM judge prompts) served by a bare
+//! multi-threaded hyper server for throughput, with a fixed latency and request counters at
+//! `/stats`. Loopback only.
 //!
 //! ```text
 //! fake-model-server [--port P] [--latency-ms MS]      serve; prints the URL on stdout
@@ -12,26 +13,13 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use agentv_testkit::llm::{ANSWER, Counters, VERDICT, reply};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-
-const ANSWER: &str = "The answer is 4.";
-const VERDICT: &str = r#"{"score": 0.9, "hits": ["answers 4"], "misses": [], "reasoning": "correct"}"#;
-/// Marks the LLM judge's system prompt.
-const JUDGE_MARK: &[u8] = b"impartial evaluator";
-
-#[derive(Default)]
-struct Counters {
-    requests: AtomicU64,
-    judge: AtomicU64,
-    openai: AtomicU64,
-    anthropic: AtomicU64,
-}
 
 struct Options {
     port: u16,
@@ -41,7 +29,7 @@ struct Options {
     connections: usize,
 }
 
-fn options() -> Options {
+fn options() -> Result<Options, String> {
     let mut o = Options {
         port: 0,
         latency: Duration::ZERO,
@@ -63,26 +51,33 @@ fn options() -> Options {
                 i += 1;
                 continue;
             }
-            other => {
-                eprintln!("unknown argument {other}");
-                std::process::exit(2);
-            }
+            other => return Err(format!("unknown argument {other}")),
         }
         i += 2;
     }
-    o
+    Ok(o)
 }
 
-fn main() {
-    let o = options();
+fn main() -> std::process::ExitCode {
+    let o = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], o.port)))
-            .await
-            .expect("bind");
+        let listener = match tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], o.port))).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("cannot listen on 127.0.0.1:{}: {e}", o.port);
+                return std::process::ExitCode::from(1);
+            }
+        };
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let counters = Arc::new(Counters::default());
         let server = tokio::spawn(serve(listener, counters.clone(), o.latency));
@@ -92,7 +87,8 @@ fn main() {
             println!("{url}");
             let _ = server.await;
         }
-    });
+        std::process::ExitCode::SUCCESS
+    })
 }
 
 async fn serve(listener: tokio::net::TcpListener, counters: Arc<Counters>, latency: Duration) {
@@ -114,31 +110,17 @@ async fn serve(listener: tokio::net::TcpListener, counters: Arc<Counters>, laten
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-fn json(body: String) -> Response<Full<Bytes>> {
+fn respond(content_type: &'static str, body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
-    r.headers_mut().insert(
-        "content-type",
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert("content-type", hyper::header::HeaderValue::from_static(content_type));
     r
 }
 
-async fn handle(req: Request<Incoming>, c: &Counters, latency: Duration) -> Response<Full<Bytes>> {
+async fn handle(req: Request<Incoming>, counters: &Counters, latency: Duration) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_owned();
     if path == "/stats" {
-        return json(
-            serde_json::json!({
-                "requests": c.requests.load(Ordering::SeqCst),
-                "judge_requests": c.judge.load(Ordering::SeqCst),
-                "openai": c.openai.load(Ordering::SeqCst),
-                "anthropic": c.anthropic.load(Ordering::SeqCst),
-            })
-            .to_string(),
-        );
+        return respond("application/json", counters.to_json().to_string());
     }
     let body = req
         .into_body()
@@ -146,56 +128,18 @@ async fn handle(req: Request<Incoming>, c: &Counters, latency: Duration) -> Resp
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let judge = contains(&body, JUDGE_MARK);
-    c.requests.fetch_add(1, Ordering::SeqCst);
-    if judge {
-        c.judge.fetch_add(1, Ordering::SeqCst);
-    }
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let text = if judge { VERDICT } else { ANSWER };
-    // Streaming clients (`"stream": true`) get Server-Sent Events, as the real API sends them.
-    let streaming = contains(&body, b"\"stream\":true") || contains(&body, b"\"stream\": true");
-    if streaming && path != "/v1/messages" {
-        c.openai.fetch_add(1, Ordering::SeqCst);
-        let chunk = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
-        let stop = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        let usage = serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "bench-model",
-            "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}});
-        let events = format!("data: {chunk}\n\ndata: {stop}\n\ndata: {usage}\n\ndata: [DONE]\n\n");
-        let mut r = Response::new(Full::new(Bytes::from(events)));
-        r.headers_mut().insert(
-            "content-type",
-            hyper::header::HeaderValue::from_static("text/event-stream"),
-        );
-        return r;
-    }
-    match path.as_str() {
-        "/v1/messages" => {
-            c.anthropic.fetch_add(1, Ordering::SeqCst);
-            json(
-                serde_json::json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
-                                   "usage": {"input_tokens": 50, "output_tokens": 10}})
-                .to_string(),
-            )
-        }
-        _ => {
-            c.openai.fetch_add(1, Ordering::SeqCst);
-            json(
-                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                                   "usage": {"prompt_tokens": 50, "completion_tokens": 10}})
-                .to_string(),
-            )
-        }
-    }
+    let answer = reply(&path, &body, ANSWER, VERDICT, counters);
+    respond(answer.content_type, answer.body)
 }
 
 /// Floods the server with `connections` keep-alive clients for `seconds`; prints requests/s.
 async fn capacity(url: &str, seconds: u64, connections: usize) {
-    let client = agentv_core::http::client().clone();
+    // The client speaks plain HTTP here, but reqwest wants a TLS provider chosen all the same.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let body = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "What is 2+2?"}]});
     let started = Instant::now();
