@@ -108,6 +108,9 @@ fn verbose_adds_debug_logs_through_the_redacting_printer() {
     both.code(2).stderr_has("--quiet and --verbose cannot be used together");
 }
 
+/// A colour case: its name, the flags, the environment, whether stderr is coloured.
+type ColourCase = (&'static str, &'static [&'static str], &'static [(&'static str, &'static str)], bool);
+
 fn colored(run: &Run) -> bool {
     run.stderr.contains("\u{1b}[")
 }
@@ -127,7 +130,7 @@ fn colour_is_decided_once_from_the_flag_the_environment_and_the_stream() {
         }
         p.output(&mut cmd)
     };
-    let cases: &[(&str, &[&str], &[(&str, &str)], bool)] = &[
+    let cases: &[ColourCase] = &[
         ("a pipe is not a terminal", &[], &[], false),
         ("auto in a pipe", &["--color", "auto"], &[], false),
         ("CLICOLOR_FORCE colours a pipe", &[], &[("CLICOLOR_FORCE", "1")], true),
