@@ -11,13 +11,14 @@
 //! A front end (the `agentv` binary) calls the functions at the crate root, one per step, and
 //! prints what they return:
 //!
-//! - `agentv eval`: [`load`] → [`plan`] → [`run`] → [`report`];
-//! - `agentv validate`: [`validate`].
+//! - `agentv eval`: [`load()`] → [`plan()`] → [`run()`] → [`report()`];
+//! - `agentv validate`: [`validate()`].
 //!
 //! with the types they take and return re-exported beside them. [`model`] is the data model
-//! (cases, results). [`load`](mod@load), [`providers`] and [`evaluators`] stay public for this
-//! crate's integration tests and benchmarks, which exercise the loaders, the provider clients
-//! and the graders directly; a front end has no need of them.
+//! (cases, results) and [`report`](mod@report) the result writers and statistics.
+//! [`load`](mod@load), [`providers`] and [`evaluators`] stay public for this crate's
+//! integration tests and benchmarks, which exercise the loaders, the provider clients and the
+//! graders directly; a front end has no need of them. Everything else is `pub(crate)`.
 
 pub mod config;
 pub mod context;

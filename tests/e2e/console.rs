@@ -109,7 +109,12 @@ fn verbose_adds_debug_logs_through_the_redacting_printer() {
 }
 
 /// A colour case: its name, the flags, the environment, whether stderr is coloured.
-type ColourCase = (&'static str, &'static [&'static str], &'static [(&'static str, &'static str)], bool);
+type ColourCase = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    bool,
+);
 
 fn colored(run: &Run) -> bool {
     run.stderr.contains("\u{1b}[")

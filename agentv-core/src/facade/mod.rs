@@ -3,7 +3,7 @@
 //! printing and exit codes on top of these; every rule (which files, which cases, which target,
 //! how many workers, what a finished run amounts to) lives here or below.
 //!
-//! - `agentv eval`: [`load`] → [`plan`] → [`run`] → [`report`]
+//! - `agentv eval`: [`load()`] → [`plan()`] → [`run()`] → [`report()`]
 //! - `agentv validate`: [`validate`]
 //!
 //! Nothing here prints. Problems come back as [`Diagnostic`]s and errors with their own
