@@ -94,7 +94,8 @@ Exit codes:
   1    quality gate failed: a graded case scored below --threshold
   2    usage or configuration error; nothing ran
   3    run incomplete: a case could not be run or graded (target or grader
-       error), or was skipped as invalid; wins over 1
+       error), or was skipped as invalid (or its file could not be read);
+       wins over 1
   130  interrupted by Ctrl-C (SIGINT); 143 stopped by SIGTERM. Both stop
        scheduling, keep every result written and print the summary of what ran.";
 

@@ -66,15 +66,16 @@ fn explanation(outcome: Outcome, counts: &Counts, signal: Option<Signal>) -> Vec
         }
         Outcome::Incomplete => {
             let parts: Vec<String> = [
-                (counts.execution_errors, "could not be run (execution error)"),
-                (counts.grader_errors, "could not be graded (grader error)"),
-                (counts.skipped, "were skipped as invalid"),
-                (counts.unwritten, "could not be written to the results file or a report"),
-                (counts.not_run, "did not run"),
+                (counts.execution_errors, "case(s) could not be run (execution error)"),
+                (counts.grader_errors, "case(s) could not be graded (grader error)"),
+                (counts.skipped, "case(s) were skipped as invalid"),
+                (counts.unread, "eval file(s) could not be read"),
+                (counts.unwritten, "case(s) could not be written to the results file or a report"),
+                (counts.not_run, "case(s) did not run"),
             ]
             .iter()
             .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} case(s) {what}"))
+            .map(|(n, what)| format!("{n} {what}"))
             .collect();
             let mut lines = vec![format!("Run incomplete: {}", parts.join("; "))];
             if let Some((t, n)) = below {
@@ -114,13 +115,14 @@ mod tests {
                 Counts {
                     execution_errors: 1,
                     skipped: 2,
+                    unread: 1,
                     below_threshold: 1,
                     threshold: Some(0.5),
                     ..counts()
                 },
                 None,
                 &[
-                    "Run incomplete: 1 case(s) could not be run (execution error); 2 case(s) were skipped as invalid",
+                    "Run incomplete: 1 case(s) could not be run (execution error); 2 case(s) were skipped as invalid; 1 eval file(s) could not be read",
                     "1 graded case(s) scored below the threshold 0.5",
                 ],
             ),

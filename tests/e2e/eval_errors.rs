@@ -37,6 +37,20 @@ fn case_missing_id_is_skipped_and_the_rest_run() {
         .stderr_has("Run incomplete: 1 case(s) were skipped as invalid");
 }
 
+/// A file that cannot be read at all is not a clean run, even when the other files pass.
+#[test]
+fn unreadable_eval_file_beside_good_ones_makes_the_run_incomplete() {
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("good.yaml", &format!("evalcases:\n{GOOD_CASE}"))
+        .bytes("bad.yaml", b"evalcases:\n  - id: \xff\xfe\n");
+    p.run(&["eval", "good.yaml", "bad.yaml", "--out", "r.jsonl"])
+        .code(3)
+        .stderr_has("bad.yaml:2:9: error: the eval file is not UTF-8 text")
+        .stderr_has("Run incomplete: 1 eval file(s) could not be read");
+    assert_eq!(p.results("r.jsonl").len(), 1, "the good file still ran");
+}
+
 #[test]
 fn unknown_keys_warn_with_position() {
     let yaml = "evalcases:\n  - id: a\n    expected_outcom: typo\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n";

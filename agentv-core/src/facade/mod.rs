@@ -48,6 +48,9 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// Cases left out because they are invalid (they make the run incomplete, D9).
     pub skipped: usize,
+    /// Eval files with errors and no case at all (unreadable, not YAML, empty): whatever they
+    /// held did not run, so they too make the run incomplete.
+    pub unread: usize,
 }
 
 /// Why nothing can run.
@@ -106,6 +109,10 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         .collect();
     let diagnostics: Vec<Diagnostic> = suites.iter().flat_map(|s| s.diagnostics.iter().cloned()).collect();
     let skipped = suites.iter().map(|s| s.skipped).sum();
+    let unread = suites
+        .iter()
+        .filter(|s| s.has_errors() && s.case_count == 0 && s.skipped == 0)
+        .count();
     if suites.iter().all(|s| s.case_count == 0) {
         return Err(if filter.is_some() {
             LoadError::NoMatchingCase {
@@ -121,6 +128,7 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         suites,
         diagnostics,
         skipped,
+        unread,
     })
 }
 
@@ -158,6 +166,8 @@ pub struct Plan {
     pub total: usize,
     /// Cases left out at load as invalid.
     pub skipped: usize,
+    /// Eval files that could not be read at all.
+    pub unread: usize,
     /// Each distinct target, in first-use order.
     pub targets: Vec<TargetInfo>,
     /// Warnings found while resolving (`.env` files, targets files, settings).
@@ -242,6 +252,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         workers: workers::decide(options.workers, &targets),
         total: resolved.total,
         skipped: loaded.skipped,
+        unread: loaded.unread,
         targets: resolved
             .targets
             .iter()
@@ -283,6 +294,8 @@ pub struct Finished {
     pub results_path: PathBuf,
     /// Cases left out at load as invalid.
     pub skipped: usize,
+    /// Eval files that could not be read at all.
+    pub unread: usize,
     /// Lookups of this run's targets and judges, with `--cache`.
     pub cache: Option<CacheStats>,
     secrets: Secrets,
@@ -306,6 +319,7 @@ pub async fn run(
         cache,
         workers,
         skipped,
+        unread,
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
@@ -339,6 +353,7 @@ pub async fn run(
         run: report,
         results_path: writer.path().to_path_buf(),
         skipped,
+        unread,
         cache: cache.map(|c| c.stats()),
         secrets,
     }
@@ -372,6 +387,8 @@ pub struct Counts {
     pub grader_errors: usize,
     /// Cases left out at load as invalid.
     pub skipped: usize,
+    /// Eval files that could not be read at all.
+    pub unread: usize,
     /// Cases whose record could not be written to the results file or a report, and reports
     /// that could not be finished.
     pub unwritten: usize,
@@ -387,7 +404,8 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     let run = &finished.run;
     let summary = &run.summary;
     Report {
-        outcome: run.outcome(finished.skipped, threshold),
+        // An unread file counts as a case left out: what it held did not run.
+        outcome: run.outcome(finished.skipped + finished.unread, threshold),
         summary: summary.render(Some(&finished.results_path), &finished.secrets),
         summary_line: summary_line(summary, &finished.results_path, &finished.secrets),
         cache: finished.cache,
@@ -395,6 +413,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
             execution_errors: summary.errors.len(),
             grader_errors: summary.grader_errors.len(),
             skipped: finished.skipped,
+            unread: finished.unread,
             unwritten: run.unwritten + run.unfinished,
             not_run: run.not_run,
             below_threshold: threshold.map_or(0, |t| summary.below(t)),
