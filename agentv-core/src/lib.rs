@@ -42,7 +42,7 @@ pub(crate) mod trace;
 
 pub use facade::{
     CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, Plan, PlanError, PlanOptions,
-    Report, RunOptions, TargetInfo, ValidateOptions, Validation, id_filter, load, plan, report, run, validate,
+    Report, RunOptions, TargetInfo, ValidateOptions, Validation, load, plan, report, run, validate,
 };
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
 pub use providers::CacheStats;

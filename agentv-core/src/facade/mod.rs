@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
-pub use select::{IdPatternError, id_filter};
+pub use select::IdPatternError;
+pub(crate) use select::id_filter;
 
 use crate::context::RunContext;
 use crate::load::{

@@ -18,7 +18,7 @@ pub struct IdPatternError {
 ///
 /// A pattern is a glob (`login-*`, `case-?`, `{smoke,edge}-*`, `[ab]-1`); a plain id matches
 /// itself only. `*` also matches `/`: ids are names, not paths, so `api-*` takes `api-v1/get`.
-pub fn id_filter(patterns: &[String]) -> Result<Option<CaseFilter>, IdPatternError> {
+pub(crate) fn id_filter(patterns: &[String]) -> Result<Option<CaseFilter>, IdPatternError> {
     if patterns.is_empty() {
         return Ok(None);
     }
