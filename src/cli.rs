@@ -87,7 +87,7 @@ Examples:
   agentv eval evals/dataset.jsonl --eval-id 'login-*' --out results.jsonl
   agentv eval evals/ --dry-run
   agentv eval evals/ --threshold 0.8
-  agentv eval evals/ --out results.jsonl --report junit --report html=report.html
+  agentv eval evals/ --out r.jsonl --report junit --report html=report.html
 
 Exit codes:
   0    every case ran and was graded (and met --threshold when given)
@@ -113,28 +113,30 @@ or is not an eval or targets file.";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
-  agentv compare examples/results/baseline.jsonl examples/results/candidate.jsonl
+  agentv compare examples/results/baseline.jsonl \\
+    examples/results/candidate.jsonl
   agentv compare base.jsonl new.jsonl --max-regression 0.2 --fail-on-regression
-  agentv compare base.jsonl new.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  agentv compare a.jsonl b.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
 
-Cases are matched by eval id and target (by eval id alone when each file has one target and
-they differ). Both files may be agentv results or the TypeScript AgentV's (2.x results, 4.x
-index.jsonl rows).
+Cases are matched by eval id and target (by eval id alone when each file has one
+target and they differ). Both files may be agentv results or the TypeScript
+AgentV's (2.x results, 4.x index.jsonl rows).
 
-Exit codes: 0 compared (and every gate passed); 1 a regression gate failed; 2 usage error or
-a file that cannot be read.";
+Exit codes: 0 compared (and every gate passed); 1 a regression gate failed;
+2 usage error or a file that cannot be read.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
   agentv report .agentv/results/eval_2025-01-01T00-00-00-000Z.jsonl
-  agentv report results.jsonl --html report.html --junit results.junit.xml --markdown
-  agentv report --compare examples/results/baseline.jsonl examples/results/candidate.jsonl --html compare.html
+  agentv report results.jsonl --html report.html --junit r.junit.xml --markdown
+  agentv report --compare examples/results/baseline.jsonl \\
+    examples/results/candidate.jsonl --html compare.html
 
-Without a format flag, writes the HTML report. A flag without a path writes next to the
-results file (results.html, results.junit.xml, results.md).
+Without a format flag, writes the HTML report. A flag without a path writes next
+to the results file (results.html, results.junit.xml, results.md).
 
-Exit codes: 0 written; 2 usage error, a results file that cannot be read, or a report that
-cannot be written.";
+Exit codes: 0 written; 2 usage error, a results file that cannot be read, or a
+report that cannot be written.";
 
 /// A report format of `eval --report` and `report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,9 +16,10 @@
 //!
 //! with the types they take and return re-exported beside them. [`model`] is the data model
 //! (cases, results) and [`report`](mod@report) the result writers and statistics.
-//! [`load`](mod@load), [`providers`] and [`evaluators`] stay public for this crate's
-//! integration tests and benchmarks, which exercise the loaders, the provider clients and the
-//! graders directly; a front end has no need of them. Everything else is `pub(crate)`.
+//! [`load`](mod@load), [`providers`], [`evaluators`] and [`trace`] stay public for this
+//! crate's integration tests and benchmarks, which exercise the loaders, the provider clients,
+//! the graders and trace extraction directly; a front end has no need of them. Everything else
+//! is `pub(crate)`.
 
 pub mod config;
 pub mod context;
@@ -38,7 +39,7 @@ pub(crate) mod resolve;
 pub(crate) mod run;
 pub mod schema;
 pub mod template;
-pub(crate) mod trace;
+pub mod trace;
 
 pub use facade::{
     CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, Plan, PlanError, PlanOptions,

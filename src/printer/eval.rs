@@ -70,7 +70,10 @@ fn explanation(outcome: Outcome, counts: &Counts, signal: Option<Signal>) -> Vec
                 (counts.grader_errors, "case(s) could not be graded (grader error)"),
                 (counts.skipped, "case(s) were skipped as invalid"),
                 (counts.unread, "eval file(s) could not be read"),
-                (counts.unwritten, "case(s) could not be written to the results file or a report"),
+                (
+                    counts.unwritten,
+                    "case(s) could not be written to the results file or a report",
+                ),
                 (counts.not_run, "case(s) did not run"),
             ]
             .iter()

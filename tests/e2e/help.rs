@@ -9,12 +9,14 @@ fn help(p: &Project, args: &[&str]) -> Run {
     run
 }
 
-/// The commands `agentv --help` lists, except `help` itself.
+/// The commands `agentv --help` lists, except `help` itself. A command's line starts with two
+/// spaces; a description wrapped onto the next line starts with more.
 fn commands(top: &str) -> Vec<String> {
     top.lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
         .map(str::to_owned)
