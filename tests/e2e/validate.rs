@@ -201,7 +201,7 @@ fn directory_walk_skips_results_files_and_reads_named_targets_files_as_targets()
 const EXAMPLES: &[&str] = &["agents", "cli-agent", "contextual-precision", "mock", "providers"];
 
 /// Example directories that hold no suite: `results` holds results files for `compare` and
-/// `report` (tested in `tests/results.rs`); `validate` skips them.
+/// `report` (tested in `results.rs` beside this module); `validate` skips them.
 const NOT_SUITES: &[&str] = &["results"];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise
