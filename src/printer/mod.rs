@@ -4,10 +4,10 @@
 //! [`Printer::new`], and nothing else in the binary writes to stdout or stderr (a test and
 //! clippy's `disallowed_macros` hold it to that).
 //!
-//! Every write passes through the process's redaction layer (D18): [`secrets`] is the registry
+//! Every write passes through the process's redaction layer (`docs/architecture.md#secrets`): [`secrets`] is the registry
 //! resolution fills, and both streams, logs included, are redacted with it, even for values
 //! registered after printing began. User text (ids, messages, provider output) is escaped before
-//! it is printed, so it can neither recolour the terminal nor forge a line (D20); colour is added
+//! it is printed, so it can neither recolour the terminal nor forge a line (`docs/architecture.md#case-ids`); colour is added
 //! after escaping, so only our own escapes reach the terminal.
 //!
 //! Nothing here panics on a closed stream: a reader that goes away (`agentv eval … | head -1`)
@@ -142,35 +142,16 @@ impl Printer {
         }
     }
 
-    /// Problems found in files; `--quiet` shows only the errors. The message and help are
-    /// escaped onto their own line each, so an id quoted in them cannot forge another line.
+    /// Problems found in files, each with the source line it points at (rustc-style, through
+    /// [`Diagnostic::render`]); `--quiet` shows only the errors. Every piece of user text in it
+    /// (path, message, help, the quoted line) is redacted and escaped before rendering, so the
+    /// only escapes that reach the terminal are the renderer's colours.
     pub fn diagnostics(self, items: &[Diagnostic]) {
         for d in items {
             if d.severity == Severity::Warning && !self.shows(Level::Default) {
                 continue;
             }
-            let shown = Diagnostic {
-                message: escape_line(&redacted(&d.message)).into_owned(),
-                help: d.help.as_deref().map(|h| escape_line(&redacted(h)).into_owned()),
-                ..d.clone()
-            };
-            let text = escape_text(&shown.to_string()).into_owned();
-            to_stderr(&format!("{}\n", self.color_severity(&text, d.severity)));
-        }
-    }
-
-    /// `file:line:col: error: …` with its severity word coloured.
-    fn color_severity(self, text: &str, severity: Severity) -> String {
-        let (word, style) = match severity {
-            Severity::Error => ("error:", styles::ERROR),
-            Severity::Warning => ("warning:", styles::WARNING),
-        };
-        if !self.color {
-            return text.to_owned();
-        }
-        match text.split_once(&format!(" {word} ")) {
-            Some((place, rest)) => format!("{place} {} {rest}", self.paint(style, word)),
-            None => text.to_owned(),
+            to_stderr(&format!("{}\n", shown(d).render(self.color)));
         }
     }
 
@@ -212,6 +193,32 @@ fn clean_line(text: &str) -> String {
     escape_line(&redacted(text)).into_owned()
 }
 
+/// `d` fit for the terminal: path, message and help redacted and escaped onto one line each;
+/// the quoted source line redacted, with each character that needs escaping shown as `�` so
+/// the caret under the column still lines up.
+fn shown(d: &Diagnostic) -> Diagnostic {
+    Diagnostic {
+        file: clean_line(&d.file.display().to_string()).into(),
+        message: clean_line(&d.message),
+        help: d.help.as_deref().map(clean_line),
+        source_line: d.source_line.as_deref().map(|line| {
+            redacted(line)
+                .chars()
+                .map(|c| {
+                    let mut buf = [0; 4];
+                    let one = c.encode_utf8(&mut buf);
+                    if escape_line(one).len() > one.len() {
+                        '\u{fffd}'
+                    } else {
+                        c
+                    }
+                })
+                .collect()
+        }),
+        ..d.clone()
+    }
+}
+
 fn to_stdout(text: &str) {
     let text = redacted(text);
     let mut out = std::io::stdout().lock();
@@ -242,19 +249,27 @@ mod tests {
     }
 
     #[test]
-    fn colour_is_added_around_our_words_only() {
-        let on = Printer {
-            level: Level::Default,
-            color: true,
+    fn diagnostics_keep_user_text_inert() {
+        let d = Diagnostic {
+            severity: Severity::Error,
+            file: "e\u{1b}[31m.yaml".into(),
+            pos: agentv_core::load::node::Pos { line: 2, column: 9 },
+            message: "id `a\nforged: error: x` is taken".into(),
+            help: Some("rename \u{7}it".into()),
+            source_line: Some("  - id: \u{1b}[2Jboom".into()),
         };
-        let text = "e.yaml:3:5: error: id `a\\u{1b}[31m` is taken";
-        let painted = on.color_severity(text, Severity::Error);
-        assert_eq!(
-            painted,
-            "e.yaml:3:5: \u{1b}[1m\u{1b}[31merror:\u{1b}[0m id `a\\u{1b}[31m` is taken"
+        let plain = shown(&d).render(false);
+        assert!(!plain.contains('\u{1b}') && !plain.contains('\u{7}'), "{plain:?}");
+        assert!(
+            plain.starts_with(
+                "e\\u{1b}[31m.yaml:2:9: error: id `a\\nforged: error: x` is taken\n  help: rename \\u{7}it\n"
+            ),
+            "{plain}"
         );
-        let off = Printer { color: false, ..on };
-        assert_eq!(off.color_severity(text, Severity::Error), text);
+        assert!(plain.contains("- id: \u{fffd}[2Jboom"), "{plain}");
+        let colored = shown(&d).render(true);
+        assert!(colored.contains('\u{1b}'), "the renderer's own colours");
+        assert!(!colored.contains("\u{1b}[2J"), "{colored:?}");
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub struct Loaded {
     pub suites: Vec<LoadedSuite>,
     /// Every file's problems, file by file.
     pub diagnostics: Vec<Diagnostic>,
-    /// Cases left out because they are invalid (they make the run incomplete, D9).
+    /// Cases left out because they are invalid (they make the run incomplete:
+    /// `docs/architecture.md#exit-codes`).
     pub skipped: usize,
     /// Eval files with errors and no case at all (unreadable, not YAML, empty): whatever they
     /// held did not run, so they too make the run incomplete.
@@ -99,7 +100,8 @@ fn join_lines(items: &[DiscoverError]) -> String {
 }
 
 /// Finds the eval files `options.paths` name (as `validate` does) and loads their cases that
-/// match `--eval-id`. Invalid cases are left out and counted; the rest still run (D3).
+/// match `--eval-id`. Invalid cases are left out and counted; the rest still run
+/// (`docs/architecture.md#unknown-keys`).
 pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> {
     let files = discover(&options.paths, ws, Purpose::Run).map_err(LoadError::Paths)?;
     let filter = id_filter(&options.eval_ids)?;
@@ -161,7 +163,7 @@ pub struct Plan {
     resolved: crate::resolve::Plan,
     writer: JsonlWriter,
     cache: Option<Arc<ResponseCache>>,
-    /// Cases run at once (D14).
+    /// Cases run at once (`docs/architecture.md#running`).
     pub workers: usize,
     /// Cases to run.
     pub total: usize,
@@ -210,8 +212,9 @@ pub struct PlanError {
     pub errors: Vec<String>,
 }
 
-/// Resolves each suite's target (D5), checks every credential before any call, decides the
-/// workers (D14) and opens the results file (D23: an existing one is replaced).
+/// Resolves each suite's target (`docs/architecture.md#targets-files`), checks every credential
+/// before any call, decides the workers (`docs/architecture.md#running`) and opens the results
+/// file (`docs/architecture.md#outputs`: an existing one is replaced).
 pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
     let cache = options.cache.then(|| {
         Arc::new(ResponseCache::new(
@@ -366,7 +369,7 @@ pub async fn run(
 /// What a finished run amounts to.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// The one decision behind the exit code (D9).
+    /// The one decision behind the exit code (`docs/architecture.md#exit-codes`).
     pub outcome: Outcome,
     /// The summary: errors, verdicts, statistics, histogram, best and worst cases, results path.
     /// Ids and messages in it are redacted and escaped.
@@ -400,7 +403,7 @@ pub struct Counts {
     pub threshold: Option<f64>,
 }
 
-/// The outcome (D9) of `finished` against `threshold`, with its summary.
+/// The outcome (`docs/architecture.md#exit-codes`) of `finished` against `threshold`, with its summary.
 pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     let run = &finished.run;
     let summary = &run.summary;

@@ -1,4 +1,4 @@
-//! How many cases run at once (D14).
+//! How many cases run at once (`docs/architecture.md#running`).
 
 /// One target of a run, as the worker rule sees it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
