@@ -94,6 +94,7 @@ fn evaluator_result(i: usize) -> EvaluatorResult {
         verdict: Verdict::Pass,
         hits: vec!["contains 4".into()],
         misses: vec![],
+        assertions: Vec::new(),
         reasoning: Some("1/1 expected found".into()),
         details: None,
         error: None,

@@ -1,7 +1,7 @@
 //! Reading what a code judge printed: the one place the result contract is parsed, used by
 //! the agentv runtime and by judges that build results from JSON.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::judge_result::{JudgeResult, ResultError};
@@ -20,12 +20,31 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
 ];
 
 /// One 4.x assertion, `{text, passed, evidence?}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assertion {
     pub text: String,
     pub passed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+}
+
+impl Assertion {
+    /// An assertion without evidence.
+    pub fn new(text: impl Into<String>, passed: bool) -> Self {
+        Self {
+            text: text.into(),
+            passed,
+            evidence: None,
+        }
+    }
+
+    /// The same assertion with `evidence`.
+    pub fn with_evidence(self, evidence: impl Into<String>) -> Self {
+        Self {
+            evidence: Some(evidence.into()),
+            ..self
+        }
+    }
 }
 
 /// Why a judge's stdout is not a result.

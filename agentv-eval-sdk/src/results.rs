@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{ExecutionMetrics, TraceSummary};
+use crate::{Assertion, ExecutionMetrics, TraceSummary};
 
 /// How a score reads: `pass` ≥ 0.8, `borderline` ≥ 0.6, else `fail`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +76,10 @@ pub struct EvaluatorResult {
     pub verdict: Verdict,
     pub hits: Vec<String>,
     pub misses: Vec<String>,
+    /// What a 4.x grader checked, each with its outcome and evidence, in order (the hits and
+    /// misses are their texts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<Assertion>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +105,7 @@ impl EvaluatorResult {
             verdict: Verdict::Fail,
             hits: Vec::new(),
             misses: vec![failure_miss(name, &error)],
+            assertions: Vec::new(),
             reasoning: None,
             details: None,
             error: Some(error),

@@ -224,6 +224,31 @@ impl Diagnostics {
         self.items
     }
 
+    /// Number of problems so far, errors and warnings (a checkpoint for
+    /// [`Diagnostics::downgrade_errors_since`]).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Turns the errors reported since checkpoint `mark` into warnings, appending `suffix` to
+    /// their messages: for a part of a file whose problems drop only that part. True when there
+    /// were any.
+    pub fn downgrade_errors_since(&mut self, mark: usize, suffix: &str) -> bool {
+        let mut any = false;
+        for d in self.items.iter_mut().skip(mark) {
+            if d.severity == Severity::Error {
+                d.severity = Severity::Warning;
+                d.message.push_str(suffix);
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Records why a YAML text could not be read (see [`super::node::parse_yaml`]).
     pub fn yaml_syntax(&mut self, errors: &[YamlError]) {
         for e in errors {

@@ -6,10 +6,11 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use agentv_eval_sdk::Assertion;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use crate::config::{Diagnostics, Fields, KeyTable, Node};
+use crate::config::{Diagnostics, Fields, KeyTable, Node, Pos};
 use crate::context::RunContext;
 use crate::model::{EvalCase, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary};
 use crate::paths::Workspace;
@@ -98,19 +99,80 @@ impl ConfiguredGrader {
     }
 }
 
+/// Which AgentV generation a file is written for: its semantics follow it
+/// (`docs/architecture.md#generations`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// AgentV 2.x (the spec): `evalcases`, snake_case grader types.
+    V2,
+    /// AgentV 4.x: `tests`, `assertions`, kebab-case grader types.
+    V4,
+}
+
 /// What parsing a grader may use besides its own keys.
 pub struct ParseContext<'p> {
     pub ws: &'p Workspace,
     /// The eval file's directory: relative paths in a grader resolve against it.
     pub eval_dir: &'p Path,
     pub diags: &'p mut Diagnostics,
+    /// The file's generation, when the loader has decided it.
+    pub file_generation: Option<Generation>,
+    /// The grader being parsed, as the list parser found it: its `type` as written and
+    /// whether its mapping names any kebab-case type (for [`ParseContext::generation`]).
+    pub(crate) current: Option<(String, bool)>,
 }
 
-impl ParseContext<'_> {
+impl<'p> ParseContext<'p> {
+    pub fn new(ws: &'p Workspace, eval_dir: &'p Path, diags: &'p mut Diagnostics) -> Self {
+        Self {
+            ws,
+            eval_dir,
+            diags,
+            file_generation: None,
+            current: None,
+        }
+    }
+
     /// A nested grader list (the members of a grader made of graders). `None` when any entry
     /// is invalid (reported).
     pub fn graders(&mut self, node: &Node) -> Option<Vec<ConfiguredGrader>> {
-        super::list::parse_graders(node, self)
+        let outer = self.current.take();
+        let graders = super::list::parse_graders(node, self);
+        self.current = outer;
+        graders
+    }
+
+    /// The generation whose semantics the grader being parsed follows: the file's when it is
+    /// known, else the spelling of the grader's `type` decides (a kebab-case type is 4.x; a
+    /// type spelled the same in both, like `composite`, is 4.x when a member's type is).
+    pub fn generation(&self) -> Generation {
+        if let Some(g) = self.file_generation {
+            return g;
+        }
+        match &self.current {
+            Some((written, _)) if written.contains('-') => Generation::V4,
+            Some((written, nested_kebab)) if !written.contains('_') && *nested_kebab => Generation::V4,
+            _ => Generation::V2,
+        }
+    }
+
+    /// Where a check whose failure drops only this grader starts (see
+    /// [`ParseContext::drop_grader_if_errors`]).
+    pub fn mark(&self) -> usize {
+        self.diags.len()
+    }
+
+    /// Turns the errors reported since `mark` into warnings that say the grader is dropped:
+    /// a grader whose own configuration is wrong is left out and the case keeps its other
+    /// graders, as AgentV 4.x does. True when there were any.
+    pub fn drop_grader_if_errors(&mut self, mark: usize) -> bool {
+        self.diags.downgrade_errors_since(mark, "; the grader is dropped")
+    }
+
+    /// Warns at `pos` that the grader is dropped because of `why`.
+    pub fn drop_grader(&mut self, pos: Pos, why: impl Into<String>, fix: Option<String>) {
+        self.diags
+            .warn(pos, format!("{}; the grader is dropped", why.into()), fix);
     }
 }
 
@@ -127,12 +189,42 @@ pub struct GradeContext<'a> {
     pub run: &'a RunContext,
 }
 
+/// A 4.x grader's own verdict, when it decides one other than its score's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GradeVerdict {
+    Pass,
+    Fail,
+    /// The grader could not grade (an LLM reply that never parsed): AgentV 4.x makes the case
+    /// an execution error.
+    Skip,
+}
+
+impl GradeVerdict {
+    /// 4.x's rule for a score: pass at 0.8 or more.
+    pub fn of_score(score: f64) -> Self {
+        if score >= 0.8 { Self::Pass } else { Self::Fail }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Skip => "skip",
+        }
+    }
+}
+
 /// What one grader concluded.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grade {
     pub score: f64,
     pub hits: Vec<String>,
     pub misses: Vec<String>,
+    /// What a 4.x grader checked, in order; the hits and misses hold their texts.
+    pub assertions: Vec<Assertion>,
+    /// A verdict the grader decided itself (a failed required rubric, a composite's threshold,
+    /// a skip); `None` means the score's.
+    pub verdict: Option<GradeVerdict>,
     pub reasoning: Option<String>,
     pub details: Option<Map<String, Value>>,
     /// Set when the grader could not grade (`docs/architecture.md#grader-errors`).
@@ -171,5 +263,56 @@ impl Grade {
             misses,
             ..Self::default()
         }
+    }
+
+    /// A 4.x result: a score and its assertions; passed ones are the hits, failed ones the
+    /// misses.
+    pub fn assessed(score: f64, assertions: Vec<Assertion>) -> Self {
+        let (mut hits, mut misses) = (Vec::new(), Vec::new());
+        for a in &assertions {
+            if a.passed { &mut hits } else { &mut misses }.push(a.text.clone());
+        }
+        Self {
+            score,
+            hits,
+            misses,
+            assertions,
+            ..Self::default()
+        }
+    }
+
+    /// A grader that could not grade and is skipped (4.x verdict `skip`, score 0): `reason` is
+    /// its one failed assertion and its `error`.
+    pub fn skipped(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self {
+            verdict: Some(GradeVerdict::Skip),
+            error: Some(reason.clone()),
+            ..Self::assessed(0.0, vec![Assertion::new(reason, false)])
+        }
+    }
+
+    /// A 4.x grader that failed on its own terms (a script that crashed, an agent grader whose
+    /// reply did not parse): score 0, verdict fail, `reason` as its one failed assertion and
+    /// its `error`, so reports can tell it from a low grade.
+    pub fn failed_with(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self {
+            error: Some(reason.clone()),
+            ..Self::assessed(0.0, vec![Assertion::new(reason, false)])
+        }
+    }
+
+    /// The same grade with the verdict `verdict`.
+    pub fn with_verdict(self, verdict: GradeVerdict) -> Self {
+        Self {
+            verdict: Some(verdict),
+            ..self
+        }
+    }
+
+    /// The verdict in 4.x terms: the grader's own, else pass at a score of 0.8 or more.
+    pub fn verdict4(&self) -> GradeVerdict {
+        self.verdict.unwrap_or_else(|| GradeVerdict::of_score(self.score))
     }
 }

@@ -276,11 +276,7 @@ mod tests {
             .expect("yaml");
         let ws = crate::paths::Workspace::from_cwd(std::env::temp_dir());
         let mut diags = crate::config::Diagnostics::new(std::path::Path::new("e.yaml"));
-        let mut cx = ParseContext {
-            ws: &ws,
-            eval_dir: &ws.cwd,
-            diags: &mut diags,
-        };
+        let mut cx = ParseContext::new(&ws, &ws.cwd, &mut diags);
         let graders = crate::evaluators::parse_graders(&node, &mut cx).expect("valid");
         assert_eq!(graders.len(), 1);
         let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();

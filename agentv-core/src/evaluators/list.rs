@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::grader::{ConfiguredGrader, GradeContext, ParseContext};
+use super::grader::{ConfiguredGrader, GradeContext, GradeVerdict, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NumberRange};
 use crate::model::{EvaluatorResult, Verdict};
 
@@ -52,13 +52,27 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     };
     f.add(entry.keys);
     f.rename(entry.type_name());
+    cx.current = Some((type_name.clone(), names_kebab_type(node)));
     let grader = (entry.parse)(&mut f, cx);
+    cx.current = None;
     f.warn_unknown(cx.diags);
     Some(ConfiguredGrader {
         name: name.unwrap_or_else(|| entry.type_name().to_owned()),
         weight,
         entry,
         grader: grader?,
+    })
+}
+
+/// Whether `node` (a grader's mapping, members included) has a kebab-case `type` anywhere:
+/// until the loader decides a file's generation, a grader spelled the same in both
+/// generations (`composite`) follows 4.x when its members do.
+fn names_kebab_type(node: &Node) -> bool {
+    let Some(entries) = node.as_map() else {
+        return node.as_seq().is_some_and(|items| items.iter().any(names_kebab_type));
+    };
+    entries.iter().any(|(k, v)| {
+        (k.as_str() == Some("type") && v.as_str().is_some_and(|t| t.contains('-'))) || names_kebab_type(v)
     })
 }
 
@@ -88,14 +102,21 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
     {
         misses.push(agentv_eval_sdk::failure_miss(&grader.name, e));
     }
+    let verdict = match grade.verdict {
+        None => Verdict::from_score(score),
+        Some(GradeVerdict::Pass) => Verdict::Pass,
+        // Until results can say `skip`, a skipped grader reads as failed; its `error` says why.
+        Some(GradeVerdict::Fail | GradeVerdict::Skip) => Verdict::Fail,
+    };
     EvaluatorResult {
         name: grader.name.clone(),
         kind: grader.type_name().to_owned(),
         score,
         weight: grader.weight,
-        verdict: Verdict::from_score(score),
+        verdict,
         hits: grade.hits,
         misses,
+        assertions: grade.assertions,
         reasoning: grade.reasoning,
         details: grade.details,
         error: grade.error,
@@ -127,11 +148,7 @@ mod tests {
         let node = parse_yaml(yaml).expect("yaml");
         let ws = Workspace::from_cwd(std::env::temp_dir());
         let mut diags = Diagnostics::new(Path::new("e.yaml"));
-        let mut cx = ParseContext {
-            ws: &ws,
-            eval_dir: &ws.cwd,
-            diags: &mut diags,
-        };
+        let mut cx = ParseContext::new(&ws, &ws.cwd, &mut diags);
         let graders = cx.graders(&node);
         (graders, diags.into_vec().iter().map(ToString::to_string).collect())
     }
@@ -171,6 +188,7 @@ mod tests {
             verdict: Verdict::from_score(score),
             hits: vec![],
             misses: vec![],
+            assertions: vec![],
             reasoning: None,
             details: None,
             error: None,

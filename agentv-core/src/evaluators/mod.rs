@@ -7,7 +7,9 @@
 mod grader;
 mod list;
 
-pub use grader::{CaseField, ConfiguredGrader, Grade, GradeContext, Grader, GraderEntry, Need, ParseContext};
+pub use grader::{
+    CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
+};
 pub use list::{GRADER_KEYS, aggregate, default_graders, evaluate, parse_graders};
 
 /// Declares the grader modules and lists their entries, in the order messages name them.

@@ -424,11 +424,7 @@ impl Loader {
 
     /// A grader list, read with the grader table.
     fn graders(&self, node: &Node, diags: &mut Diagnostics) -> Option<Vec<ConfiguredGrader>> {
-        let mut cx = ParseContext {
-            ws: &self.ws,
-            eval_dir: &self.dir,
-            diags,
-        };
+        let mut cx = ParseContext::new(&self.ws, &self.dir, diags);
         parse_graders(node, &mut cx)
     }
 

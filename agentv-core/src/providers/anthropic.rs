@@ -110,7 +110,7 @@ impl AnthropicProvider {
         });
         if let Some(t) = thinking {
             body["thinking"] = t;
-        } else if let Some(t) = c.llm.temperature {
+        } else if let Some(t) = request.temperature.or(c.llm.temperature) {
             // The API rejects a temperature other than 1 with thinking on.
             body["temperature"] = json!(t);
         }

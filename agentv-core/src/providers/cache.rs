@@ -71,7 +71,7 @@ impl ResponseCache {
 
     /// The key of `request` to `provider`.
     pub fn key(provider: &dyn Provider, request: &ProviderRequest) -> String {
-        let canonical = json!({
+        let mut canonical = json!({
             "provider": provider.kind().as_str(),
             "settings": provider.public_settings(),
             "eval_id": request.eval_id,
@@ -81,6 +81,10 @@ impl ResponseCache {
             "system_prompt": request.system_prompt,
             "input_files": request.input_files,
         });
+        // Only when set, so keys of requests without one stay what they were.
+        if let Some(t) = request.temperature {
+            canonical["temperature"] = json!(t);
+        }
         // serde_json's maps are sorted, so equal requests serialize equally.
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
     }

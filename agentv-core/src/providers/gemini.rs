@@ -78,7 +78,7 @@ impl GeminiProvider {
             })
             .collect();
         let mut generation = serde_json::Map::new();
-        if let Some(t) = c.llm.temperature {
+        if let Some(t) = request.temperature.or(c.llm.temperature) {
             generation.insert("temperature".into(), json!(t));
         }
         if let Some(m) = c.llm.max_output_tokens {

@@ -128,7 +128,7 @@ impl OpenAiProvider {
             messages.push(json!({"role": role, "content": text}));
         }
         let mut body = json!({ "messages": messages });
-        if let Some(t) = self.config.llm.temperature {
+        if let Some(t) = request.temperature.or(self.config.llm.temperature) {
             body["temperature"] = json!(t);
         }
         if let Some(m) = self.config.llm.max_output_tokens {

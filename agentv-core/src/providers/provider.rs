@@ -42,6 +42,9 @@ pub struct ProviderRequest {
     pub chat_prompt: Option<Vec<ChatMessage>>,
     /// A system prompt from the caller (LLM judges set one).
     pub system_prompt: Option<String>,
+    /// A sampling temperature from the caller, over the target's own (a grader with its own
+    /// `target` and `temperature`).
+    pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
 }

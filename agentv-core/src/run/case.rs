@@ -25,6 +25,7 @@ fn make_request(job: &Job, inputs: &PromptInputs, attempt: u32) -> ProviderReque
         input_files: case.input_files.clone(),
         chat_prompt: inputs.chat_prompt.clone(),
         system_prompt: None,
+        temperature: None,
         eval_dir: Some(case.eval_dir().to_path_buf()),
     }
 }
