@@ -46,13 +46,16 @@ const OWN: &[Key] = &[
         "How long the judge may run (default: the run's `--timeout`).",
     )
     .aliases(&["timeoutSeconds"]),
-    Key::new(
-        "target",
-        Kind::OneOf(&[Kind::Bool, Kind::Object(&PROXY_KEYS)]),
-        "Let the judge call targets through the proxy: `true`, or `{max_calls: N}` (default 50).",
-    )
-    .aliases(&["judge"]),
+    TARGET_KEY,
 ];
+
+/// `target`: the target proxy of a grading program (code judges and 4.x code graders).
+pub(crate) const TARGET_KEY: Key = Key::new(
+    "target",
+    Kind::OneOf(&[Kind::Bool, Kind::Object(&PROXY_KEYS)]),
+    "Let the judge call targets through the proxy: `true`, or `{max_calls: N}` (default 50).",
+)
+.aliases(&["judge"]);
 const KEYS: KeyTable = KeyTable::new(
     "code_judge",
     "A code judge; keys not listed here are passed to it in `config`.",
@@ -201,7 +204,7 @@ fn parse_script(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
 
 /// `target: true`, `target: false` or `target: {max_calls: N}`. The outer `Option` is `None` on
 /// error; the inner one is `None` when the proxy is off.
-fn parse_proxy(node: &Node, cx: &mut ParseContext<'_>) -> Option<Option<ProxyBudget>> {
+pub(crate) fn parse_proxy(node: &Node, cx: &mut ParseContext<'_>) -> Option<Option<ProxyBudget>> {
     match &node.value {
         NodeValue::Bool(true) => Some(Some(ProxyBudget::default())),
         NodeValue::Bool(false) | NodeValue::Null => Some(None),
@@ -233,6 +236,12 @@ fn parse_proxy(node: &Node, cx: &mut ParseContext<'_>) -> Option<Option<ProxyBud
 /// The stdin payload for this case: the 2.x keys and, with the same values, the 4.x keys, so
 /// judges written for either generation run unchanged (`docs/architecture.md#code-judge-contract`).
 pub fn payload(spec: &CodeJudge, ctx: &GradeContext<'_>) -> CodeJudgePayload {
+    payload_with(spec.config.clone(), ctx)
+}
+
+/// [`payload`] with `config` as the grader's configuration: what every program that grades
+/// a case reads (code judges, 4.x code graders, prompt scripts).
+pub(crate) fn payload_with(config: Map<String, Value>, ctx: &GradeContext<'_>) -> CodeJudgePayload {
     let case = ctx.case;
     let mut payload = CodeJudgePayload {
         eval_id: case.id.clone(),
@@ -248,7 +257,7 @@ pub fn payload(spec: &CodeJudge, ctx: &GradeContext<'_>) -> CodeJudgePayload {
         trace_summary: Some(ctx.trace_summary.clone()),
         candidate_trace: ctx.trace.to_vec(),
         execution_metrics: Some(ctx.metrics.clone()),
-        config: spec.config.clone(),
+        config,
         input: case.input_messages.iter().map(Message::to_json).collect(),
         ..CodeJudgePayload::default()
     };
@@ -258,7 +267,7 @@ pub fn payload(spec: &CodeJudge, ctx: &GradeContext<'_>) -> CodeJudgePayload {
 
 /// Moves an answer too long for the 4.x `output` key into a file named by `output_path`, as
 /// 4.x does. The file lives as long as the returned handle: until the judge has finished.
-fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Result<Option<tempfile::NamedTempFile>> {
+pub(crate) fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Result<Option<tempfile::NamedTempFile>> {
     // The JSON encoding is at most six characters per character, plus the quotes.
     if payload.candidate_answer.len() * 6 + 2 <= MAX_INLINE_OUTPUT_CHARS {
         return Ok(None);
@@ -277,18 +286,58 @@ fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Result<Option<te
     Ok(Some(file))
 }
 
-async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
-    let mut payload = payload(spec, ctx);
+/// How a grading program is run: what [`execute`] needs besides the case.
+pub(crate) struct Program<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a std::path::Path,
+    pub timeout: Option<Duration>,
+    pub proxy: Option<ProxyBudget>,
+}
+
+/// A grading program that ran (or could not): its outcome, and what to record about the run.
+pub(crate) struct Execution {
+    /// `Err` holds why it could not run or finish, fit for the results file.
+    pub outcome: Result<process::Finished, ProcessErrorText>,
+    /// `{script, cwd, target_proxy?}` for the results file.
+    pub request: Value,
+    /// The proxy's usage, when the program had one.
+    pub proxy_usage: Option<Value>,
+}
+
+/// Why a grading program did not finish by itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProcessErrorText {
+    TimedOut(String),
+    Other(String),
+}
+
+impl ProcessErrorText {
+    pub fn message(&self) -> &str {
+        match self {
+            Self::TimedOut(m) | Self::Other(m) => m,
+        }
+    }
+}
+
+/// Runs a grading program with `payload` on stdin: a long answer moved to a file, the target
+/// proxy started when asked for and stopped after, the whole process group killed on timeout.
+pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload, ctx: &GradeContext<'_>, encode: impl Fn(&CodeJudgePayload) -> Result<Vec<u8>, String>) -> Execution {
+    let mut request = json!({ "script": program.argv, "cwd": program.cwd.display().to_string() });
+    let failed = |message: String, request: Value| Execution {
+        outcome: Err(ProcessErrorText::Other(message)),
+        request,
+        proxy_usage: None,
+    };
     let _answer_file = match move_long_answer(&mut payload) {
         Ok(file) => file,
-        Err(e) => return Grade::crashed(format!("cannot write the long answer for the judge: {e}")),
+        Err(e) => return failed(format!("cannot write the long answer for the judge: {e}"), request),
     };
-    let stdin = match serde_json::to_vec(&payload) {
+    let stdin = match encode(&payload) {
         Ok(bytes) => bytes,
-        Err(e) => return Grade::crashed(format!("cannot encode the judge payload: {e}")),
+        Err(e) => return failed(format!("cannot encode the judge payload: {e}"), request),
     };
     let mut env: Vec<(String, String)> = ctx.run.child_env.to_vec();
-    let proxy = match spec.proxy {
+    let proxy = match program.proxy {
         None => None,
         Some(budget) => {
             let invoker = Arc::new(ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt));
@@ -307,14 +356,14 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
                     }
                     Some((handle, invoker))
                 }
-                Err(e) => return Grade::crashed(format!("cannot start the target proxy: {e}")),
+                Err(e) => return failed(format!("cannot start the target proxy: {e}"), request),
             }
         }
     };
-    let timeout = spec.timeout.unwrap_or(ctx.run.timeout);
+    let timeout = program.timeout.unwrap_or(ctx.run.timeout);
     let outcome = process::run(ProcessSpec {
-        argv: &spec.script,
-        cwd: &spec.cwd,
+        argv: program.argv,
+        cwd: program.cwd,
         env: &env,
         env_remove: &[],
         stdin: Some(&stdin),
@@ -323,22 +372,9 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
         keep_children: false,
     })
     .await;
-    let proxy_stats = match proxy {
-        Some((handle, invoker)) => Some((handle.shutdown().await, invoker.usage())),
-        None => None,
-    };
-    let mut grade = match outcome {
-        Err(ProcessError::TimedOut(d)) => Grade::crashed(format!("code judge timed out after {}s", d.as_secs_f64())),
-        Err(e) => Grade::crashed(e.to_string()),
-        Ok(done) if !done.status.success() => Grade::crashed(format!(
-            "code judge exited with code {}: {}",
-            done.code_text(),
-            done.output_tail(2000)
-        )),
-        Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout)),
-    };
-    let mut request = json!({ "script": spec.script, "cwd": spec.cwd.display().to_string() });
-    if let Some((stats, usage)) = proxy_stats {
+    let mut proxy_usage = None;
+    if let Some((handle, invoker)) = proxy {
+        let (stats, usage) = (handle.shutdown().await, invoker.usage());
         let mut target = json!({
             "target_name": ctx.target.judge_name,
             "call_count": stats.call_count,
@@ -352,12 +388,46 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
             target["cost_usd"] = json!(cost);
         }
         request["target_proxy"] = target.clone();
+        proxy_usage = Some(target);
+    }
+    Execution {
+        outcome: outcome.map_err(|e| match e {
+            ProcessError::TimedOut(d) => ProcessErrorText::TimedOut(format!("timed out after {}s", d.as_secs_f64())),
+            e => ProcessErrorText::Other(e.to_string()),
+        }),
+        request,
+        proxy_usage,
+    }
+}
+
+async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
+    let program = Program {
+        argv: &spec.script,
+        cwd: &spec.cwd,
+        timeout: spec.timeout,
+        proxy: spec.proxy,
+    };
+    let ran = execute(program, payload(spec, ctx), ctx, |p| {
+        serde_json::to_vec(p).map_err(|e| e.to_string())
+    })
+    .await;
+    let mut grade = match ran.outcome {
+        Err(ProcessErrorText::TimedOut(m)) => Grade::crashed(format!("code judge {m}")),
+        Err(ProcessErrorText::Other(m)) => Grade::crashed(m),
+        Ok(done) if !done.status.success() => Grade::crashed(format!(
+            "code judge exited with code {}: {}",
+            done.code_text(),
+            done.output_tail(2000)
+        )),
+        Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout)),
+    };
+    if let Some(target) = ran.proxy_usage {
         grade
             .details
             .get_or_insert_with(Map::new)
             .insert("target_proxy".to_owned(), target);
     }
-    grade.request = Some(request);
+    grade.request = Some(ran.request);
     grade
 }
 

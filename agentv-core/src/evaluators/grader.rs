@@ -299,6 +299,7 @@ impl Grade {
         let reason = reason.into();
         Self {
             error: Some(reason.clone()),
+            verdict: Some(GradeVerdict::Fail),
             ..Self::assessed(0.0, vec![Assertion::new(reason, false)])
         }
     }

@@ -6,6 +6,10 @@
 
 mod grader;
 mod list;
+mod llm_prompt;
+mod llm_reply;
+#[cfg(test)]
+mod testkit;
 
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
@@ -27,6 +31,10 @@ grader_table! {
     code_judge,
     tool_trajectory,
     keywords,
+    llm_grader,
+    rubrics,
+    composite,
+    code_grader,
 }
 
 /// Every grader type, in table order.

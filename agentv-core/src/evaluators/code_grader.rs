@@ -1,0 +1,462 @@
+//! `code-grader`: the 4.x code grader (reference §2.12, output rules §6.2). It runs a program
+//! the way `code_judge` does (the same payload with both key sets, process group, timeout,
+//! target proxy), and reads its stdout by 4.x's rules: a JSON object's `score` is clamped
+//! to [0, 1], else its assertions' pass rate; anything else follows the exit code.
+//!
+//! The generations differ on purpose (`docs/architecture.md#generations`): a 2.x `code_judge`
+//! printing a score outside [0, 1] is a grader error, a 4.x `code-grader` is clamped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agentv_eval_sdk::Assertion;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::code_judge::{self, Execution, Program, ProxyBudget};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use crate::config::keys::to_snake_case;
+use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["code-grader", "code_grader"],
+    doc: "Runs a program that reads the case on stdin (AgentV 4.x): a JSON `{score?, assertions?, details?}` on stdout, else the exit code, grades; other keys reach it as `config`.",
+    keys: &KEYS,
+    parse,
+};
+
+const OWN: &[Key] = &[
+    Key::new(
+        "command",
+        Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Text)]),
+        "An argv list (`[python3, grader.py]`), or a command string run by `sh -lc`.",
+    )
+    .aliases(&["script"]),
+    Key::new(
+        "cwd",
+        Kind::Text,
+        "Working directory, found through the search roots (default: the eval file's directory).",
+    ),
+    Key::new(
+        "timeout_seconds",
+        Kind::Duration(code_judge::JUDGE_TIMEOUT_RANGE),
+        "How long the grader may run (default: the run's `--timeout`).",
+    )
+    .aliases(&["timeoutSeconds"]),
+    code_judge::TARGET_KEY,
+    Key::new(
+        "config",
+        Kind::Map(&Kind::Any),
+        "Passed to the grader as `config`, over the keys this table does not declare.",
+    ),
+    Key::new(
+        "preprocessors",
+        Kind::List(&Kind::Any),
+        "Accepted (AgentV 4.x uses it for LLM graders only).",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new(
+    "code-grader",
+    "An AgentV 4.x code grader; keys not listed here are passed to it in `config`.",
+    &[OWN],
+)
+.open();
+
+/// A 4.x code grader as configured.
+#[derive(Debug, Clone)]
+pub struct CodeGrader {
+    /// argv; a command string becomes `sh -lc <string>`.
+    pub command: Vec<String>,
+    pub cwd: PathBuf,
+    pub timeout: Option<std::time::Duration>,
+    pub proxy: Option<ProxyBudget>,
+    /// `config` over the other keys, with keys in snake_case as 4.x sends them.
+    pub config: Map<String, Value>,
+}
+
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let pos = f.pos;
+    if f.written("command") == "script" {
+        cx.diags.warn(
+            f.take("command").map_or(pos, |n| n.pos),
+            "`script` is deprecated in code-grader",
+            Some("write `command:`".to_owned()),
+        );
+    }
+    let command = match f.take("command") {
+        None => {
+            cx.drop_grader(
+                pos,
+                "code-grader is missing `command`",
+                Some("add `command: [python3, grader.py]` (an argv list) or a shell command string".to_owned()),
+            );
+            return None;
+        }
+        Some(node) => parse_command(node, cx)?,
+    };
+    let mark = cx.mark();
+    let timeout = f.duration("timeout_seconds", cx.diags);
+    let proxy = match f.take("target") {
+        None => None,
+        Some(node) => code_judge::parse_proxy(node, cx).flatten(),
+    };
+    let explicit = match f.take("config").map(|n| (n, n.to_json())) {
+        None => Map::new(),
+        Some((_, Value::Object(map))) => map,
+        Some((n, _)) => {
+            cx.diags
+                .error(n.pos, format!("`config` must be a mapping, found {}", describe(n)), None);
+            Map::new()
+        }
+    };
+    let _ = f.take("preprocessors");
+    if cx.drop_grader_if_errors(mark) {
+        return None;
+    }
+    let cwd = match f.take("cwd") {
+        None => cx.eval_dir.to_path_buf(),
+        Some(node) => resolve_cwd(node, cx),
+    };
+    let mut config = other_keys(f, cx);
+    config.extend(explicit);
+    Some(Arc::new(CodeGrader {
+        command,
+        cwd,
+        timeout,
+        proxy,
+        config: snake_case_keys(config),
+    }))
+}
+
+/// `command`: an argv list, or a string run by `sh -lc`. An empty one makes the case
+/// invalid, as in 4.x.
+fn parse_command(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
+    let empty = |cx: &mut ParseContext<'_>| {
+        cx.diags.error(
+            node.pos,
+            "code-grader has an empty `command`",
+            Some("for example `command: [python3, grader.py]`".to_owned()),
+        );
+        None
+    };
+    match &node.value {
+        NodeValue::Str(s) if s.trim().is_empty() => empty(cx),
+        NodeValue::Str(s) => Some(vec!["sh".into(), "-lc".into(), s.clone()]),
+        NodeValue::Seq(items) if items.is_empty() => empty(cx),
+        NodeValue::Seq(items) => {
+            let mut argv = Vec::with_capacity(items.len());
+            for item in items {
+                match item.value {
+                    NodeValue::Str(_) | NodeValue::Int(_) | NodeValue::Float(_) => argv.extend(item.scalar_text()),
+                    _ => {
+                        cx.diags.error(
+                            item.pos,
+                            format!("`command` arguments must be strings, found {}", item.type_name()),
+                            None,
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(argv)
+        }
+        _ => {
+            cx.diags.error(
+                node.pos,
+                format!("`command` must be an argv list or a command string, found {}", describe(node)),
+                Some("for example `command: [python3, grader.py]`".to_owned()),
+            );
+            None
+        }
+    }
+}
+
+/// `cwd` found through the search roots; when no root has it, a warning and the value as
+/// written, relative to the working directory (4.x does the same).
+fn resolve_cwd(node: &Node, cx: &mut ParseContext<'_>) -> PathBuf {
+    let written = node.scalar_text().unwrap_or_default();
+    let shown = written.trim_start_matches(['/', '\\']);
+    let candidates: Vec<PathBuf> = if Path::new(&written).is_absolute() {
+        vec![PathBuf::from(&written)]
+    } else {
+        cx.ws.search_roots(cx.eval_dir).into_iter().map(|r| r.join(shown)).collect()
+    };
+    if let Some(found) = candidates.iter().find(|p| p.is_dir()) {
+        return crate::paths::normalize(found);
+    }
+    let fallback = crate::paths::normalize(&cx.ws.cwd.join(&written));
+    cx.diags.warn(
+        node.pos,
+        format!("code-grader cwd `{written}` is not a directory under any search root; using {}", fallback.display()),
+        Some("give a directory relative to the eval file or the repository root".to_owned()),
+    );
+    fallback
+}
+
+/// The keys no table declares, for `config`; a warning for those that look like a misspelled
+/// key of the grader.
+fn other_keys(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Map<String, Value> {
+    let known = f.known();
+    f.take_rest()
+        .into_iter()
+        .map(|(k, v)| {
+            let key = k.key_text();
+            if let Some(guess) = did_you_mean(&key, &known) {
+                cx.diags.warn(
+                    k.pos,
+                    format!("key `{key}` is passed to the grader in `config`; did you mean `{guess}`?"),
+                    Some(format!("code-grader keys: {}", known.join(", "))),
+                );
+            }
+            (key, v.to_json())
+        })
+        .collect()
+}
+
+/// Every key at every depth in snake_case (`maxLen` → `max_len`), except keys starting with
+/// a capital letter, as 4.x converts the payload it sends.
+pub fn snake_case_keys(map: Map<String, Value>) -> Map<String, Value> {
+    map.into_iter()
+        .map(|(k, v)| {
+            let key = if k.starts_with(|c: char| c.is_uppercase()) {
+                k
+            } else {
+                to_snake_case(&k)
+            };
+            (key, snake_case_value(v))
+        })
+        .collect()
+}
+
+fn snake_case_value(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(snake_case_keys(map)),
+        Value::Array(items) => Value::Array(items.into_iter().map(snake_case_value).collect()),
+        other => other,
+    }
+}
+
+impl Grader for CodeGrader {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
+        Box::pin(run(self, ctx))
+    }
+}
+
+async fn run(spec: &CodeGrader, ctx: &GradeContext<'_>) -> Grade {
+    let program = Program {
+        argv: &spec.command,
+        cwd: &spec.cwd,
+        timeout: spec.timeout,
+        proxy: spec.proxy,
+    };
+    let payload = code_judge::payload_with(spec.config.clone(), ctx);
+    let Execution { outcome, request, .. } = code_judge::execute(program, payload, ctx, |p| {
+        serde_json::to_vec_pretty(p).map_err(|e| e.to_string())
+    })
+    .await;
+    let mut grade = match outcome {
+        Err(e) => failure(e.message()),
+        Ok(done) => grade_output(
+            done.status.code(),
+            &done.code_text(),
+            &String::from_utf8_lossy(&done.stdout),
+            &String::from_utf8_lossy(&done.stderr),
+        ),
+    };
+    grade.request = Some(request);
+    grade
+}
+
+/// A grader that could not grade: score 0, verdict fail, `Code evaluator failed: <why>`.
+fn failure(why: &str) -> Grade {
+    Grade::failed_with(format!("Code evaluator failed: {why}")).with_verdict(GradeVerdict::Fail)
+}
+
+/// stderr as 4.x quotes it: trimmed, the last 2000 characters when longer.
+pub(crate) fn stderr_text(stderr: &str) -> String {
+    const MAX: usize = 2000;
+    let trimmed = stderr.trim();
+    let count = trimmed.chars().count();
+    if count <= MAX {
+        return trimmed.to_owned();
+    }
+    let tail: String = trimmed.chars().skip(count - MAX).collect();
+    format!("...(truncated, last {MAX} chars)\n{tail}")
+}
+
+/// JavaScript's truthiness of a JSON value (`Boolean(x)`).
+pub(crate) fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// Reads a finished code grader by the rules of reference §6.2. `code` is the exit code
+/// (`None` when a signal ended it), `code_text` how messages show it.
+pub fn grade_output(code: Option<i32>, code_text: &str, stdout: &str, stderr: &str) -> Grade {
+    let stdout = stdout.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    let success = code == Some(0);
+    let looks_like_json = stdout.starts_with('{') || stdout.starts_with('[');
+    if !success && (looks_like_json || !stderr.trim().is_empty()) {
+        let err = stderr_text(stderr);
+        return failure(&if err.is_empty() {
+            format!("Code evaluator exited with code {code_text}")
+        } else {
+            format!("Code evaluator exited with code {code_text}: {err}")
+        });
+    }
+    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(stdout) else {
+        // Not a JSON object: the exit code decides, the output is the assertion.
+        let text = if stdout.is_empty() {
+            format!("exit {code_text}")
+        } else {
+            stdout.to_owned()
+        };
+        let score = if success { 1.0 } else { 0.0 };
+        return Grade::assessed(score, vec![Assertion::new(text, success)]).with_verdict(GradeVerdict::of_score(score));
+    };
+    let assertions: Vec<Assertion> = match obj.get("assertions") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|a| {
+                let text = a.get("text")?.as_str()?;
+                Some(Assertion {
+                    text: text.to_owned(),
+                    passed: a.get("passed").is_some_and(truthy),
+                    evidence: a.get("evidence").and_then(Value::as_str).map(str::to_owned),
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let score = match obj.get("score").and_then(Value::as_f64) {
+        Some(s) => agentv_eval_sdk::clamp_score(s),
+        None if !assertions.is_empty() => {
+            assertions.iter().filter(|a| a.passed).count() as f64 / assertions.len() as f64
+        }
+        None => 0.0,
+    };
+    Grade {
+        details: obj.get("details").and_then(Value::as_object).cloned(),
+        ..Grade::assessed(score, assertions).with_verdict(GradeVerdict::of_score(score))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn texts(g: &Grade) -> Vec<(String, bool)> {
+        g.assertions.iter().map(|a| (a.text.clone(), a.passed)).collect()
+    }
+
+    /// Reference §6.2, case by case (the compat suite's code-grader cases among them).
+    #[test]
+    fn stdout_and_exit_code_grade_by_the_4x_rules() {
+        type Case<'a> = (Option<i32>, &'a str, &'a str, f64, &'a [(&'a str, bool)], bool);
+        let cases: &[Case<'_>] = &[
+            // JSON object with a score
+            (Some(0), r#"{"score": 0.5, "assertions": [{"text": "a", "passed": true}]}"#, "", 0.5, &[("a", true)], false),
+            // cg-score-clamped: 1.7 → 1
+            (Some(0), r#"{"score": 1.7}"#, "", 1.0, &[], false),
+            (Some(0), r#"{"score": -2}"#, "", 0.0, &[], false),
+            // cg-score-from-assertions: 3 of 4
+            (
+                Some(0),
+                r#"{"assertions": [{"text": "p", "passed": true}, {"text": "r", "passed": false}, {"text": "f", "passed": 1}, {"text": "t", "passed": "yes"}, {"passed": true}, 7]}"#,
+                "",
+                0.75,
+                &[("p", true), ("r", false), ("f", true), ("t", true)],
+                false,
+            ),
+            // no score, no assertions: 0; hits/misses/reasoning are not read
+            (Some(0), r#"{"hits": ["h"], "reasoning": "r"}"#, "", 0.0, &[], false),
+            // a non-numeric score falls back to the assertions
+            (Some(0), r#"{"score": "high", "assertions": [{"text": "a", "passed": true}]}"#, "", 1.0, &[("a", true)], false),
+            // cg-exit-code-pass / -fail: plain text follows the exit code
+            (Some(0), "1 of 1 checks passed\n", "", 1.0, &[("1 of 1 checks passed", true)], false),
+            (Some(1), "0 of 1 checks passed", "", 0.0, &[("0 of 1 checks passed", false)], false),
+            (Some(0), "", "", 1.0, &[("exit 0", true)], false),
+            (Some(3), "  ", "", 0.0, &[("exit 3", false)], false),
+            // a JSON scalar or array exiting 0 is plain output
+            (Some(0), "42", "", 1.0, &[("42", true)], false),
+            (Some(0), "[1, 2]", "", 1.0, &[("[1, 2]", true)], false),
+            // cg-crash-scores-zero: non-zero with stderr is an error
+            (
+                Some(3),
+                "",
+                "check.py: crashing on purpose\n",
+                0.0,
+                &[("Code evaluator failed: Code evaluator exited with code 3: check.py: crashing on purpose", false)],
+                true,
+            ),
+            // non-zero with JSON-looking stdout is an error even with a score
+            (
+                Some(2),
+                r#"{"score": 1}"#,
+                "",
+                0.0,
+                &[("Code evaluator failed: Code evaluator exited with code 2", false)],
+                true,
+            ),
+            // a byte-order mark before the JSON is whitespace, as JavaScript trims it
+            (Some(0), "\u{feff}{\"score\": 0.25}", "", 0.25, &[], false),
+        ];
+        for (code, stdout, stderr, score, assertions, error) in cases {
+            let code_text = code.map_or("none".to_owned(), |c| c.to_string());
+            let g = grade_output(*code, &code_text, stdout, stderr);
+            assert_eq!(g.score, *score, "{stdout:?}");
+            let want: Vec<(String, bool)> = assertions.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect();
+            assert_eq!(texts(&g), want, "{stdout:?}");
+            assert_eq!(g.error.is_some(), *error, "{stdout:?}");
+            assert_eq!(g.verdict, Some(GradeVerdict::of_score(*score)), "{stdout:?}");
+        }
+    }
+
+    #[test]
+    fn evidence_and_details_are_kept_when_well_formed() {
+        let g = grade_output(
+            Some(0),
+            "0",
+            r#"{"score": 1, "assertions": [{"text": "a", "passed": true, "evidence": "e"}, {"text": "b", "passed": true, "evidence": 3}], "details": {"n": 1}}"#,
+            "",
+        );
+        assert_eq!(g.assertions[0].evidence.as_deref(), Some("e"));
+        assert_eq!(g.assertions[1].evidence, None);
+        assert_eq!(g.details, json!({"n": 1}).as_object().cloned());
+        let not_object = grade_output(Some(0), "0", r#"{"score": 1, "details": [1]}"#, "");
+        assert_eq!(not_object.details, None);
+    }
+
+    #[test]
+    fn long_stderr_is_cut_to_its_last_2000_characters() {
+        let stderr = format!("{}END", "x".repeat(3000));
+        let g = grade_output(Some(1), "1", "", &stderr);
+        let text = &g.assertions[0].text;
+        assert!(
+            text.starts_with("Code evaluator failed: Code evaluator exited with code 1: ...(truncated, last 2000 chars)\n"),
+            "{text}"
+        );
+        let (_, tail) = text.split_once('\n').expect("the tail follows the note");
+        assert_eq!(tail, format!("{}END", "x".repeat(1997)));
+    }
+
+    #[test]
+    fn config_keys_are_snake_cased_at_every_depth() {
+        let config = json!({"maxLen": 5, "nested": {"innerKey": [{"deepKey": 1}]}, "Read": {"keepMe": 1}, "already_snake": true});
+        let Value::Object(map) = config else { unreachable!() };
+        assert_eq!(
+            Value::Object(snake_case_keys(map)),
+            json!({"max_len": 5, "nested": {"inner_key": [{"deep_key": 1}]}, "Read": {"keep_me": 1}, "already_snake": true})
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! What grader unit tests share: a fake grader provider that answers from a script and keeps
+//! what it was asked, a case with its answer, and parsing a grader list from YAML.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::config::Diagnostics;
+use crate::config::node::parse_yaml;
+use crate::context::RunContext;
+use crate::env::Env;
+use crate::model::{
+    Content, EvalCase, ExecutionMetrics, Message, OutputMessage, Role, SourceRef, TraceEvent, TraceSummary,
+};
+use crate::paths::Workspace;
+use crate::providers::{
+    Provider, ProviderEntry, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
+    ResolvedTarget, TargetRegistry,
+};
+
+use super::{ConfiguredGrader, Grade, GradeContext, ParseContext};
+
+/// A grader provider answering from a script: each call takes the next reply (the last one
+/// repeats), and every request is kept.
+#[derive(Debug)]
+pub struct FakeProvider {
+    name: String,
+    entry: &'static ProviderEntry,
+    replies: Mutex<VecDeque<Result<String, String>>>,
+    pub requests: Mutex<Vec<ProviderRequest>>,
+}
+
+impl FakeProvider {
+    /// An LLM-like provider (the mock's kind) answering `replies` in turn.
+    pub fn llm(replies: &[&str]) -> Arc<Self> {
+        Self::of(
+            &crate::providers::mock::ENTRY,
+            replies.iter().map(|r| Ok((*r).to_owned())),
+        )
+    }
+
+    /// An agent provider (claude-code's kind): LLM graders delegate to it.
+    pub fn agent(replies: &[&str]) -> Arc<Self> {
+        Self::of(
+            &crate::providers::claude_code::ENTRY,
+            replies.iter().map(|r| Ok((*r).to_owned())),
+        )
+    }
+
+    /// A provider whose every call fails with `message`.
+    pub fn failing(message: &str) -> Arc<Self> {
+        Self::of(&crate::providers::mock::ENTRY, [Err(message.to_owned())])
+    }
+
+    fn of(entry: &'static ProviderEntry, replies: impl IntoIterator<Item = Result<String, String>>) -> Arc<Self> {
+        Arc::new(Self {
+            name: "grader".into(),
+            entry,
+            replies: Mutex::new(replies.into_iter().collect()),
+            requests: Mutex::default(),
+        })
+    }
+
+    /// The user prompts received, in order.
+    pub fn questions(&self) -> Vec<String> {
+        self.requests
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|r| r.question.clone())
+            .collect()
+    }
+}
+
+impl Provider for FakeProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::of(self.entry)
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        self.requests.lock().expect("lock").push(request.clone());
+        let reply = {
+            let mut replies = self.replies.lock().expect("lock");
+            if replies.len() > 1 {
+                replies.pop_front()
+            } else {
+                replies.front().cloned()
+            }
+        };
+        Box::pin(async move {
+            match reply {
+                Some(Ok(text)) => Ok(ProviderResponse::text(text)),
+                Some(Err(message)) => Err(ProviderError::failed(message)),
+                None => Err(ProviderError::failed("no reply scripted")),
+            }
+        })
+    }
+}
+
+/// One answered case: the case, the answer and the grader provider, ready to grade.
+pub struct Answered {
+    pub case: EvalCase,
+    pub answer: String,
+    pub messages: Vec<OutputMessage>,
+    pub target: ResolvedTarget,
+    pub run: RunContext,
+    trace: Vec<TraceEvent>,
+    summary: TraceSummary,
+    metrics: ExecutionMetrics,
+}
+
+impl Answered {
+    /// A case asking `question` with `criteria`, answered `answer`, graded by `grader`.
+    pub fn new(question: &str, criteria: &str, answer: &str, grader: Arc<dyn Provider>) -> Self {
+        let case = EvalCase {
+            id: "c1".into(),
+            dataset: Arc::from("d"),
+            conversation_id: None,
+            expected_outcome: criteria.into(),
+            input_messages: vec![Message {
+                role: Role::User,
+                content: Content::Text(question.into()),
+                name: None,
+                tool_calls: None,
+            }],
+            raw_input_messages: Vec::new(),
+            expected_messages: Vec::new(),
+            guidelines: Vec::new(),
+            input_files: Vec::new(),
+            question: question.into(),
+            reference_answer: String::new(),
+            suite_target: None,
+            source: SourceRef {
+                file: Arc::from(Path::new("/evals/e.yaml")),
+                line: 1,
+            },
+        };
+        let env = Arc::new(Env::from_pairs(Vec::new()));
+        let target_provider: Arc<dyn Provider> = FakeProvider::llm(&["unused"]);
+        let target = ResolvedTarget {
+            name: "default".into(),
+            provider: target_provider,
+            judge_name: "grader".into(),
+            judge: grader.clone(),
+            workers: None,
+            batching: false,
+            registry: Arc::new(TargetRegistry::with_provider(grader, env)),
+        };
+        Self {
+            case,
+            answer: answer.into(),
+            messages: vec![OutputMessage::assistant(answer)],
+            target,
+            run: RunContext {
+                timeout: Duration::from_secs(30),
+                child_env: Arc::from(Vec::new()),
+                secrets: Default::default(),
+                dump_prompts: None,
+            },
+            trace: Vec::new(),
+            summary: TraceSummary::default(),
+            metrics: ExecutionMetrics::default(),
+        }
+    }
+
+    /// The same case with `reference` as its expected answer.
+    pub fn with_reference(mut self, reference: &str) -> Self {
+        self.case.reference_answer = reference.into();
+        self
+    }
+
+    pub fn context(&self) -> GradeContext<'_> {
+        GradeContext {
+            case: &self.case,
+            attempt: 1,
+            candidate_answer: &self.answer,
+            output_messages: &self.messages,
+            trace: &self.trace,
+            trace_summary: &self.summary,
+            metrics: &self.metrics,
+            target: &self.target,
+            run: &self.run,
+        }
+    }
+
+    /// Grades with `grader`.
+    pub async fn grade(&self, grader: &ConfiguredGrader) -> Grade {
+        grader.grader.grade(&self.context()).await
+    }
+}
+
+/// Parses `yaml` (a grader list) as a case's list, in directory `dir`; the graders (`None`
+/// when the case would be invalid) and every problem as text.
+pub fn parse_in(dir: &Path, yaml: &str) -> (Option<Vec<ConfiguredGrader>>, Vec<String>) {
+    let node = parse_yaml(yaml).expect("yaml");
+    let ws = Workspace::from_cwd(dir.to_path_buf());
+    let mut diags = Diagnostics::new(Path::new("e.yaml"));
+    let mut cx = ParseContext::new(&ws, dir, &mut diags);
+    let graders = super::parse_graders(&node, &mut cx);
+    (graders, diags.into_vec().iter().map(ToString::to_string).collect())
+}
+
+/// [`parse_in`] the temporary directory.
+pub fn parse(yaml: &str) -> (Option<Vec<ConfiguredGrader>>, Vec<String>) {
+    parse_in(&std::env::temp_dir(), yaml)
+}
+
+/// The one grader of `yaml`, which must parse without problems.
+pub fn one(yaml: &str) -> ConfiguredGrader {
+    let (graders, problems) = parse(yaml);
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut graders = graders.expect("valid");
+    assert_eq!(graders.len(), 1);
+    graders.remove(0)
+}
