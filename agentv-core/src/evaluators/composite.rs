@@ -329,9 +329,9 @@ impl Member<'_> {
     }
 
     fn prefixed(&self) -> impl Iterator<Item = Assertion> + '_ {
-        self.grade.assertions.iter().map(|a| Assertion {
+        self.grade.assertion_list().into_iter().map(|a| Assertion {
             text: format!("[{}] {}", self.name(), a.text),
-            ..a.clone()
+            ..a
         })
     }
 
@@ -342,7 +342,7 @@ impl Member<'_> {
             "type": self.grader.type_name(),
             "score": js_number(self.grade.score),
             "verdict": self.grade.verdict4().as_str(),
-            "assertions": self.grade.assertions,
+            "assertions": self.grade.assertion_list(),
         });
         if let Some(w) = weight {
             r["weight"] = js_number(w);
@@ -363,7 +363,7 @@ impl Member<'_> {
 struct ScoreJson<'a> {
     score: Value,
     verdict: &'static str,
-    assertions: &'a [Assertion],
+    assertions: Vec<Assertion>,
     expected_aspect_count: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     grader_raw_request: Option<&'a Value>,
@@ -395,11 +395,12 @@ fn results_json<'a>(members: &'a [Member<'a>]) -> ResultsJson<'a> {
             "composite" => details.as_mut().and_then(|d| d.remove("scores")),
             _ => None,
         };
+        let assertions = m.grade.assertion_list();
         let json = ScoreJson {
             score: js_number(m.grade.score),
             verdict: m.grade.verdict4().as_str(),
-            assertions: &m.grade.assertions,
-            expected_aspect_count: m.grade.assertions.len().max(1),
+            expected_aspect_count: assertions.len().max(1),
+            assertions,
             grader_raw_request: m.grade.request.as_ref(),
             details: details.filter(|d| !d.is_empty()),
             scores,

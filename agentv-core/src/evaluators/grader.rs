@@ -312,6 +312,17 @@ impl Grade {
         }
     }
 
+    /// The assertions of this grade; for a 2.x grader (hits and misses only), its hits as
+    /// passed assertions then its misses as failed ones, as 4.x reads 2.x results.
+    pub fn assertion_list(&self) -> Vec<Assertion> {
+        if !self.assertions.is_empty() {
+            return self.assertions.clone();
+        }
+        let hits = self.hits.iter().map(|h| Assertion::new(h.clone(), true));
+        hits.chain(self.misses.iter().map(|m| Assertion::new(m.clone(), false)))
+            .collect()
+    }
+
     /// The verdict in 4.x terms: the grader's own, else pass at a score of 0.8 or more.
     pub fn verdict4(&self) -> GradeVerdict {
         self.verdict.unwrap_or_else(|| GradeVerdict::of_score(self.score))
