@@ -967,7 +967,7 @@ mod tests {
         let errs = errors(&suite);
         let want = [
             "e.yaml:8:58: error: `weight` must be a number ≥ 0, found -1",
-            "e.yaml:12:18: error: tool_trajectory modes in_order and exact need `expected`",
+            "e.yaml:12:18: error: tool_trajectory mode in_order needs `expected`",
             "e.yaml:13:5: error: eval case is missing the required key `id`",
             "e.yaml:14:21: error: `input_messages` must be a list of messages, found a mapping",
         ];
