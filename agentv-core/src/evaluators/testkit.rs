@@ -62,6 +62,11 @@ impl FakeProvider {
         })
     }
 
+    /// A copy of the requests received, in order (no lock held across awaits).
+    pub fn requests(&self) -> Vec<ProviderRequest> {
+        self.requests.lock().expect("lock").clone()
+    }
+
     /// The user prompts received, in order.
     pub fn questions(&self) -> Vec<String> {
         self.requests

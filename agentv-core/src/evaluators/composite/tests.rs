@@ -117,10 +117,8 @@ async fn threshold_counts_passing_verdicts() {
     let judge = FakeProvider::llm(&[
         r#"{"checks": [{"id": "rubric-1", "satisfied": true, "reasoning": "r"}, {"id": "rubric-2", "satisfied": false, "reasoning": "r"}], "overall_reasoning": "o"}"#,
     ]);
-    let yaml = format!(
-        "- type: composite\n  assertions: [{{name: r, type: rubrics, criteria: [Names PARIS, Names ROME]}}, {{name: c, type: keywords, expected: [Paris]}}]\n  aggregator: {{type: threshold, threshold: 0.5}}\n"
-    );
-    let g = answered(judge).grade(&one(&yaml)).await;
+    let yaml = "- type: composite\n  assertions: [{name: r, type: rubrics, criteria: [Names PARIS, Names ROME]}, {name: c, type: keywords, expected: [Paris]}]\n  aggregator: {type: threshold, threshold: 0.5}\n";
+    let g = answered(judge).grade(&one(yaml)).await;
     assert_eq!((g.score, g.verdict), (0.5, Some(GradeVerdict::Pass)));
     assert_eq!(g.assertions[0].text, "1/2 evaluators passed (threshold: 0.5)");
     assert_eq!(g.assertions[1].text, "[r] [rubric-1] Names PARIS");
@@ -230,13 +228,12 @@ async fn the_llm_aggregator_sends_the_recorded_prompt() {
     let g = aggregate(&Aggregator::Llm { prompt: None }, &members, &a.context()).await;
     assert!((g.score - 2.0 / 3.0).abs() < 1e-12);
     assert_eq!(texts(&g), owned(&[("mean of 3", false)]));
-    let requests = judge.requests.lock().expect("lock");
+    let requests = judge.requests();
     assert_eq!(
         requests[0].question,
         "Review the following evaluation results:\n{\n  \"a\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"assertions\": [\n      {\n        \"text\": \"Output contains \\\"Paris\\\"\",\n        \"passed\": true\n      }\n    ],\n    \"expectedAspectCount\": 1\n  },\n  \"b\": {\n    \"score\": 0,\n    \"verdict\": \"fail\",\n    \"assertions\": [\n      {\n        \"text\": \"Output does not contain \\\"Rome\\\"\",\n        \"passed\": false\n      }\n    ],\n    \"expectedAspectCount\": 1\n  },\n  \"c\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"assertions\": [\n      {\n        \"text\": \"Output contains \\\"France\\\"\",\n        \"passed\": true\n      }\n    ],\n    \"expectedAspectCount\": 1\n  }\n}\n\nDecide the final score and verdict based on all grader results.\nReturn a JSON object with: score (0.0-1.0), verdict (pass/fail), and reasoning."
     );
     assert_eq!(requests[0].system_prompt.as_deref(), Some(FREEFORM_SYSTEM));
-    drop(requests);
     // a custom prompt, and a reply that does not parse: 0, fail, no retry
     let judge = FakeProvider::llm(&["no"]);
     let a = answered(judge.clone());

@@ -29,7 +29,7 @@ async fn freeform_sends_the_recorded_default_prompt_and_reads_the_reply() {
     assert_eq!(g.assertions[1].evidence.as_deref(), Some("no Rome"));
     assert_eq!(g.details, json!({"found": ["paris"]}).as_object().cloned());
     assert_eq!(g.error, None);
-    let requests = judge.requests.lock().expect("lock");
+    let requests = judge.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].question, RECORDED_DEFAULT);
     assert_eq!(requests[0].system_prompt.as_deref(), Some(FREEFORM_SYSTEM));
@@ -127,7 +127,7 @@ async fn a_bad_reply_is_asked_again_then_repaired_then_skipped() {
         asked[3],
         "The following evaluation response has useful grading content but invalid JSON structure.\nRepair it to satisfy the schema in the system prompt.\nPreserve the evaluation meaning, do not re-grade the answer, and return only a single JSON object.\n\nValidation error:\n`score` must be between 0 and 1, got 1.5\n\nInvalid response:\n{\"score\": 1.5}"
     );
-    let requests = judge.requests.lock().expect("lock");
+    let requests = judge.requests();
     assert_eq!(requests[3].system_prompt.as_deref(), Some(FREEFORM_SYSTEM), "the repair keeps the schema");
 }
 
@@ -173,7 +173,7 @@ async fn rubrics_of_an_llm_grader_grade_per_item() {
     let g = answered(judge.clone()).grade(&grader).await;
     assert_eq!((g.score, g.verdict), (0.5, Some(GradeVerdict::Fail)));
     assert_eq!(g.hits, ["[r1] Names PARIS"]);
-    let requests = judge.requests.lock().expect("lock");
+    let requests = judge.requests();
     assert!(requests[0].question.contains("- [r1] (REQUIRED): Names PARIS\n- [r2] (REQUIRED): Names MADRID"));
     assert_eq!(requests[0].system_prompt.as_deref(), Some(rubrics::CHECKLIST_SYSTEM));
 }
@@ -185,7 +185,7 @@ async fn an_agent_grader_gets_one_delegate_prompt_and_fails_without_retries() {
     let g = a.grade(&one("- {type: llm-grader}\n")).await;
     assert_eq!((g.score, g.verdict), (0.0, Some(GradeVerdict::Fail)), "fail, not skip");
     assert_eq!(g.assertions[0].text, "Failed to parse llm-grader agent response as valid evaluation JSON");
-    let requests = judge.requests.lock().expect("lock");
+    let requests = judge.requests();
     assert_eq!(requests.len(), 1, "no retries");
     assert_eq!(requests[0].system_prompt, None);
     assert_eq!(
@@ -194,7 +194,6 @@ async fn an_agent_grader_gets_one_delegate_prompt_and_fails_without_retries() {
             "You are an expert grader. Investigate the workspace to verify the criteria are met.\n\n[[ ## question ## ]]\n{QUESTION}\n\n[[ ## criteria ## ]]\nNames PARIS and ROME\n\n[[ ## reference_answer ## ]]\nParis.\n\n[[ ## answer ## ]]\n{ANSWER}\n\n{FREEFORM_SYSTEM}"
         )
     );
-    drop(requests);
     let judge = FakeProvider::agent(&[r#"Done. {"score": 0.85}"#]);
     let g = answered(judge).grade(&one("- {type: llm-grader}\n")).await;
     assert_eq!((g.score, g.verdict), (0.85, Some(GradeVerdict::Pass)));
