@@ -105,7 +105,14 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
 fn build_contextual_precision_judge() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(&cargo)
-        .args(["build", "--quiet", "--package", "contextual-precision-judge"])
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            "agentv-judges",
+            "--bin",
+            "agentv-contextual-precision",
+        ])
         .current_dir(repo_root())
         .status()
         .expect("cargo runs");
