@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A deterministic stand-in for a judge model, used as a `cli` target so the judge examples run
-offline: `python3 fake_model.py {PROMPT} {OUTPUT_FILE}`.
+offline: `python3 -S fake_model.py {PROMPT} {OUTPUT_FILE}` (standard library only).
 
 It reads the prompts of the ready-made judges (judges/README.md) by their tagged blocks and
 reply formats, and answers by two word rules instead of by meaning:

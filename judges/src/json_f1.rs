@@ -378,12 +378,8 @@ fn expected_document(payload: &CodeJudgePayload, inline: Option<&Value>) -> Resu
         Some(Value::Object(object)) => Ok(Value::Object(object.clone())),
         Some(other) => {
             let text = message_text(other);
-            parse_document(&text).ok_or_else(|| {
-                Error::Input(format!(
-                    "the expected answer is not JSON: {}",
-                    excerpt(&text.replace('\n', " "), 80)
-                ))
-            })
+            parse_document(&text)
+                .ok_or_else(|| Error::Input(format!("the expected answer is not JSON: {}", excerpt(&text, 80))))
         }
     }
 }
@@ -500,10 +496,8 @@ pub fn grade(payload: &CodeJudgePayload) -> Result<JudgeResult, Error> {
     );
     let mut out = Outcome::new(NAME, value, reasoning);
     if answer.is_none() {
-        out.misses.push(format!(
-            "the answer is not JSON: {}",
-            excerpt(&answer_text.replace('\n', " "), 80)
-        ));
+        out.misses
+            .push(format!("the answer is not JSON: {}", excerpt(&answer_text, 80)));
     }
     let mut listed = Map::new();
     for field in &fields {

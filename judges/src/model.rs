@@ -339,8 +339,7 @@ pub fn parse_verdict(entry: &Value) -> Result<Verdict, String> {
 
 /// A reply as an error message shows it: quoted, on one line, cut short.
 pub fn quoted(text: &str) -> String {
-    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    format!("\u{201c}{}\u{201d}", excerpt(flat.trim(), 120))
+    format!("\u{201c}{}\u{201d}", excerpt(text.trim(), 120))
 }
 
 #[cfg(test)]

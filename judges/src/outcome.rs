@@ -94,11 +94,13 @@ pub fn round(x: f64) -> String {
     if text == "-0" { "0".to_owned() } else { text.to_owned() }
 }
 
-/// At most `max` characters of `text`, with `…` when cut.
+/// `text` on one line for a message: control characters (line breaks, tabs, escapes) become
+/// spaces, and at most `max` characters are kept, with `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}…", &text[..end]),
+    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match flat.char_indices().nth(max) {
+        None => flat,
+        Some((end, _)) => format!("{}…", &flat[..end]),
     }
 }
 
@@ -202,6 +204,7 @@ mod tests {
         }
         assert_eq!(excerpt("héllo wörld", 5), "héllo…");
         assert_eq!(excerpt("short", 5), "short");
+        assert_eq!(excerpt("a\nb\u{1b}[31m", 20), "a b [31m");
         assert_eq!(ratio(2, 3, 1.0), 2.0 / 3.0);
         assert_eq!(ratio(0, 0, 1.0), 1.0);
         assert_eq!(
