@@ -30,7 +30,8 @@
 //! (fences and prose around it are fine); an answer with no JSON has no fields (every expected
 //! field is a FN) and a miss saying so. The **expected** JSON is the evaluator's `expected`
 //! (a value, or JSON text), else the content of the last expected message (an object, or JSON
-//! text; 2.x `expected_messages`, 4.x `expected_output`); none is a grader error.
+//! text; 2.x `expected_messages`, 4.x `expected_output`), else the 2.x `reference_answer`
+//! text; none is a grader error.
 //!
 //! Example: expected `{"name": "Ada", "age": 36, "city": "London"}`, answer `{"name": "ada",
 //! "age": 37, "email": "a@b.c"}`: TP name, FP+FN age, FN city, FP email → P = 1/3, R = 1/3,
@@ -369,6 +370,9 @@ fn expected_document(payload: &CodeJudgePayload, inline: Option<&Value>) -> Resu
         .rev()
         .filter(|m| m.get("role").and_then(Value::as_str).is_none_or(|r| r == "assistant"))
         .find_map(|m| m.get("content").filter(|c| !c.is_null()));
+    // A payload with only the 2.x `reference_answer` (the last expected message as text).
+    let reference = Value::String(payload.reference_answer.clone());
+    let content = content.or_else(|| (!payload.reference_answer.trim().is_empty()).then_some(&reference));
     match content {
         None => Err(Error::Input(
             "no expected JSON: give it as the content of the last expected message (an object, or JSON text) or \
@@ -702,6 +706,13 @@ mod tests {
                 .to_string()
                 .starts_with("no expected JSON")
         );
+        let reference_only = CodeJudgePayload::from_value(json!({
+            "candidate_answer": "{\"a\": 1}",
+            "reference_answer": "{\"a\": 1, \"b\": 2}"
+        }))
+        .expect("payload");
+        let r = grade(&reference_only).expect("the reference answer is the expectation");
+        assert!((r.score() - 2.0 / 3.0).abs() < 1e-12, "{}", r.score());
         let error = grade(&payload(json!({}), "{}", json!({"fields": ["a..b"]})))
             .expect_err("bad path")
             .to_string();
