@@ -1,7 +1,5 @@
 //! The shipped examples run offline from the binary.
 
-use std::process::Command;
-
 use agentv_testkit::{Run, agentv, repo_root};
 
 fn run_example(args: &[&str], out: &std::path::Path) -> Run {
@@ -101,32 +99,17 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
     );
 }
 
-/// Builds the Rust judge once so the suite's `cargo run` judges start at once.
-fn build_contextual_precision_judge() -> std::path::PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(&cargo)
-        .args(["build", "--quiet", "--package", "contextual-precision-judge"])
-        .current_dir(repo_root())
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "judge builds");
-    std::path::Path::new(&cargo)
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default()
-}
-
 #[test]
 fn contextual_precision_example_scores_the_worked_numbers() {
-    let cargo_dir = build_contextual_precision_judge();
+    // The suite names the judge built ahead in target/debug; grading never compiles it.
+    crate::ready_made_judges::judges_dir();
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
-    let path = format!("{}:{}", cargo_dir.display(), std::env::var("PATH").unwrap_or_default());
     let mut cmd = agentv(
         &repo_root(),
         &["eval", "examples/contextual-precision/evals/retrieval.yaml", "--out"],
     );
-    cmd.arg(&out).env("PATH", path);
+    cmd.arg(&out);
     Run::of(&mut cmd).code(0);
     let records = results(&out);
     for (id, want, calls) in [

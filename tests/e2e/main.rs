@@ -13,6 +13,7 @@ mod judge_generations;
 mod llm_providers;
 mod proxy_judges;
 mod readme;
+mod ready_made_judges;
 mod results;
 mod run_behaviour;
 mod schema_command;

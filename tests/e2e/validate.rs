@@ -198,7 +198,14 @@ fn directory_walk_skips_results_files_and_reads_named_targets_files_as_targets()
 }
 
 /// The example directories, each validated from inside it and all together from the root.
-const EXAMPLES: &[&str] = &["agents", "cli-agent", "contextual-precision", "mock", "providers"];
+const EXAMPLES: &[&str] = &[
+    "agents",
+    "cli-agent",
+    "contextual-precision",
+    "judges",
+    "mock",
+    "providers",
+];
 
 /// Example directories that hold no suite: `results` holds results files for `compare` and
 /// `report` (tested in `results.rs` beside this module); `validate` skips them.
