@@ -8,22 +8,63 @@ use crate::providers::ProviderResponse;
 /// Tools counted as exploration when none are configured.
 pub const DEFAULT_EXPLORATION_TOOLS: &[&str] = &["read", "grep", "glob", "search", "list"];
 
+/// Largest trace file `trace_ref` may name. A trace is a list of events; a file larger than
+/// this is not one worth holding in memory (and `/dev/zero` must not fill it).
+pub const MAX_TRACE_FILE: u64 = 32 * 1024 * 1024;
+
 /// The trace of an answer: the explicit `trace` (deprecated, preferred when present), else the
 /// file named by `trace_ref`, else the tool calls of the output messages in order.
-pub fn resolve(response: &ProviderResponse, warnings: &mut Vec<String>) -> Vec<TraceEvent> {
+///
+/// The file is whatever the target wrote, so it is read defensively: regular files only (a FIFO
+/// would block, a device never ends), at most [`MAX_TRACE_FILE`] bytes, on a blocking thread so
+/// the run's other cases and its timers go on. A file that cannot be used is a warning.
+pub async fn resolve(response: &ProviderResponse, warnings: &mut Vec<String>) -> Vec<TraceEvent> {
     if let Some(trace) = &response.trace {
         return trace.clone();
     }
     if let Some(path) = &response.trace_ref {
-        match std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        {
+        let owned = path.clone();
+        let read = tokio::task::spawn_blocking(move || read_trace_file(&owned))
+            .await
+            .unwrap_or_else(|e| Err(format!("the read failed: {e}")));
+        match read {
             Ok(events) => return events,
             Err(e) => warnings.push(format!("ignored trace_ref {}: {e}", path.display())),
         }
     }
     extract(&response.output_messages)
+}
+
+/// Reads and parses a trace file named by `trace_ref` (see [`resolve`]).
+fn read_trace_file(path: &std::path::Path) -> Result<Vec<TraceEvent>, String> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opening a FIFO for reading blocks until a writer appears; non-blocking, it returns at
+    // once and the type check below rejects it.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(|e| e.to_string())?;
+    // The opened file's own type: the path may have changed since anyone looked at it.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > MAX_TRACE_FILE {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_TRACE_FILE {
+        return Err(too_large());
+    }
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+}
+
+fn too_large() -> String {
+    format!("larger than {} MiB", MAX_TRACE_FILE / (1024 * 1024))
 }
 
 /// One `tool_call` event per tool call, in order; the timestamp falls back to the message's.
@@ -106,10 +147,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn summary_from_output_messages_matches_the_spec() {
+    #[tokio::test]
+    async fn summary_from_output_messages_matches_the_spec() {
         let r = answer(vec![call("searchDocs", None), call("verify", None)]);
-        let events = resolve(&r, &mut Vec::new());
+        let events = resolve(&r, &mut Vec::new()).await;
         let summary = TraceSummary::from_events(&events);
         assert_eq!(
             serde_json::to_value(&summary).expect("json"),
@@ -119,18 +160,18 @@ mod tests {
         assert_eq!(events[0].timestamp.as_deref(), Some("2025-01-01T00:00:00Z"));
     }
 
-    #[test]
-    fn explicit_trace_takes_precedence() {
+    #[tokio::test]
+    async fn explicit_trace_takes_precedence() {
         let mut r = answer(vec![call("a", None)]);
         r.trace = Some(vec![TraceEvent::new(TraceEventKind::Error)]);
-        let events = resolve(&r, &mut Vec::new());
+        let events = resolve(&r, &mut Vec::new()).await;
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, TraceEventKind::Error);
     }
 
-    #[test]
-    fn messages_without_tool_calls_give_an_empty_trace() {
-        assert!(resolve(&ProviderResponse::text("hi"), &mut Vec::new()).is_empty());
+    #[tokio::test]
+    async fn messages_without_tool_calls_give_an_empty_trace() {
+        assert!(resolve(&ProviderResponse::text("hi"), &mut Vec::new()).await.is_empty());
     }
 
     #[test]
@@ -155,8 +196,8 @@ mod tests {
         assert_eq!((none.tokens_per_tool, none.exploration_ratio), (None, None));
     }
 
-    #[test]
-    fn trace_ref_names_a_trace_file_and_camel_case_is_accepted() {
+    #[tokio::test]
+    async fn trace_ref_names_a_trace_file_and_camel_case_is_accepted() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("trace.json");
         std::fs::write(
@@ -172,11 +213,54 @@ mod tests {
         let r = crate::providers::parse_answer(&text);
         assert_eq!(r.cost_usd, Some(0.5));
         assert_eq!(r.output_messages[0].text().as_deref(), Some("ok"));
-        let events = resolve(&r, &mut Vec::new());
+        let events = resolve(&r, &mut Vec::new()).await;
         let summary = TraceSummary::from_events(&events);
         assert_eq!(
             (summary.event_count, summary.error_count, summary.tool_names.clone()),
             (2, 1, vec!["search".to_owned()])
         );
+    }
+
+    /// An answer whose only trace is the file at `path`.
+    fn with_trace_ref(path: &std::path::Path) -> ProviderResponse {
+        ProviderResponse {
+            trace_ref: Some(path.to_path_buf()),
+            ..answer(vec![call("fallback", None)])
+        }
+    }
+
+    #[tokio::test]
+    async fn trace_ref_to_a_device_or_a_fifo_is_ignored_without_blocking() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let fifo = dir.path().join("trace.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        for path in [std::path::Path::new("/dev/zero"), fifo.as_path()] {
+            let mut warnings = Vec::new();
+            // A guard against a hang, not a speed assertion.
+            let events = tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                resolve(&with_trace_ref(path), &mut warnings),
+            )
+            .await
+            .expect("the read returned");
+            assert_eq!(events.len(), 1, "fell back to the tool calls");
+            assert!(warnings[0].contains("not a regular file"), "{warnings:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn trace_ref_to_a_huge_file_is_ignored() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("huge.json");
+        let file = std::fs::File::create(&path).expect("create");
+        file.set_len(MAX_TRACE_FILE + 1).expect("sparse file");
+        let mut warnings = Vec::new();
+        let events = resolve(&with_trace_ref(&path), &mut warnings).await;
+        assert_eq!(events.len(), 1, "fell back to the tool calls");
+        assert!(warnings[0].contains("larger than 32 MiB"), "{warnings:?}");
     }
 }

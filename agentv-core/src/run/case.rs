@@ -94,7 +94,7 @@ pub async fn run_case(
         }
     };
     let mut warnings = response.warnings.clone();
-    let trace = crate::trace::resolve(&response, &mut warnings);
+    let trace = crate::trace::resolve(&response, &mut warnings).await;
     let summary = TraceSummary::from_events(&trace);
     let metrics = crate::trace::metrics(&response, &summary, &options.exploration_tools);
     let candidate = agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
