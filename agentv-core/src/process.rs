@@ -13,7 +13,7 @@ use std::time::Duration;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use crate::redact::{RedactingWriter, SharedFile, StreamLog};
+use crate::redact::{RedactingWriter, Secrets, SharedFile, StreamLog};
 
 /// Captured output is cut at this size; the rest is read and discarded.
 pub const MAX_CAPTURE: usize = 10 * 1024 * 1024;
@@ -45,14 +45,15 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// The last `max` characters of stderr (or stdout when stderr is empty), for error messages.
-    pub fn output_tail(&self, max: usize) -> String {
+    /// The last `max` characters of stderr (or stdout when stderr is empty), secrets redacted,
+    /// for error messages.
+    pub fn output_tail(&self, max: usize, secrets: &Secrets) -> String {
         let stream = if self.stderr.iter().all(u8::is_ascii_whitespace) {
             &self.stdout
         } else {
             &self.stderr
         };
-        tail(&String::from_utf8_lossy(stream), max)
+        tail(&String::from_utf8_lossy(stream), max, secrets)
     }
 
     pub fn code_text(&self) -> String {
@@ -63,9 +64,11 @@ impl Finished {
     }
 }
 
-/// The last `max` characters of `text`, trimmed.
-pub fn tail(text: &str, max: usize) -> String {
-    let text = text.trim();
+/// The last `max` characters of `text`, trimmed, with every secret redacted first: cutting
+/// first could leave the end of a secret that redaction no longer recognises.
+pub fn tail(text: &str, max: usize, secrets: &Secrets) -> String {
+    let redacted = secrets.redact(text);
+    let text = redacted.trim();
     let count = text.chars().count();
     if count <= max {
         return text.to_owned();
@@ -256,8 +259,21 @@ mod tests {
         let argv = sh("cat; echo err >&2; exit 3");
         let out = run(spec(&argv, Some(b"hello"), 10.0)).await.expect("runs");
         assert_eq!(out.stdout, b"hello");
-        assert_eq!(out.output_tail(100), "err");
+        assert_eq!(out.output_tail(100, &Secrets::default()), "err");
         assert_eq!(out.status.code(), Some(3));
+    }
+
+    #[test]
+    fn tail_redacts_before_cutting() {
+        let secrets = Secrets::default();
+        secrets.add("SUPERSECRETTOKEN_0123456789abcdef");
+        let text = format!("SUPERSECRETTOKEN_0123456789abcdef{}", "x".repeat(190));
+        for max in [200, 195, 193, 10] {
+            let cut = tail(&text, max, &secrets);
+            assert!(!cut.contains("abcdef") && !cut.contains("6789"), "{max}: {cut}");
+            assert!(cut.chars().count() <= max + 1, "{max}: {cut}");
+        }
+        assert_eq!(tail(&text, 200, &secrets), format!("***{}", "x".repeat(190)));
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@ use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, 
 use crate::model::Message;
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::providers::proxy_invoker::ProviderInvoker;
+use crate::redact::Secrets;
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
@@ -417,9 +418,9 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
         Ok(done) if !done.status.success() => Grade::crashed(format!(
             "code judge exited with code {}: {}",
             done.code_text(),
-            done.output_tail(2000)
+            done.output_tail(2000, &ctx.run.secrets)
         )),
-        Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout)),
+        Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout), &ctx.run.secrets),
     };
     if let Some(target) = ran.proxy_usage {
         grade
@@ -437,13 +438,15 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
 /// non-numeric score, a score outside [0, 1] (docs/architecture.md#scoring: a judge answering 2 has
 /// a bug, and clamping it would turn the bug into a pass), non-object `details`. Keys outside the
 /// contract are ignored. 4.x assertions with `evidence` are kept in `details.assertions`.
-pub fn parse_output(stdout: &str) -> Grade {
+///
+/// Output quoted in an error is redacted with `secrets` before it is cut.
+pub fn parse_output(stdout: &str, secrets: &Secrets) -> Grade {
     let output = match JudgeOutput::parse(stdout) {
         Ok(output) => output,
         Err(OutputError::NotJson(_)) => {
             return Grade::failed(format!(
                 "code judge printed no valid JSON object on stdout (got: {:?})",
-                crate::process::tail(stdout.trim(), 200)
+                crate::process::tail(stdout.trim(), 200, secrets)
             ));
         }
         Err(e @ OutputError::NotObject(_)) => return Grade::failed(format!("code judge {e}")),
@@ -479,9 +482,13 @@ pub fn parse_output(stdout: &str) -> Grade {
 mod tests {
     use super::*;
 
+    fn parse(stdout: &str) -> Grade {
+        parse_output(stdout, &Secrets::default())
+    }
+
     #[test]
     fn parses_valid_output() {
-        let g = parse_output(
+        let g = parse(
             r#" {"score": 0.75, "hits": ["a", " ", " b "], "misses": [], "reasoning": "r", "details": {"k": [1]}} "#,
         );
         assert_eq!(g.score, 0.75);
@@ -493,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_4x_result_grades_with_its_assertions() {
-        let g = parse_output(
+        let g = parse(
             r#"{"score": 0.5, "verdict": "fail", "assertions": [{"text": "has title", "passed": true}, {"text": "has date", "passed": false, "evidence": "no date line"}], "details": {"n": 2}}"#,
         );
         assert_eq!((g.score, g.error.as_deref()), (0.5, None));
@@ -508,13 +515,13 @@ mod tests {
             json!({"text": "has date", "passed": false, "evidence": "no date line"})
         );
         let scored_by_assertions =
-            parse_output(r#"{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}"#);
+            parse(r#"{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}"#);
         assert_eq!((scored_by_assertions.score, scored_by_assertions.details), (0.5, None));
     }
 
     #[test]
     fn keys_outside_the_contract_are_ignored() {
-        let g = parse_output(r#"{"score": 1, "name": "my judge", "passed": true}"#);
+        let g = parse(r#"{"score": 1, "name": "my judge", "passed": true}"#);
         assert_eq!((g.score, g.error), (1.0, None));
     }
 
@@ -548,7 +555,7 @@ mod tests {
             ),
         ];
         for (stdout, want) in cases {
-            let g = parse_output(stdout);
+            let g = parse(stdout);
             let error = g.error.expect("error");
             assert!(error.starts_with(want), "{stdout}: {error}");
             assert_eq!(g.score, 0.0);
@@ -565,7 +572,7 @@ mod tests {
             (r#"{"score": 1e308}"#, "1e308"),
             (r#"{"score": -1e-9}"#, "-1e-9"),
         ] {
-            let g = parse_output(stdout);
+            let g = parse(stdout);
             assert_eq!(
                 g.error.as_deref(),
                 Some(
@@ -579,7 +586,7 @@ mod tests {
             assert_eq!((g.score, g.hits.len()), (0.0, 0), "{stdout}");
         }
         for edge in [r#"{"score": 0}"#, r#"{"score": 1}"#, r#"{"score": 1.0}"#] {
-            assert!(parse_output(edge).error.is_none(), "{edge}");
+            assert!(parse(edge).error.is_none(), "{edge}");
         }
     }
 

@@ -609,7 +609,7 @@ async fn run_prompt_script(script: &PromptScript, ctx: &GradeContext<'_>) -> Res
         return Err(format!(
             "prompt script exited with code {}: {}",
             done.code_text(),
-            done.output_tail(2000)
+            done.output_tail(2000, &ctx.run.secrets)
         ));
     }
     let text = String::from_utf8_lossy(&done.stdout).trim().to_owned();

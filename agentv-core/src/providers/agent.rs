@@ -210,9 +210,12 @@ pub enum AgentOutputError {
     /// The agent reported a failure itself (an error result, a failed turn): its own words.
     #[error("{0}")]
     Reported(String),
-    /// The output is not what the agent prints when it finishes (no events, no result).
+    /// The output is not what the agent prints when it finishes (no result, no message).
     #[error("{0}")]
     Unreadable(String),
+    /// The output holds no JSON event at all. The caller quotes the output, secrets redacted.
+    #[error("the agent printed no JSON events")]
+    NoEvents,
 }
 
 /// Runs an agent CLI once: finds the executable, prepares the workspace, sends the prompt on
@@ -284,8 +287,8 @@ pub async fn run(
             Err(AgentOutputError::Reported(report)) => report.clone(),
             _ => format!(
                 "stderr: {}; last stdout lines:\n{}",
-                process::tail(&String::from_utf8_lossy(&done.stderr), 1000),
-                last_lines(&done.stdout, 5)
+                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets),
+                last_lines(&done.stdout, 5, &config.secrets)
             ),
         };
         return Err(ProviderError::failed(format!(
@@ -294,7 +297,17 @@ pub async fn run(
             done.code_text()
         )));
     }
-    let mut response = parsed.map_err(|e| ProviderError::failed(format!("{e}{log_note}")))?;
+    let mut response = parsed.map_err(|e| {
+        let output = match e {
+            AgentOutputError::NoEvents => format!(
+                "{} printed no JSON events; output was: {}",
+                profile.program,
+                process::tail(&String::from_utf8_lossy(&done.stdout), 300, &config.secrets)
+            ),
+            other => other.to_string(),
+        };
+        ProviderError::failed(format!("{output}{log_note}"))
+    })?;
     response.duration_ms = response.duration_ms.or(Some(started.elapsed().as_secs_f64() * 1000.0));
     if let Some(path) = log {
         response
@@ -305,14 +318,16 @@ pub async fn run(
     Ok(response)
 }
 
-/// The last `n` non-empty lines of `output`, for error messages.
-pub fn last_lines(output: &[u8], n: usize) -> String {
+/// The last `n` non-empty lines of `output`, secrets redacted, for error messages.
+pub fn last_lines(output: &[u8], n: usize, secrets: &Secrets) -> String {
     let text = String::from_utf8_lossy(output);
+    // Redacted whole, before lines are picked and cut: a secret may span lines.
+    let text = secrets.redact(&text);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(n);
     lines[start..]
         .iter()
-        .map(|l| crate::process::tail(l, 400))
+        .map(|l| crate::process::tail(l, 400, secrets))
         .collect::<Vec<_>>()
         .join("\n")
 }

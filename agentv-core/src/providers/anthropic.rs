@@ -123,6 +123,7 @@ impl AnthropicProvider {
             ],
             body,
             timeout: c.llm.timeout,
+            secrets: c.llm.secrets.clone(),
         }
     }
 }

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind, Pos};
 use crate::process::{self, ProcessError, ProcessSpec};
+use crate::redact::Secrets;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
 
@@ -92,6 +93,8 @@ pub struct CliConfig {
     pub timeout: Option<Duration>,
     pub healthcheck: Option<Healthcheck>,
     pub keep_temp_files: bool,
+    /// Redacted from the command's output before it is cut for an error message.
+    pub secrets: Secrets,
 }
 
 /// A probe run once before the first request.
@@ -195,7 +198,7 @@ impl CliProvider {
                     Ok(done) => {
                         // stderr's tail, else stdout's: a check that explains itself on stdout
                         // (or not at all) still gets a readable reason.
-                        let tail = done.output_tail(500);
+                        let tail = done.output_tail(500, &self.config.secrets);
                         let hint = not_found_hint(done.status.code(), &tail, &cwd);
                         let output = if tail.is_empty() { "no output".to_owned() } else { tail };
                         Err(format!("command exited with code {}: {output}{hint}", done.code_text()))
@@ -274,7 +277,7 @@ impl CliProvider {
             Err(e) => return Err(ProviderError::failed(e.to_string())),
         };
         if !done.status.success() {
-            let output = done.output_tail(2000);
+            let output = done.output_tail(2000, &self.config.secrets);
             return Err(ProviderError::failed(format!(
                 "command failed with exit code {}: {output}{}",
                 done.code_text(),
@@ -473,6 +476,7 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
         timeout,
         healthcheck,
         keep_temp_files,
+        secrets: s.secrets().clone(),
     };
     Some(Arc::new(CliProvider::new(ctx.target, config, ctx.child_env.clone())))
 }
@@ -555,6 +559,7 @@ mod tests {
                 timeout: Some(Duration::from_secs(10)),
                 healthcheck,
                 keep_temp_files: false,
+                secrets: Secrets::default(),
             },
             Arc::from(vec![("AGENTV_CLI_TEST_VAR".to_owned(), "from-dotenv".to_owned())]),
         )

@@ -104,6 +104,7 @@ impl GeminiProvider {
             ],
             body,
             timeout: c.llm.timeout,
+            secrets: c.llm.secrets.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ use super::retry::{RetryPolicy, parse_retry_after};
 use super::{ProviderError, ProviderRequest, ProviderResponse};
 use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
 use crate::model::{OutputMessage, TokenUsage};
+use crate::redact::Secrets;
 
 /// Keys every LLM API target accepts besides its own (read by
 /// [`super::TargetSettings::llm`]).
@@ -73,6 +74,8 @@ pub struct LlmSettings {
     /// Per HTTP attempt; `None` leaves it to the run's timeout.
     pub timeout: Option<Duration>,
     pub retry: RetryPolicy,
+    /// Redacted from error bodies before they are cut for a message.
+    pub secrets: Secrets,
 }
 
 /// Who speaks a turn, in the two-role form LLM APIs take.
@@ -146,6 +149,8 @@ pub struct HttpCall {
     pub body: Value,
     /// Per attempt; `None` leaves it to the run's timeout.
     pub timeout: Option<Duration>,
+    /// Redacted from error bodies before they are cut for a message.
+    pub secrets: Secrets,
 }
 
 impl std::fmt::Debug for HttpCall {
@@ -197,14 +202,14 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
     if !(200..300).contains(&status) {
         return Err(ProviderError::Http {
             status,
-            message: error_message(&text),
+            message: error_message(&text, &call.secrets),
             retry_after,
         });
     }
     serde_json::from_str(&text).map_err(|e| {
         ProviderError::failed(format!(
             "malformed response from the provider ({e}): {}",
-            crate::process::tail(&text, 300)
+            crate::process::tail(&text, 300, &call.secrets)
         ))
     })
 }
@@ -225,8 +230,9 @@ fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> Provider
     ProviderError::Network(message)
 }
 
-/// The message of a provider error body (`error.message`, `error`, `message`), else the body.
-pub fn error_message(body: &str) -> String {
+/// The message of a provider error body (`error.message`, `error`, `message`), else the body's
+/// end, secrets redacted.
+pub fn error_message(body: &str, secrets: &Secrets) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let found = parsed.as_ref().and_then(|v| {
         v.pointer("/error/message")
@@ -235,7 +241,7 @@ pub fn error_message(body: &str) -> String {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
-    found.unwrap_or_else(|| crate::process::tail(body, 500))
+    found.unwrap_or_else(|| crate::process::tail(body, 500, secrets))
 }
 
 /// A response with one assistant message, usage and the raw body.
@@ -360,6 +366,7 @@ mod tests {
                 headers: vec![],
                 body: json!({}),
                 timeout: Some(Duration::from_secs(10)),
+                secrets: Secrets::default(),
             };
             let err = send(&call, &policy).await.expect_err("always 429");
             assert_eq!(
@@ -383,7 +390,7 @@ mod tests {
             (r#"{"message": "nope"}"#, "nope"),
             ("<html>Bad Gateway</html>", "<html>Bad Gateway</html>"),
         ] {
-            assert_eq!(error_message(body), want);
+            assert_eq!(error_message(body, &Secrets::default()), want);
         }
     }
 }

@@ -169,6 +169,7 @@ impl OpenAiProvider {
             headers,
             body,
             timeout: self.config.llm.timeout,
+            secrets: self.config.llm.secrets.clone(),
         }
     }
 }

@@ -311,6 +311,7 @@ impl<'a> TargetSettings<'a> {
             max_output_tokens: self.whole("max_output_tokens"),
             timeout: self.duration("timeout_seconds"),
             retry: self.retry(),
+            secrets: self.secrets.clone(),
         }
     }
 

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind};
 use crate::process::{self, ProcessSpec};
+use crate::redact::Secrets;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&VSCODE, &INSIDERS];
 
@@ -86,6 +87,8 @@ pub struct VsCodeConfig {
     pub workspace: Option<PathBuf>,
     pub timeout: Option<Duration>,
     pub env: Arc<[(String, String)]>,
+    /// Redacted from the dispatch command's output before it is cut for an error message.
+    pub secrets: Secrets,
 }
 
 /// VS Code's agent as a target. One case at a time: the editor has one chat.
@@ -209,7 +212,7 @@ impl Provider for VsCodeProvider {
                 return Err(ProviderError::failed(format!(
                     "VS Code dispatch exited with code {}: {}",
                     done.code_text(),
-                    done.output_tail(1000)
+                    done.output_tail(1000, &self.config.secrets)
                 )));
             }
             let text = if self.config.wait {
@@ -306,6 +309,7 @@ fn config(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, default_cmd: &str)
         workspace,
         timeout,
         env: ctx.child_env.clone(),
+        secrets: s.secrets().clone(),
     })
 }
 
@@ -326,6 +330,7 @@ mod tests {
                 workspace: None,
                 timeout: Some(Duration::from_secs(10)),
                 env: Arc::from(Vec::new()),
+                secrets: Secrets::default(),
             },
         )
     }
