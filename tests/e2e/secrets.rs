@@ -495,3 +495,67 @@ fn every_setting_becomes_a_variable_reference() {
     assert_eq!(target["args"][1], "${{ SECRET_CLAUDE_CODE_ARGS_1 }}");
     assert_eq!(target["model"], "${{ SECRET_CLAUDE_CODE_MODEL }}");
 }
+
+/// Every text the run wrote: both streams and every file under the project but `.env`.
+fn everything(p: &Project, run: &agentv_testkit::Run) -> String {
+    let mut all = format!("{}\n{}", run.stdout, run.stderr);
+    for path in agentv_testkit::walk(p.path()) {
+        if path.ends_with(".env") {
+            continue;
+        }
+        all.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()));
+    }
+    all
+}
+
+#[test]
+fn the_end_of_a_secret_never_survives_an_error_cut_short() {
+    const SECRET: &str = "SUPERSECRETTOKEN_0123456789abcdef";
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: ${{ TOK }}\n  - name: failing\n    provider: cli\n    command_template: \"printf '%s' \\\"$TOK\\\" >&2; head -c 1990 /dev/zero | tr '\\\\0' x >&2; exit 1\"\n";
+    // The judge prints the answer and 190 more characters: not a result, so it is quoted.
+    let judge = "import json, sys\nprint(json.load(sys.stdin)['candidate_answer'] + 'x' * 190)\n";
+    let suite = |target: &str| {
+        format!(
+            "execution:\n  target: {target}\n  evaluators: [{{name: echo, type: code_judge, script: [python3, judge.py]}}]\nevalcases:\n  - {{id: c, expected_outcome: x, input_messages: [{{role: user, content: q}}]}}\n"
+        )
+    };
+    let p = Project::new()
+        .file(".env", &format!("TOK={SECRET}\n"))
+        .file("targets.yaml", targets)
+        .file("judge.py", judge)
+        .file("mock.yaml", &suite("default"))
+        .file("cli.yaml", &suite("failing"));
+    // The cli target reads no `${{ TOK }}`; the mock's target registers the secret.
+    let run = p.run(&["eval", "mock.yaml", "cli.yaml", "--out", "r.jsonl", "--verbose"]);
+    run.code(3);
+    let all = everything(&p, &run);
+    assert!(all.contains("***x"), "the judge's output is quoted, redacted\n{all}");
+    for start in 0..SECRET.len() - 6 {
+        let piece = &SECRET[start..];
+        assert!(!all.contains(piece), "{piece:?} leaked\n{all}");
+    }
+}
+
+#[test]
+fn a_secret_that_is_a_json_word_leaves_the_results_valid_json() {
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: ${{ R }}\n";
+    let p = Project::new()
+        .file(".env", "R=false\n")
+        .file("targets.yaml", targets)
+        .file("e.yaml", &agentv_testkit::keyword_cases(1));
+    p.run(&[
+        "eval",
+        "e.yaml",
+        "--out",
+        "r.jsonl",
+        "--dump-prompts",
+        "--report",
+        "html=r.html",
+    ])
+    .code(0);
+    // Every line parses (the kit panics otherwise); the answer is masked, the flags are not.
+    let record = p.result("r.jsonl", "c0");
+    assert_eq!(record["candidate_answer"], "***");
+    let text = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
+    assert!(!text.contains(":***"), "{text}");
+}

@@ -106,7 +106,7 @@ impl ResponseCache {
     /// Stores `response` redacted and atomically, so concurrent runs never read half a file.
     pub fn put(&self, key: &str, response: &ProviderResponse) -> std::io::Result<()> {
         let text = serde_json::to_vec(response)?;
-        redact::write_atomic(&self.path(key), &text, &self.secrets)
+        redact::write_json_atomic(&self.path(key), &text, &self.secrets)
     }
 }
 

@@ -18,7 +18,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 use secrecy::{ExposeSecret, SecretString};
 
-pub use writer::{RedactingWriter, SharedFile, StreamLog, write_atomic, write_file};
+pub use writer::{RedactingWriter, SharedFile, StreamLog, write_json_atomic, write_json_file};
 
 /// What a secret is replaced with.
 pub const MASK: &str = "***";
@@ -113,6 +113,21 @@ impl Matcher {
     }
 }
 
+/// Where the JSON string starting with the quote at `start` ends (after its closing quote; the
+/// end of `json` when it is not closed). Bytes of multi-byte UTF-8 characters are never `"` or
+/// `\`, so a byte scan is exact.
+fn string_end(json: &[u8], start: usize) -> usize {
+    let mut j = start + 1;
+    while j < json.len() {
+        match json[j] {
+            b'\\' => j += 2,
+            b'"' => return j + 1,
+            _ => j += 1,
+        }
+    }
+    json.len()
+}
+
 /// The path and query of an `http(s)://` URL, when long enough to redact.
 fn url_path(value: &str) -> Option<&str> {
     let lower = value.get(..8)?.to_ascii_lowercase();
@@ -204,6 +219,57 @@ impl Secrets {
             Cow::Owned(bytes) => Cow::Owned(
                 String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             ),
+        }
+    }
+
+    /// `json`, a serialized JSON text, with every secret replaced inside its strings (keys and
+    /// values) and nowhere else: a secret that is also a JSON word (`false`, `1234`) must not
+    /// turn `"error_detected":false` into `"error_detected":***`. Each string that holds a form
+    /// of a secret is decoded, redacted like any text, and encoded again, so the output is
+    /// always valid JSON when the input is. Borrowed when nothing needed replacing.
+    pub fn redact_json<'a>(&self, json: &'a [u8]) -> Cow<'a, [u8]> {
+        let matcher = self.snapshot();
+        let Some(searcher) = &matcher.compiled().searcher else {
+            return Cow::Borrowed(json);
+        };
+        if searcher.find(json).is_none() {
+            return Cow::Borrowed(json);
+        }
+        let mut out: Option<Vec<u8>> = None;
+        let mut copied = 0;
+        let mut i = 0;
+        while let Some(offset) = json[i..].iter().position(|&b| b == b'"') {
+            let start = i + offset;
+            let end = string_end(json, start);
+            let token = &json[start..end];
+            if searcher.find(token).is_some()
+                && let Some(clean) = self.redact_json_string(token)
+            {
+                let buf = out.get_or_insert_with(|| Vec::with_capacity(json.len()));
+                buf.extend_from_slice(&json[copied..start]);
+                buf.extend_from_slice(&clean);
+                copied = end;
+            }
+            i = end;
+        }
+        match out {
+            None => Cow::Borrowed(json),
+            Some(mut buf) => {
+                buf.extend_from_slice(&json[copied..]);
+                Cow::Owned(buf)
+            }
+        }
+    }
+
+    /// A JSON string token (quotes included) redacted, or `None` when its text holds no secret
+    /// (the match was only in its escaping). A token that does not decode is masked whole.
+    fn redact_json_string(&self, token: &[u8]) -> Option<Vec<u8>> {
+        let Ok(text) = serde_json::from_slice::<String>(token) else {
+            return Some(format!("\"{MASK}\"").into_bytes());
+        };
+        match self.redact(&text) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(clean) => serde_json::to_vec(&clean).ok(),
         }
     }
 
@@ -311,6 +377,64 @@ mod tests {
         let out = s.redact(&line);
         let parsed: serde_json::Value = serde_json::from_str(&out).expect("still JSON");
         assert_eq!(parsed["answer"], MASK);
+    }
+
+    /// Each row: a secret that is also a JSON word or number, and a record holding it.
+    #[test]
+    fn redacting_json_touches_only_strings_and_keeps_it_valid() {
+        let cases: &[(&str, serde_json::Value)] = &[
+            (
+                "false",
+                serde_json::json!({"candidate_answer": "false", "error_detected": false, "n": "it is false"}),
+            ),
+            (
+                "1234",
+                serde_json::json!({"duration_ms": 1234, "cost_usd": 0.1234, "text": "pin 1234", "esc": "\u{1234}"}),
+            ),
+            ("null", serde_json::json!({"a": null, "b": "null", "c": ["x", null]})),
+            ("true\"q", serde_json::json!({"a": true, "b": "true\"q", "true\"q": 1})),
+            ("multi\nline", serde_json::json!({"a": "x multi\nline y", "b": 2})),
+        ];
+        for (secret, value) in cases {
+            let s = Secrets::default();
+            s.add(secret);
+            for text in [value.to_string(), serde_json::to_string_pretty(value).expect("json")] {
+                let out = s.redact_json(text.as_bytes());
+                let parsed: serde_json::Value = serde_json::from_slice(&out)
+                    .unwrap_or_else(|e| panic!("{secret:?}: {e}: {}", String::from_utf8_lossy(&out)));
+                let strings = walk_strings(&parsed);
+                assert!(
+                    strings.iter().all(|t| !t.contains(secret)),
+                    "{secret:?} left in {parsed}"
+                );
+                assert!(
+                    strings.iter().any(|t| t.contains(MASK)),
+                    "{secret:?} masked in {parsed}"
+                );
+            }
+        }
+        let s = Secrets::default();
+        s.add("false");
+        let line = serde_json::json!({"answer": "false", "ok": false}).to_string();
+        assert_eq!(&*s.redact_json(line.as_bytes()), br#"{"answer":"***","ok":false}"#);
+        assert!(matches!(s.redact_json(br#"{"ok":false}"#), Cow::Borrowed(_)));
+        // A form found only in a string's escaping is not the secret.
+        s.add("1234");
+        let escaped = br#"{"esc":"\u1234","n":1234}"#;
+        assert_eq!(&*s.redact_json(escaped), escaped);
+    }
+
+    /// Every string (keys and values) in `value`.
+    fn walk_strings(value: &serde_json::Value) -> Vec<String> {
+        match value {
+            serde_json::Value::String(t) => vec![t.clone()],
+            serde_json::Value::Array(items) => items.iter().flat_map(walk_strings).collect(),
+            serde_json::Value::Object(map) => map
+                .iter()
+                .flat_map(|(k, v)| std::iter::once(k.clone()).chain(walk_strings(v)))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     #[test]

@@ -18,7 +18,13 @@ pub struct RedactingWriter<W: Write> {
     inner: Option<W>,
     secrets: Secrets,
     pending: Vec<u8>,
+    /// Emit only whole lines (see [`RedactingWriter::lines`]).
+    whole_lines: bool,
 }
+
+/// A line longer than this is emitted in pieces by a [`RedactingWriter::lines`] writer, so
+/// memory stays bounded when a stream never ends its line.
+const MAX_HELD_LINE: usize = 1024 * 1024;
 
 impl<W: Write> RedactingWriter<W> {
     pub fn new(inner: W, secrets: Secrets) -> Self {
@@ -26,7 +32,18 @@ impl<W: Write> RedactingWriter<W> {
             inner: Some(inner),
             secrets,
             pending: Vec::new(),
+            whole_lines: false,
         }
+    }
+
+    /// A writer that hands `inner` whole lines only, each batch in one `write`, so writers of
+    /// several streams sharing one file ([`StreamLog`]) never interleave inside a line (up to
+    /// lines of 1 MiB). A line that is valid JSON is redacted as JSON
+    /// ([`Secrets::redact_json`]), so a JSON stream stays JSON.
+    pub fn lines(inner: W, secrets: Secrets) -> Self {
+        let mut writer = Self::new(inner, secrets);
+        writer.whole_lines = true;
+        writer
     }
 
     /// The underlying writer, after emitting everything held back.
@@ -51,6 +68,9 @@ impl<W: Write> RedactingWriter<W> {
         }
         let snapshot = self.secrets.snapshot();
         let matcher = snapshot.compiled();
+        if self.whole_lines {
+            return emit_lines(inner, &mut self.pending, &self.secrets, matcher, all);
+        }
         let Some(searcher) = &matcher.searcher else {
             inner.write_all(&self.pending)?;
             self.pending.clear();
@@ -89,6 +109,7 @@ impl<W: Write> RedactingWriter<W> {
 impl<W: Write> Write for RedactingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.pending.is_empty()
+            && !self.whole_lines
             && self.secrets.is_empty()
             && let Some(inner) = self.inner.as_mut()
         {
@@ -106,6 +127,76 @@ impl<W: Write> Write for RedactingWriter<W> {
             Some(inner) => inner.flush(),
             None => Ok(()),
         }
+    }
+}
+
+/// The whole-lines emit of [`RedactingWriter::lines`]: writes the lines of `pending` that no
+/// secret can still reach into (all of it when `all`), redacted, in one write.
+fn emit_lines<W: Write>(
+    inner: &mut W,
+    pending: &mut Vec<u8>,
+    secrets: &Secrets,
+    matcher: &super::Compiled,
+    all: bool,
+) -> io::Result<()> {
+    let line_end = |upto: usize| pending[..upto].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut end = if all {
+        pending.len()
+    } else if matcher.multiline {
+        // A secret with a line break may still be completed by bytes to come.
+        line_end(pending.len().saturating_sub(matcher.longest.saturating_sub(1)))
+    } else {
+        line_end(pending.len())
+    };
+    let overlong = !all && end == 0 && pending.len() > MAX_HELD_LINE;
+    if overlong {
+        end = pending.len().saturating_sub(matcher.longest.saturating_sub(1));
+    }
+    if let Some(searcher) = &matcher.searcher
+        && !all
+    {
+        // A match that starts before `end` and ends after it: keep its lines for later.
+        while let Some(m) = searcher
+            .find_iter(&pending[..])
+            .find(|m| m.start() < end && m.end() > end)
+        {
+            end = if overlong { m.start() } else { line_end(m.start()) };
+        }
+    }
+    if end == 0 {
+        return Ok(());
+    }
+    let chunk = &pending[..end];
+    let spans_lines = matcher.searcher.as_ref().is_some_and(|searcher| {
+        searcher
+            .find_iter(chunk)
+            .any(|m| chunk[m.start()..m.end()].contains(&b'\n'))
+    });
+    let out: Vec<u8> = if matcher.searcher.is_none() {
+        chunk.to_vec()
+    } else if spans_lines {
+        secrets.redact_bytes(chunk).into_owned()
+    } else {
+        let mut out = Vec::with_capacity(chunk.len());
+        for line in chunk.split_inclusive(|&b| b == b'\n') {
+            out.extend_from_slice(&redact_line(line, secrets));
+        }
+        out
+    };
+    inner.write_all(&out)?;
+    pending.drain(..end);
+    Ok(())
+}
+
+/// One line of a stream: as JSON when it is JSON, else as text.
+fn redact_line<'a>(line: &'a [u8], secrets: &Secrets) -> std::borrow::Cow<'a, [u8]> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+    if is_json {
+        secrets.redact_json(line)
+    } else {
+        secrets.redact_bytes(line)
     }
 }
 
@@ -161,7 +252,7 @@ impl StreamLog {
 
     /// A writer for one stream. Lines of different streams never interleave mid-line.
     pub fn writer(&self) -> RedactingWriter<SharedFile> {
-        RedactingWriter::new(self.file.clone(), self.secrets.clone())
+        RedactingWriter::lines(self.file.clone(), self.secrets.clone())
     }
 }
 
@@ -185,6 +276,17 @@ pub fn write_file(path: &Path, contents: &[u8], secrets: &Secrets) -> io::Result
     let mut out = create_file(path, secrets, false)?;
     out.write_all(contents)?;
     out.flush()
+}
+
+/// Writes `json`, a serialized JSON text, to `path` with secrets redacted inside its strings only
+/// ([`Secrets::redact_json`]), creating its directory.
+pub fn write_json_file(path: &Path, json: &[u8], secrets: &Secrets) -> io::Result<()> {
+    write_file(path, &secrets.redact_json(json), &Secrets::default())
+}
+
+/// [`write_atomic`] for a serialized JSON text, redacted inside its strings only.
+pub fn write_json_atomic(path: &Path, json: &[u8], secrets: &Secrets) -> io::Result<()> {
+    write_atomic(path, &secrets.redact_json(json), &Secrets::default())
 }
 
 /// Writes `contents` redacted to `path` atomically: a temporary file in the same directory,
@@ -245,6 +347,56 @@ mod tests {
         assert_eq!(w.get_ref().expect("inner"), b"line one ***\nline tw");
     }
 
+    /// Two streams written in small interleaved pieces, as an agent's stdout and stderr arrive.
+    #[test]
+    fn stream_log_lines_of_two_streams_never_interleave() {
+        for values in [&[][..], &["sk-streamed-secret"][..], &["two\nline-secret"][..]] {
+            let dir = tempfile::tempdir().expect("tmp");
+            let path = dir.path().join("log.jsonl");
+            let log = StreamLog::create(&path, &secrets(values)).expect("log");
+            let (mut out, mut err) = (log.writer(), log.writer());
+            let json: String = (0..20)
+                .map(|i| format!("{{\"type\": \"assistant\", \"n\": {i}, \"text\": \"sk-streamed-secret\"}}\n"))
+                .collect();
+            let warnings: String = (0..20).map(|i| format!("warning {i}\n")).collect();
+            let (mut a, mut b) = (json.as_bytes().chunks(7), warnings.as_bytes().chunks(3));
+            loop {
+                let (x, y) = (a.next(), b.next());
+                if x.is_none() && y.is_none() {
+                    break;
+                }
+                out.write_all(x.unwrap_or_default()).expect("write");
+                err.write_all(y.unwrap_or_default()).expect("write");
+            }
+            drop(out);
+            drop(err);
+            let text = std::fs::read_to_string(&path).expect("read");
+            assert_eq!(text.lines().count(), 40, "{values:?}: {text}");
+            for line in text.lines() {
+                let whole = line.starts_with("warning ") || serde_json::from_str::<serde_json::Value>(line).is_ok();
+                assert!(whole, "{values:?}: a torn line {line:?}");
+            }
+            if !values.is_empty() {
+                assert!(
+                    !text.contains("sk-streamed-secret") || values[0].contains('\n'),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stream_log_keeps_json_lines_json_when_a_secret_is_a_json_word() {
+        let mut w = RedactingWriter::lines(Vec::new(), secrets(&["false"]));
+        w.write_all(b"{\"is_error\":false,\"result\":\"false\"}\nplain false\n")
+            .expect("write");
+        let out = w.into_inner().expect("inner");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "{\"is_error\":false,\"result\":\"***\"}\nplain ***\n"
+        );
+    }
+
     #[test]
     fn file_helpers_redact() {
         let dir = tempfile::tempdir().expect("tmp");
@@ -256,6 +408,23 @@ mod tests {
         write_atomic(&atomic, json.as_bytes(), &s).expect("write");
         for path in [plain, atomic] {
             assert_eq!(std::fs::read_to_string(&path).expect("read"), r#"{"v":"***"}"#);
+        }
+    }
+
+    #[test]
+    fn json_file_helpers_keep_json_valid_when_a_secret_is_a_json_word() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let s = secrets(&["false", "1234"]);
+        let json = serde_json::json!({"answer": "false 1234", "ok": false, "ms": 1234}).to_string();
+        let plain = dir.path().join("plain.json");
+        write_json_file(&plain, json.as_bytes(), &s).expect("write");
+        let atomic = dir.path().join("atomic.json");
+        write_json_atomic(&atomic, json.as_bytes(), &s).expect("write");
+        for path in [plain, atomic] {
+            assert_eq!(
+                std::fs::read_to_string(&path).expect("read"),
+                r#"{"answer":"*** ***","ms":1234,"ok":false}"#
+            );
         }
     }
 }

@@ -49,8 +49,9 @@ impl Sink for JsonlWriter {
         self.line.clear();
         serde_json::to_writer(&mut self.line, row.record)?;
         self.line.push(b'\n');
-        // Redacted whole: a secret cannot be cut by a line boundary inside one record.
-        let redacted = self.secrets.redact_bytes(&self.line);
+        // Redacted whole (a secret cannot be cut by a line boundary inside one record), inside
+        // JSON strings only, so the line stays JSON whatever the secret.
+        let redacted = self.secrets.redact_json(&self.line);
         self.out.write_all(&redacted)
     }
 

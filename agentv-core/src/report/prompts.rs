@@ -40,7 +40,7 @@ pub fn dump_prompt(
         },
     });
     let text = serde_json::to_string_pretty(&record).unwrap_or_default();
-    match crate::redact::write_file(&path, text.as_bytes(), secrets) {
+    match crate::redact::write_json_file(&path, text.as_bytes(), secrets) {
         Ok(()) => Some(path),
         Err(e) => {
             tracing::warn!("cannot write prompt dump {}: {e}", path.display());

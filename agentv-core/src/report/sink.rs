@@ -62,12 +62,12 @@ pub fn redacted<'a>(record: &'a EvaluationRecord, secrets: &Secrets) -> Cow<'a, 
     let Ok(json) = serde_json::to_vec(record) else {
         return Cow::Borrowed(record);
     };
-    match secrets.redact_bytes(&json) {
+    match secrets.redact_json(&json) {
         Cow::Borrowed(_) => Cow::Borrowed(record),
         Cow::Owned(bytes) => match serde_json::from_slice(&bytes) {
             Ok(clean) => Cow::Owned(clean),
-            // A mask cannot break JSON (it replaces whole escaped forms), but if it ever did,
-            // drop the text rather than leak it.
+            // Redaction keeps the JSON valid, but a mask can still change a key the record
+            // needs (a secret that is also a field name): drop the text rather than leak it.
             Err(_) => Cow::Owned(EvaluationRecord {
                 candidate_answer: "***".into(),
                 hits: Vec::new(),
@@ -91,7 +91,7 @@ pub fn redacted_trace<'a>(trace: &'a [TraceEvent], secrets: &Secrets) -> Cow<'a,
     let Ok(json) = serde_json::to_vec(trace) else {
         return Cow::Borrowed(&[]);
     };
-    match secrets.redact_bytes(&json) {
+    match secrets.redact_json(&json) {
         Cow::Borrowed(_) => Cow::Borrowed(trace),
         Cow::Owned(bytes) => Cow::Owned(serde_json::from_slice(&bytes).unwrap_or_default()),
     }
