@@ -1,13 +1,19 @@
 //! SIGINT (Ctrl-C) and SIGTERM (what CI runners and `timeout` send) stop a run the same way
-//! (`docs/architecture.md#exit-codes`): the first stops scheduling, the second cancels the cases
-//! still running. Only the exit code tells them apart.
+//! (`docs/architecture.md#exit-codes`): the first stops scheduling, the second (a second or more
+//! later) cancels the cases still running. Only the exit code tells them apart.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use agentv_core::Interrupt;
 use tokio::task::JoinHandle;
 
 use crate::printer::Printer;
+
+/// Signals this close to the first are the same stop: GNU `timeout` (and some CI runners)
+/// signal agentv and its process group, so one stop arrives twice at once. Only a signal sent
+/// later, as a second Ctrl-C is, cancels the running cases.
+const COALESCE: Duration = Duration::from_secs(1);
 
 /// The signal that stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +39,15 @@ impl Listener {
         let recorded = first.clone();
         let task = tokio::spawn(async move {
             let got = signals.next().await;
+            let first_at = tokio::time::Instant::now();
             let _ = recorded.set(got);
             interrupt.stop.cancel();
-            signals.next().await;
+            loop {
+                signals.next().await;
+                if first_at.elapsed() >= COALESCE {
+                    break;
+                }
+            }
             interrupt.abort.cancel();
         });
         Self { task, first }

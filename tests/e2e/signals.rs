@@ -86,3 +86,92 @@ fn sigint_keeps_results_prints_the_summary_and_exits_130() {
 fn sigterm_keeps_results_prints_the_summary_and_exits_143() {
     stop_with("TERM", 143).stderr_has("Terminated (SIGTERM): ");
 }
+
+/// Waits until `marker` exists in the project (a command of the run has started).
+fn wait_for_file(p: &Project, marker: &str) {
+    let path = p.path().join(marker);
+    // A guard against a hung run, not a speed assertion.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{marker} never appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_healthcheck_exits_130() {
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: echo hi > {OUTPUT_FILE}\n    healthcheck: {type: command, command_template: 'touch hc-started; sleep 60'}\n";
+    // The race it guards is between the interrupt and the end of a run with nothing to do, so
+    // it is tried a few times.
+    for _ in 0..3 {
+        let p = Project::new()
+            .file("targets.yaml", targets)
+            .file("e.yaml", &agentv_testkit::keyword_cases(2));
+        let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+        wait_for_file(&p, "hc-started");
+        send_signal(child.pid(), "INT");
+        let run = child.wait();
+        run.code(130)
+            .stderr_has("interrupted: no new cases will start")
+            .stderr_has("Interrupted: 2 case(s) did not run");
+    }
+}
+
+/// A cli target that answers every case in one batch call, started (`batch-started`) before it
+/// sleeps `secs`.
+fn batching_project(secs: u32) -> Project {
+    let targets = "targets:\n  - name: default\n    provider: cli\n    provider_batching: true\n    command_template: sh agent.sh {OUTPUT_FILE}\n";
+    let agent = format!(
+        "touch batch-started\nsleep {secs}\nprintf '%s\\n' '{{\"id\":\"c0\",\"text\":\"done\"}}' '{{\"id\":\"c1\",\"text\":\"done\"}}' > \"$1\"\n"
+    );
+    Project::new()
+        .file("targets.yaml", targets)
+        .file("agent.sh", &agent)
+        .file("e.yaml", &agentv_testkit::keyword_cases(2))
+}
+
+#[test]
+fn ctrl_c_during_a_provider_batch_lets_it_finish_within_the_grace_period() {
+    let p = batching_project(2);
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    wait_for_file(&p, "batch-started");
+    send_signal(child.pid(), "INT");
+    let run = child.wait();
+    run.code(130).stderr_has("interrupted: no new cases will start");
+    let written = whole_lines(&p);
+    assert_eq!(written.len(), 2, "the batch's cases were in flight: graded and written");
+    assert!(written.iter().all(|r| r["score"] == 1.0), "{written:?}");
+}
+
+#[test]
+fn a_second_ctrl_c_cancels_a_provider_batch() {
+    let p = batching_project(60);
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    wait_for_file(&p, "batch-started");
+    send_signal(child.pid(), "INT");
+    // Signals closer together than a second count as one (`timeout` sends two).
+    std::thread::sleep(Duration::from_millis(1500));
+    send_signal(child.pid(), "INT");
+    let run = child.wait();
+    run.code(130).stderr_has("Interrupted: 2 case(s) did not run");
+    assert!(whole_lines(&p).is_empty());
+}
+
+#[test]
+fn two_sigterms_at_once_keep_the_grace_period() {
+    // GNU `timeout` signals agentv and its process group: the same stop, twice.
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: 'touch case-started; sleep 2; echo done > {OUTPUT_FILE}'\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &agentv_testkit::keyword_cases(1));
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    wait_for_file(&p, "case-started");
+    send_signal(child.pid(), "TERM");
+    std::thread::sleep(Duration::from_millis(50));
+    send_signal(child.pid(), "TERM");
+    let run = child.wait();
+    run.code(143);
+    let written = whole_lines(&p);
+    assert_eq!(written.len(), 1, "the running case finished within the grace period");
+    assert_eq!(written[0]["score"], 1.0);
+}

@@ -184,9 +184,18 @@ pub async fn run(
 ) -> RunReport {
     let total = jobs.total;
     let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
+    // Set when the interrupt was already announced (during a batch call).
+    let mut announced = false;
+    // Cases whose batch answer arrived within the grace period of an interrupt: they were in
+    // flight, so they are still graded and written.
+    let mut finish_in_flight = false;
     let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if jobs.batching {
-        let all: Vec<Job> = jobs.iter.collect();
-        let prefetched = prefetch_batches(&all, &unhealthy, options, observer).await;
+        let mut all: Vec<Job> = jobs.iter.collect();
+        let mut prefetched = prefetch_batches(&all, &unhealthy, options, observer, interrupt, &mut announced).await;
+        if interrupt.stop.is_cancelled() {
+            (all, prefetched) = only_answered(all, prefetched);
+            finish_in_flight = true;
+        }
         (Box::new(all.into_iter()), prefetched)
     } else {
         (jobs.iter, HashMap::new())
@@ -195,7 +204,7 @@ pub async fn run(
     let stop = interrupt.stop.clone();
     let abort = interrupt.abort.clone();
     let stream = futures::stream::iter(jobs.enumerate())
-        .take_while(move |_| futures::future::ready(!stop.is_cancelled()))
+        .take_while(move |_| futures::future::ready(finish_in_flight || !stop.is_cancelled()))
         .map(|(index, job)| {
             let early = prefetched.remove(&index);
             let abort = abort.clone();
@@ -226,6 +235,20 @@ pub async fn run(
     tokio::pin!(grace_timer);
     loop {
         tokio::select! {
+            // An interrupt is seen before the end of the cases, so a run stopped before its
+            // first case (during a healthcheck) still counts as interrupted.
+            biased;
+            _ = interrupt.stop.cancelled(), if !interrupted => {
+                interrupted = true;
+                if !announced {
+                    observer.interrupted(workers.min(total.saturating_sub(done)), options.grace);
+                }
+                let now = tokio::time::Instant::now();
+                // An unrepresentable deadline (a huge grace) means: wait for the cases.
+                if let Some(deadline) = now.checked_add(options.grace) {
+                    grace_timer.as_mut().reset(deadline);
+                }
+            }
             next = stream.next() => match next {
                 None => break,
                 Some(None) => {}
@@ -238,15 +261,6 @@ pub async fn run(
                     summary.add(&record);
                 }
             },
-            _ = interrupt.stop.cancelled(), if !interrupted => {
-                interrupted = true;
-                observer.interrupted(workers.min(total.saturating_sub(done)), options.grace);
-                let now = tokio::time::Instant::now();
-                // An unrepresentable deadline (a huge grace) means: wait for the cases.
-                if let Some(deadline) = now.checked_add(options.grace) {
-                    grace_timer.as_mut().reset(deadline);
-                }
-            }
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
     }
@@ -259,7 +273,9 @@ pub async fn run(
     }
     RunReport {
         summary,
-        interrupted,
+        // Decided by the token, not by which branch won: the cases may have run out just as
+        // the signal came.
+        interrupted: interrupted || interrupt.stop.is_cancelled(),
         not_run: total.saturating_sub(done),
         unwritten,
         unfinished,
@@ -325,14 +341,36 @@ async fn check_health(probes: &[Probe], observer: &mut dyn RunObserver, interrup
     unhealthy
 }
 
+/// The jobs that have an answer, and their answers re-keyed by their new positions.
+fn only_answered(jobs: Vec<Job>, mut answers: Prefetched) -> (Vec<Job>, Prefetched) {
+    let mut kept = Vec::new();
+    let mut rekeyed = HashMap::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        if let Some(answer) = answers.remove(&i) {
+            rekeyed.insert(kept.len(), answer);
+            kept.push(job);
+        }
+    }
+    (kept, rekeyed)
+}
+
+/// Answers fetched before the cases run, by job position.
+type Prefetched = HashMap<usize, Result<ProviderResponse, ProviderError>>;
+
 /// For targets with `provider_batching: true` whose provider can batch, answers all their cases
 /// in one call up front. A failed batch falls back to per-case calls (nothing prefetched).
+///
+/// A batch call holds every case of its target, so it honours an interrupt as a running case
+/// does: after the first signal it has the grace period to finish, and the second signal (or
+/// the end of the grace) cancels it. No batch starts after an interrupt.
 async fn prefetch_batches(
     jobs: &[Job],
     unhealthy: &Unhealthy,
     options: &RunOptions,
     observer: &mut dyn RunObserver,
-) -> HashMap<usize, Result<ProviderResponse, ProviderError>> {
+    interrupt: &Interrupt,
+    announced: &mut bool,
+) -> Prefetched {
     let mut groups: Vec<(Arc<ResolvedTarget>, Vec<usize>)> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         if !job.target.batching || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
@@ -354,8 +392,26 @@ async fn prefetch_batches(
             );
             continue;
         }
+        if interrupt.stop.is_cancelled() {
+            break;
+        }
         let requests: Vec<_> = members.iter().map(|&i| case::request_for(&jobs[i], 1)).collect();
-        match target.provider.invoke_batch(&requests).await {
+        let batch = target.provider.invoke_batch(&requests);
+        tokio::pin!(batch);
+        let result = tokio::select! {
+            result = &mut batch => result,
+            _ = interrupt.stop.cancelled() => {
+                observer.interrupted(members.len(), options.grace);
+                *announced = true;
+                let grace = tokio::time::sleep(options.grace);
+                tokio::select! {
+                    result = &mut batch => result,
+                    _ = grace => break,
+                    _ = interrupt.abort.cancelled() => break,
+                }
+            }
+        };
+        match result {
             Ok(results) if results.len() == members.len() => {
                 out.extend(members.into_iter().zip(results));
             }
