@@ -33,6 +33,13 @@ pub fn parse_graders(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<Confi
     };
     let before = cx.diags.error_count();
     let graders: Vec<ConfiguredGrader> = items.iter().filter_map(|item| parse_grader(item, cx)).collect();
+    if !graders.is_empty() && graders.iter().all(|g| g.weight == 0.0) {
+        cx.diags.warn(
+            node.pos,
+            "every evaluator has `weight: 0`, so every case they grade scores 0".to_owned(),
+            Some("give at least one evaluator a weight above 0".to_owned()),
+        );
+    }
     (cx.diags.error_count() == before).then_some(graders)
 }
 
@@ -127,11 +134,13 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
 /// Weighted mean of grader scores (`docs/architecture.md#scoring`): weight 0 excludes a
 /// grader; all-zero → 0.
 pub fn aggregate(results: &[EvaluatorResult]) -> f64 {
-    let total: f64 = results.iter().map(|r| r.weight).sum();
-    if total <= 0.0 {
+    // Weights are scaled by the largest, so huge ones (1e308) cannot overflow the sums to NaN.
+    let largest = results.iter().map(|r| r.weight).fold(0.0, f64::max);
+    if !(largest > 0.0 && largest.is_finite()) {
         return 0.0;
     }
-    results.iter().map(|r| r.weight * r.score).sum::<f64>() / total
+    let total: f64 = results.iter().map(|r| r.weight / largest).sum();
+    results.iter().map(|r| r.weight / largest * r.score).sum::<f64>() / total
 }
 
 #[cfg(test)]
@@ -179,6 +188,21 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_list_weighted_all_zero_is_a_warning() {
+        let (graders, problems) =
+            nested("- {type: keywords, expected: [a], weight: 0}\n- {type: keywords, expected: [b], weight: 0.0}\n");
+        assert_eq!(graders.map(|g| g.len()), Some(2), "still valid");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("e.yaml:1:1: warning: every evaluator has `weight: 0`"),
+            "{}",
+            problems[0]
+        );
+        let (_, problems) = nested("- {type: keywords, expected: [a], weight: 0}\n- {type: keywords, expected: [b]}\n");
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
     fn result(score: f64, weight: f64) -> EvaluatorResult {
         EvaluatorResult {
             name: "e".into(),
@@ -197,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn weighted_mean_follows_the_spec() {
+    fn weighted_mean_follows_the_spec_and_survives_huge_weights() {
         let cases: &[(&[(f64, f64)], f64)] = &[
             (&[(0.8, 1.0), (0.4, 1.0)], 0.6),
             (&[(0.8, 3.0), (0.4, 1.0)], 0.7),
@@ -205,6 +229,9 @@ mod tests {
             (&[(0.8, 0.0), (0.4, 0.0)], 0.0),
             (&[(1.0, 1.0), (0.0, 1.0)], 0.5),
             (&[], 0.0),
+            // Huge weights: their sum overflows a float.
+            (&[(1.0, 1e308), (1.0, 1e308)], 1.0),
+            (&[(1.0, f64::MAX), (0.0, f64::MAX), (0.5, 1.0)], 0.5),
         ];
         for (inputs, want) in cases {
             let results: Vec<EvaluatorResult> = inputs.iter().map(|(s, w)| result(*s, *w)).collect();
