@@ -25,6 +25,10 @@ pub(super) fn forms(secret: &str) -> Vec<String> {
         written.push(debug[1..debug.len() - 1].to_owned());
         written.push(base);
     }
+    // UTF-8 read back as Latin-1 or Windows-1252 (a tool that guessed the encoding wrong).
+    if !secret.is_ascii() {
+        written.extend(mojibake(secret));
+    }
     written.sort();
     written.dedup();
     let mut out: Vec<String> = Vec::new();
@@ -109,6 +113,25 @@ fn json_layers(text: &str, depth: usize) -> Vec<String> {
 fn needs_json_escape(text: &str) -> bool {
     text.chars()
         .any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || !c.is_ascii())
+}
+
+/// The secret's UTF-8 bytes decoded as Latin-1 (each byte one character) and as Windows-1252
+/// (which differs in 0x80–0x9F; its five undefined bytes keep their Latin-1 character, as the
+/// WHATWG decoder does).
+fn mojibake(secret: &str) -> Vec<String> {
+    const CP1252: [char; 32] = [
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}', '\u{90}', '‘',
+        '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
+    ];
+    let latin1: String = secret.bytes().map(char::from).collect();
+    let cp1252: String = secret
+        .bytes()
+        .map(|b| match b {
+            0x80..=0x9f => CP1252[usize::from(b - 0x80)],
+            _ => char::from(b),
+        })
+        .collect();
+    vec![latin1, cp1252]
 }
 
 /// JSON string contents (without the quotes). `ascii` escapes every non-ASCII character as
@@ -319,6 +342,20 @@ mod tests {
             forms(secret).iter().any(|f| link.contains(f.as_str())),
             "{link} holds no form of the secret"
         );
+    }
+
+    #[test]
+    fn utf8_read_as_latin1_or_windows_1252_is_found() {
+        let secret = "påss—wörd";
+        let latin1: String = secret.bytes().map(char::from).collect();
+        let all = forms(secret);
+        assert!(all.contains(&latin1), "{all:?}");
+        // As a JSON encoder that escapes non-ASCII writes it: `\u00c3\u00a5`.
+        let escaped = json_escape(&latin1, true, false);
+        assert!(escaped.contains("\\u00c3\\u00a5"), "{escaped}");
+        assert!(all.contains(&escaped), "{escaped}");
+        // `—` is E2 80 94: 0x80 and 0x94 are `€` and `”` in Windows-1252.
+        assert!(all.iter().any(|f| f.contains("â€”")), "{all:?}");
     }
 
     #[test]
