@@ -1,8 +1,9 @@
 //! What every call made while running a case honours: the target's answer, a judge's reply and
 //! a code judge's process alike.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::redact::Secrets;
@@ -17,5 +18,47 @@ pub struct RunContext {
     /// Redacted from everything written about the calls.
     pub secrets: Secrets,
     /// `--dump-prompts`: where every request (to the target and to judges) is written.
-    pub dump_prompts: Option<PathBuf>,
+    pub dump_prompts: Option<Arc<PromptDumps>>,
+}
+
+/// Where `--dump-prompts` writes, and the file names this run has given out. Names come from
+/// eval ids, which are unique only within a suite, and two judges of one case share their
+/// target: each request still gets its own file (`docs/architecture.md#outputs`).
+#[derive(Debug)]
+pub struct PromptDumps {
+    pub dir: PathBuf,
+    /// File name (without `.json`) → who wrote it.
+    taken: Mutex<HashMap<String, String>>,
+}
+
+impl PromptDumps {
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            taken: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The file name to use for `name` written on behalf of `owner` (the eval file, the case and
+    /// the grader): `name` itself unless another owner has it in this run, then `name.2`,
+    /// `name.3`, ... (a `.` cannot end a name made from an id and an attempt). The same owner
+    /// gets the same name again.
+    pub fn claim(&self, name: &str, owner: &str) -> String {
+        let mut taken = match self.taken.lock() {
+            Ok(taken) => taken,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut candidate = name.to_owned();
+        for n in 2.. {
+            match taken.get(&candidate) {
+                None => {
+                    taken.insert(candidate.clone(), owner.to_owned());
+                    break;
+                }
+                Some(holder) if holder == owner => break,
+                Some(_) => candidate = format!("{name}.{n}"),
+            }
+        }
+        candidate
+    }
 }

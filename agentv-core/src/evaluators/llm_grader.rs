@@ -448,9 +448,16 @@ async fn run(spec: &LlmGrader, ctx: &GradeContext<'_>) -> Grade {
         temperature: spec.temperature,
         ..ProviderRequest::default()
     };
-    if let Some(dir) = &ctx.run.dump_prompts {
+    if let Some(dumps) = &ctx.run.dump_prompts {
         let suffix = format!("grader-{target_name}");
-        crate::report::dump_prompt(dir, Some(&suffix), provider.as_ref(), &request, &ctx.run.secrets);
+        // Two graders of one case may share a target: each is told apart by its address.
+        let grader = format!("{:p}", std::ptr::from_ref(spec));
+        let dump_for = crate::report::DumpFor {
+            eval_file: &ctx.case.source.file,
+            grader: Some(&grader),
+            suffix: Some(&suffix),
+        };
+        crate::report::dump_prompt(dumps, dump_for, provider.as_ref(), &request, &ctx.run.secrets);
     }
     let mut recorded = json!({"user_prompt": question.user, "target": target_name});
     if let Some(system) = question.system {

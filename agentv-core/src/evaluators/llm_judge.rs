@@ -196,10 +196,18 @@ async fn run(spec: &LlmJudge, ctx: &GradeContext<'_>) -> Grade {
         "system_prompt": SYSTEM_PROMPT,
         "target": ctx.target.judge_name,
     });
-    if let Some(dir) = &ctx.run.dump_prompts {
+    if let Some(dumps) = &ctx.run.dump_prompts {
+        // Two judges of one case may share a judge target: each is told apart by its address.
+        let grader = format!("{:p}", std::ptr::from_ref(spec));
+        let suffix = dump_suffix(ctx);
+        let dump_for = crate::report::DumpFor {
+            eval_file: &ctx.case.source.file,
+            grader: Some(&grader),
+            suffix: Some(&suffix),
+        };
         crate::report::dump_prompt(
-            dir,
-            Some(&dump_suffix(ctx)),
+            dumps,
+            dump_for,
             ctx.target.judge.as_ref(),
             &request,
             &ctx.run.secrets,
@@ -244,13 +252,33 @@ pub fn parse_reply(reply: &str) -> Grade {
             })
             .unwrap_or_default()
     };
+    let clamped = agentv_eval_sdk::clamp_score(score);
     Grade {
-        score: agentv_eval_sdk::clamp_score(score),
+        score: clamped,
         hits: items("hits"),
         misses: items("misses"),
         reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
+        details: clamp_note(score, clamped),
         ..Grade::default()
     }
+}
+
+/// Where the judge's score was outside [0, 1]: the clamp is the 2.x contract
+/// (`docs/architecture.md#scoring`), but a judge answering 5 is worth seeing, so the result's
+/// `details` keep what it said.
+fn clamp_note(reported: f64, used: f64) -> Option<serde_json::Map<String, Value>> {
+    if (0.0..=1.0).contains(&reported) {
+        return None;
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("reported_score".to_owned(), serde_json::json!(reported));
+    details.insert(
+        "note".to_owned(),
+        Value::String(format!(
+            "the judge's score {reported} is outside [0, 1]; clamped to {used}"
+        )),
+    );
+    Some(details)
 }
 
 #[cfg(test)]
@@ -286,6 +314,20 @@ mod tests {
         assert_eq!(g.reasoning.as_deref(), Some("ok"));
         assert!(g.error.is_none());
         assert_eq!(parse_reply(r#"{"score": -2}"#).score, 0.0);
+    }
+
+    #[test]
+    fn a_clamped_judge_score_is_recorded_in_details() {
+        let g = parse_reply(r#"{"score": 5}"#);
+        assert_eq!(g.score, 1.0);
+        let details = g.details.expect("details");
+        assert_eq!(details["reported_score"], 5.0);
+        assert_eq!(
+            details["note"],
+            "the judge's score 5 is outside [0, 1]; clamped to 1"
+        );
+        assert_eq!(parse_reply(r#"{"score": 0.5}"#).details, None);
+        assert_eq!(parse_reply(r#"{"score": 1}"#).details, None);
     }
 
     #[test]

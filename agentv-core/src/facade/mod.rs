@@ -21,7 +21,7 @@ pub use check::{CheckedFile, ValidateOptions, Validation, validate};
 pub use select::IdPatternError;
 pub(crate) use select::id_filter;
 
-use crate::context::RunContext;
+use crate::context::{PromptDumps, RunContext};
 use crate::load::{
     Diagnostic, DiscoverError, FileKind, LoadedSuite, Purpose, Secrets, Workspace, discover, load_eval_file_filtered,
 };
@@ -141,7 +141,8 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
 /// How the loaded suites are to run.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
-    /// `--target`; `default` (or none) keeps each eval file's target.
+    /// `--target`; none keeps each eval file's target, `default` too when no target is named
+    /// `default` (`docs/architecture.md#targets-files`).
     pub target: Option<String>,
     /// `--targets`: a targets file or a directory holding one.
     pub targets_path: Option<PathBuf>,
@@ -341,7 +342,9 @@ pub async fn run(
             timeout: options.timeout,
             child_env: resolved.child_env.clone(),
             secrets: secrets.clone(),
-            dump_prompts: options.dump_prompts.then(|| ws.cwd.join(".agentv").join("prompts")),
+            dump_prompts: options
+                .dump_prompts
+                .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
         },
     };
     let report = {

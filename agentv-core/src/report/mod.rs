@@ -22,7 +22,7 @@ pub use html::{HtmlReport, write_script_json};
 pub use jsonl::{JsonlWriter, default_results_path};
 pub use junit::{JunitReport, xml_text};
 pub use markdown::{MarkdownReport, md};
-pub use prompts::dump_prompt;
+pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
 pub use sink::{Row, Sink, redacted, redacted_trace};
 pub use summary::{Stats, Summary, histogram_bins};

@@ -40,10 +40,15 @@ async fn call_with_retries(
     let mut attempt = 1;
     loop {
         let request = make_request(job, inputs, attempt);
-        if let Some(dir) = &options.context.dump_prompts {
+        if let Some(dumps) = &options.context.dump_prompts {
+            let dump_for = crate::report::DumpFor {
+                eval_file: &job.case.source.file,
+                grader: None,
+                suffix: None,
+            };
             crate::report::dump_prompt(
-                dir,
-                None,
+                dumps,
+                dump_for,
                 job.target.provider.as_ref(),
                 &request,
                 &options.context.secrets,
