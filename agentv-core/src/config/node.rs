@@ -289,6 +289,89 @@ pub fn parse_yaml(text: &str) -> Result<Node, Vec<YamlError>> {
     }
 }
 
+/// Parses one JSON text (a JSONL line) into a value, with every object's keys checked: serde_json
+/// keeps the last of repeated keys silently, while a YAML file reports them, and a dataset line
+/// `{"id": "a", ..., "id": "b"}` is as much a mistake. The error names the key and its position.
+pub fn parse_json_strict(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = StrictJson::deserialize(&mut de)?.0;
+    de.end()?;
+    Ok(value)
+}
+
+/// The start of the message of a repeated key in [`parse_json_strict`]'s error.
+pub const REPEATED_KEY: &str = "key `";
+
+/// A JSON value whose objects have no repeated key.
+struct StrictJson(Value);
+
+impl<'de> Deserialize<'de> for StrictJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictJsonVisitor).map(StrictJson)
+    }
+}
+
+struct StrictJsonVisitor;
+
+impl<'de> Visitor<'de> for StrictJsonVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictJson(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format!(
+                    "{REPEATED_KEY}{}` appears twice",
+                    yaml_error::clean(&yaml_error::shorten(&key))
+                )));
+            }
+            let StrictJson(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
 /// The parser's errors in the user's words: no parser internals ("set DuplicateKeyPolicy",
 /// "use from_str_multiple", Rust type names) reach the terminal.
 mod yaml_error {
@@ -399,7 +482,7 @@ mod yaml_error {
 
     /// One line, control characters escaped (parser messages may quote the offending character),
     /// and at most 200 characters.
-    fn clean(message: &str) -> String {
+    pub(super) fn clean(message: &str) -> String {
         let mut out = String::new();
         for c in message.chars().take(200) {
             if c.is_control() {
@@ -441,7 +524,7 @@ mod yaml_error {
         }
     }
 
-    fn shorten(text: &str) -> String {
+    pub(super) fn shorten(text: &str) -> String {
         if text.chars().count() <= 60 {
             text.to_owned()
         } else {

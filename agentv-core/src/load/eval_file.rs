@@ -365,12 +365,14 @@ impl Loader {
             return None;
         }
         diags.set_source_line(line_no, line);
-        match serde_json::from_str::<Value>(line) {
+        match crate::config::node::parse_json_strict(line) {
             Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), ids, diags),
             Err(e) => {
                 let text = e.to_string();
                 let message = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
-                let help = if e.is_eof() {
+                let help = if message.starts_with(crate::config::node::REPEATED_KEY) {
+                    "keep one of them: keys of an object must be unique"
+                } else if e.is_eof() {
                     "each line must be one complete JSON object"
                 } else if message.contains("out of range") {
                     "JSON numbers must fit a 64-bit float; write huge values as strings"
@@ -1023,6 +1025,21 @@ mod tests {
         let cases: Vec<EvalCase> = suite.into_cases().map(|c| c.case).collect();
         assert_eq!(cases.len(), 1, "the streamed pass skips the duplicate too");
         assert_eq!(cases[0].expected_outcome, "x");
+    }
+
+    #[test]
+    fn jsonl_line_with_a_repeated_key_is_an_error_like_in_yaml() {
+        let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\", \"id\": \"b\"}\n{\"id\": \"c\", \"expected_outcome\": \"x\", \"input\": {\"k\": 1, \"k\": 2}}\n{\"id\": \"d\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
+        assert_eq!(
+            errors(&suite),
+            [
+                "d.jsonl:1:58: error: invalid JSON: key `id` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique",
+                "d.jsonl:2:66: error: invalid JSON: key `k` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique"
+            ]
+        );
+        let ids: Vec<String> = suite.into_cases().map(|c| c.case.id).collect();
+        assert_eq!(ids, ["d"]);
     }
 
     #[test]
