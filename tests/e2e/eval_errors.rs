@@ -378,3 +378,16 @@ fn llm_judge_custom_prompt_file_renders_variables_and_trace_section() {
     assert_eq!(inline, "Q=find x A=done ?={{ nope }}");
     assert_eq!(r["score"], 0.5);
 }
+
+#[test]
+fn an_empty_path_argument_is_a_usage_error_not_the_whole_directory() {
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    for command in ["eval", "validate"] {
+        let run = p.run(&[command, ""]);
+        run.code(2)
+            .stderr_has("an empty path names no file: pass `.` for the current directory");
+    }
+    assert!(!p.path().join(".agentv/results").exists(), "nothing ran");
+}

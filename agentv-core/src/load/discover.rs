@@ -14,6 +14,8 @@ pub const EVAL_EXTENSIONS: &[&str] = &["yaml", "yml", "jsonl"];
 /// Why the arguments name no usable file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DiscoverError {
+    #[error("an empty path names no file: pass `.` for the current directory")]
+    Empty,
     #[error("no such file: {0}")]
     Missing(String),
     #[error("pattern `{pattern}` matched no {}", purpose.wanted())]
@@ -177,6 +179,10 @@ pub fn discover(
 }
 
 fn discover_one(arg: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(PathBuf, FileKind)>, DiscoverError> {
+    // Joined to the working directory, `''` would name it, and run everything below it.
+    if arg.is_empty() {
+        return Err(DiscoverError::Empty);
+    }
     if is_glob(arg) {
         return expand_glob(arg, ws, purpose);
     }
@@ -335,10 +341,11 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_argument() {
+    fn errors_name_the_argument_and_an_empty_one_is_refused() {
         let (_t, ws) = setup();
         let cases = [
             ("nope.yaml", "no such file: nope.yaml"),
+            ("", "an empty path names no file: pass `.` for the current directory"),
             (
                 "evals/*.toml",
                 "pattern `evals/*.toml` matched no eval files (.yaml, .yml, .jsonl)",
