@@ -121,7 +121,12 @@ pub use runner::{JudgeError, JudgeOutcome, SDK_NAME, judge, run_judge};
 /// Clamps a score to [0, 1] (NaN becomes 0). For the LLM judge, whose reply the spec clamps;
 /// a code judge's score is checked instead ([`check_score`], `docs/architecture.md#scoring`).
 pub fn clamp_score(score: f64) -> f64 {
-    if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) }
+    // `+ 0.0` turns -0.0 into 0.0, which would otherwise print as "-0.000".
+    if score.is_nan() {
+        0.0
+    } else {
+        score.clamp(0.0, 1.0) + 0.0
+    }
 }
 
 /// Parses a payload from its JSON text (UTF-8; a leading BOM is ignored).
@@ -167,5 +172,6 @@ mod tests {
         for (raw, want) in [(f64::NAN, 0.0), (-0.5, 0.0), (0.25, 0.25), (f64::INFINITY, 1.0)] {
             assert_eq!(clamp_score(raw), want);
         }
+        assert!(clamp_score(-0.0).is_sign_positive(), "-0.0 prints as -0.000");
     }
 }
