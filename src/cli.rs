@@ -215,7 +215,8 @@ pub struct EvalArgs {
     #[arg(required = true, value_name = "PATHS")]
     pub paths: Vec<String>,
 
-    /// Target to run against (overrides the eval file's target; `default` keeps it).
+    /// Target to run against instead of the eval file's (`default` picks the target named
+    /// default, or keeps the file's when there is none).
     #[arg(long, value_name = "NAME")]
     pub target: Option<String>,
 

@@ -29,18 +29,19 @@ impl Workspace {
         Self { repo_root, cwd }
     }
 
-    /// `dir`, then each ancestor up to the repository root (or the filesystem root when `dir`
-    /// is outside the repository).
+    /// `dir`, then each ancestor up to the root of the repository `dir` is in: the nearest that
+    /// holds `.git`, never above the user's home. A `dir` in no repository is searched alone, so
+    /// a suite under `/tmp` never picks up a stray `/tmp/targets.yaml` or `.env`
+    /// (`docs/architecture.md#targets-files`).
     pub fn ancestors_to_root<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a Path> + 'a {
-        let inside = dir.starts_with(&self.repo_root);
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let root = repository_of(dir, home.as_deref());
         let mut done = false;
         dir.ancestors().take_while(move |d| {
             if done {
                 return false;
             }
-            if inside && *d == self.repo_root {
-                done = true;
-            }
+            done = root.is_none_or(|root| *d == root);
             true
         })
     }
@@ -88,6 +89,20 @@ impl Workspace {
             .collect::<Vec<_>>()
             .join("/")
     }
+}
+
+/// The root of the repository holding `dir`: its nearest ancestor with `.git`, looked for no
+/// higher than `home` (a repository above the home directory is not the user's project).
+fn repository_of<'a>(dir: &'a Path, home: Option<&Path>) -> Option<&'a Path> {
+    for d in dir.ancestors() {
+        if d.join(".git").exists() {
+            return Some(d);
+        }
+        if Some(d) == home {
+            return None;
+        }
+    }
+    None
 }
 
 /// Longest id kept unchanged as a file name.
@@ -177,6 +192,43 @@ mod tests {
         }
         assert_eq!(file_name_safe("case-1_b"), "case-1_b", "plain ids are kept");
         assert!(file_name_safe("a/b").starts_with("a_b."), "readable prefix");
+    }
+
+    #[test]
+    fn ancestors_stop_at_the_repository_of_the_directory_or_at_the_directory() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("repo/.git")).expect("git");
+        std::fs::create_dir_all(root.join("repo/a/b")).expect("dirs");
+        std::fs::create_dir_all(root.join("loose/a")).expect("dirs");
+        // The working directory is elsewhere; only the directory's own repository counts.
+        let ws = Workspace::from_cwd(root.join("loose"));
+        let walked = |dir: &Path| -> Vec<PathBuf> { ws.ancestors_to_root(dir).map(Path::to_path_buf).collect() };
+        assert_eq!(
+            walked(&root.join("repo/a/b")),
+            [root.join("repo/a/b"), root.join("repo/a"), root.join("repo")]
+        );
+        assert_eq!(walked(&root.join("loose/a")), [root.join("loose/a")]);
+    }
+
+    #[test]
+    fn the_repository_search_never_goes_above_home() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join(".git")).expect("git above home");
+        std::fs::create_dir_all(root.join("home/me/proj/.git")).expect("git");
+        std::fs::create_dir_all(root.join("home/me/proj/a")).expect("dirs");
+        std::fs::create_dir_all(root.join("home/me/loose")).expect("dirs");
+        let home = root.join("home/me");
+        let cases = [
+            (root.join("home/me/proj/a"), Some(root.join("home/me/proj"))),
+            (root.join("home/me/loose"), None),
+            (home.clone(), None),
+            (root.join("home"), Some(root.to_path_buf())),
+        ];
+        for (dir, want) in cases {
+            assert_eq!(repository_of(&dir, Some(&home)), want.as_deref(), "{}", dir.display());
+        }
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub const DRY_RUN_JUDGE_RESPONSE: &str =
 /// How targets are chosen.
 #[derive(Debug, Clone, Default)]
 pub struct ResolveOptions {
-    /// `--target`; `default` (or none) keeps the eval file's target.
+    /// `--target`; none keeps the eval file's target, `default` too when no target is named
+    /// `default`.
     pub target: Option<String>,
     /// `--targets`: a targets file or a directory holding one.
     pub targets_path: Option<PathBuf>,
@@ -310,16 +311,17 @@ impl<'a> TargetResolver<'a> {
         }
     }
 
-    /// The target a suite runs against: `--target` (unless it is `default`), else the eval
-    /// file's, else `default`.
-    pub fn target_name(&self, suite_target: Option<&str>) -> String {
-        self.options
-            .target
-            .as_deref()
-            .filter(|t| *t != "default")
-            .or(suite_target)
-            .unwrap_or("default")
-            .to_owned()
+    /// The target a suite runs against: `--target`, else the eval file's, else `default`.
+    /// `--target default` names the target called `default` when `targets` has one; without
+    /// one it keeps the eval file's target, as AgentV's `--target default` does.
+    pub fn target_name(&self, suite_target: Option<&str>, targets: Option<&TargetRegistry>) -> String {
+        let has_default = targets.is_some_and(|r| r.names().iter().any(|n| n == "default"));
+        match self.options.target.as_deref() {
+            Some("default") if !has_default => suite_target.unwrap_or("default"),
+            Some(chosen) => chosen,
+            None => suite_target.unwrap_or("default"),
+        }
+        .to_owned()
     }
 
     /// The target of the suite in `eval_file` whose own target is `suite_target`.
@@ -328,8 +330,8 @@ impl<'a> TargetResolver<'a> {
         eval_file: &Path,
         suite_target: Option<&str>,
     ) -> Result<Arc<ResolvedTarget>, TargetProblem> {
-        let name = self.target_name(suite_target);
         if self.options.dry_run {
+            let name = self.target_name(suite_target, None);
             let env = self.env.clone();
             return Ok(self
                 .dry_run
@@ -338,6 +340,7 @@ impl<'a> TargetResolver<'a> {
                 .clone());
         }
         let registry = self.registry_for(&eval_dir(eval_file, self.ws))?;
+        let name = self.target_name(suite_target, Some(&registry));
         let file = registry.targets_path().map(Path::to_path_buf).unwrap_or_default();
         let key = (file.clone(), name.clone());
         if let Some(done) = self.resolved.get(&key) {

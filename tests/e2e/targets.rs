@@ -66,3 +66,57 @@ fn healthcheck_cwd_from_a_variable_is_where_the_check_runs() {
     .code(0);
     assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0);
 }
+
+#[test]
+fn target_default_selects_the_target_named_default() {
+    let targets = "targets:\n  - name: default\n    provider: mock\n    response: Paris\n  - name: needsenv\n    provider: mock\n    response: ${{ AGENTV_TEST_NEVER_SET }}\n";
+    let suite = format!("execution:\n  target: needsenv\n{SUITE}");
+    let p = Project::new().file("e.yaml", &suite).file("targets.yaml", targets);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--target", "default"])
+        .code(0);
+    let record = p.result("r.jsonl", "fine");
+    assert_eq!(
+        (record["target"].as_str(), record["score"].as_f64()),
+        (Some("default"), Some(1.0))
+    );
+    p.run(&["validate", "e.yaml", "--target", "default"]).code(0);
+    // Without a target named `default`, `--target default` keeps the eval file's.
+    let only = "targets:\n  - name: other\n    provider: mock\n    response: Paris\n";
+    let p = Project::new()
+        .file("e.yaml", &format!("execution:\n  target: other\n{SUITE}"))
+        .file("targets.yaml", only);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--target", "default"])
+        .code(0);
+    assert_eq!(p.result("r.jsonl", "fine")["target"], "other");
+}
+
+/// A directory tree outside any repository: `outer/` holds a targets file and a `.env`,
+/// `outer/inner/` the eval file.
+fn outside_a_repository() -> tempfile::TempDir {
+    let outer = tempfile::tempdir().expect("tmp");
+    let root = outer.path();
+    std::fs::create_dir_all(root.join("inner")).expect("dirs");
+    std::fs::write(root.join("inner/e.yaml"), SUITE).expect("suite");
+    std::fs::write(
+        root.join("targets.yaml"),
+        "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_TEST_OUTER }}\n",
+    )
+    .expect("targets");
+    std::fs::write(root.join(".env"), "AGENTV_TEST_OUTER=Paris\n").expect(".env");
+    outer
+}
+
+#[test]
+fn targets_and_env_files_are_not_searched_above_an_eval_file_outside_a_repository() {
+    let outer = outside_a_repository();
+    // The working directory is another project (a repository of its own) without targets.
+    let p = Project::new();
+    let eval = outer.path().join("inner/e.yaml").display().to_string();
+    p.run(&["eval", &eval, "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("no targets file found");
+    // Inside a repository, the search goes up to its root.
+    std::fs::create_dir(outer.path().join(".git")).expect("repo");
+    p.run(&["eval", &eval, "--out", "r.jsonl"]).code(0);
+    assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0, "the outer .env was read too");
+}
