@@ -366,6 +366,16 @@ impl Loader {
         }
         diags.set_source_line(line_no, line);
         match crate::config::node::parse_json_strict(line) {
+            Ok(value) if !value.is_object() => {
+                // The mapping check would suggest YAML's `key: value` lines.
+                let found = Node::from_json(&value, Pos::new(line_no, 1)).type_name();
+                diags.error(
+                    Pos::new(line_no, 1),
+                    format!("a JSONL line must be a JSON object, found {found}; the line is skipped"),
+                    Some("write each case as one object: {\"id\": \"...\", \"input\": \"...\", ...}".to_owned()),
+                );
+                None
+            }
             Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), ids, diags),
             Err(e) => {
                 let text = e.to_string();
@@ -1028,14 +1038,30 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_line_that_is_not_an_object_gets_a_json_hint() {
+        let jsonl = "[1,2]\n{\"id\": \"d\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
+        let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
+        let errs = errors(&suite);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("d.jsonl:1:1: error: a JSONL line must be a JSON object"),
+            "{}",
+            errs[0]
+        );
+        assert!(!errs[0].contains("key: value"), "{}", errs[0]);
+        let ids: Vec<String> = suite.into_cases().map(|c| c.case.id).collect();
+        assert_eq!(ids, ["d"]);
+    }
+
+    #[test]
     fn jsonl_line_with_a_repeated_key_is_an_error_like_in_yaml() {
         let jsonl = "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"q\", \"id\": \"b\"}\n{\"id\": \"c\", \"expected_outcome\": \"x\", \"input\": {\"k\": 1, \"k\": 2}}\n{\"id\": \"d\", \"expected_outcome\": \"x\", \"input\": \"q\"}\n";
         let (suite, _t) = load(&[("d.jsonl", jsonl)], "d.jsonl");
         assert_eq!(
             errors(&suite),
             [
-                "d.jsonl:1:58: error: invalid JSON: key `id` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique",
-                "d.jsonl:2:66: error: invalid JSON: key `k` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique"
+                "d.jsonl:1:55: error: invalid JSON: key `id` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique",
+                "d.jsonl:2:58: error: invalid JSON: key `k` appears twice; the line is skipped\n  help: keep one of them: keys of an object must be unique"
             ]
         );
         let ids: Vec<String> = suite.into_cases().map(|c| c.case.id).collect();
