@@ -148,6 +148,20 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
     let fixed = s.duration("delay_ms");
     let min = s.duration("delay_min_ms");
     let max = s.duration("delay_max_ms");
+    if let (Some(lo), Some(hi)) = (min, max)
+        && lo > hi
+    {
+        let pos = s.node("delay_min_ms").map_or_else(|| s.pos(), |n| n.pos);
+        s.error(
+            pos,
+            format!(
+                "`delay_min_ms` ({}) is larger than `delay_max_ms` ({})",
+                lo.as_millis(),
+                hi.as_millis()
+            ),
+            Some("swap them, or set them equal for a fixed delay".to_owned()),
+        );
+    }
     let delay = match (min, max, fixed) {
         (Some(lo), Some(hi), _) => Delay::Between(lo, hi.max(lo)),
         (_, _, Some(d)) => Delay::Fixed(d),

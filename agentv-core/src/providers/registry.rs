@@ -543,6 +543,19 @@ mod tests {
     }
 
     #[test]
+    fn a_mock_delay_minimum_above_its_maximum_is_an_error() {
+        let yaml = "targets:\n  - name: t\n    provider: mock\n    delay_min_ms: 50\n    delay_max_ms: 10\n";
+        let (reg, _d) = registry(yaml, &[]);
+        let err = reg.resolve("t").expect_err("min above max").to_string();
+        assert!(
+            err.contains("targets.yaml:4:19: error: `delay_min_ms` (50) is larger than `delay_max_ms` (10)"),
+            "{err}"
+        );
+        let (reg, _d) = registry(&yaml.replace("50", "10"), &[]);
+        assert!(reg.resolve("t").is_ok(), "equal bounds are a fixed delay");
+    }
+
+    #[test]
     fn variables_resolve_in_maps_lists_and_nested_objects() {
         let yaml = "targets:\n  - name: m\n    provider: mock\n    responses:\n      c1: ${{ AGENTV_T_ANSWER }}\n      c2: {text: '${{ AGENTV_T_ANSWER }}'}\n  - name: a\n    provider: anthropic\n    model: m\n    api_key: k\n    thinking: {type: '${{ AGENTV_T_THINKING }}', budget_tokens: 1024}\n  - name: c\n    provider: claude-code\n    executable: /bin/sh\n    args: [--flag, '${{ AGENTV_T_ARG }}']\n";
         let vars = [
