@@ -58,7 +58,11 @@ impl Progress {
         let mut text = String::new();
         match record.execution_status {
             ExecutionStatus::ExecutionError => {
-                let error = self.clean_first_line(record.error.as_deref().unwrap_or_default());
+                // Bounded like the detail lines; the results file keeps the whole error.
+                let error = shorten(
+                    &self.clean_first_line(record.error.as_deref().unwrap_or_default()),
+                    DETAIL_WIDTH,
+                );
                 text.push_str(&format!(
                     "{head} {} {id}  {}  {error}  ({secs:.1}s)\n",
                     p.mark(styles::BAD, "✘"),

@@ -391,3 +391,25 @@ fn an_empty_path_argument_is_a_usage_error_not_the_whole_directory() {
     }
     assert!(!p.path().join(".agentv/results").exists(), "nothing ran");
 }
+
+#[test]
+fn a_long_error_is_shortened_on_the_progress_line_and_kept_whole_in_the_results() {
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: \"printf 'e%.0s' $(seq 1 1500) >&2; exit 4\"\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &format!("evalcases:\n{GOOD_CASE}"));
+    let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    run.code(3);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("ERROR"))
+        .unwrap_or_else(|| panic!("no ERROR line in {}", run.stderr));
+    assert!(line.chars().count() < 260, "{line}");
+    assert!(line.contains("eee…"), "{line}");
+    let error = p.result("r.jsonl", "good")["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(error.matches('e').count() > 1000, "{error}");
+}
