@@ -253,7 +253,7 @@ pub struct EvalArgs {
         long,
         value_name = "TOOLS",
         value_delimiter = ',',
-        default_values_t = default_exploration_tools()
+        default_value = EXPLORATION_TOOLS_DEFAULT
     )]
     pub exploration_tools: Vec<String>,
 
@@ -376,13 +376,9 @@ fn parse_threshold(text: &str) -> Result<f64, String> {
     }
 }
 
-/// The core's exploration tools, as the flag's default.
-fn default_exploration_tools() -> Vec<String> {
-    agentv_core::DEFAULT_EXPLORATION_TOOLS
-        .iter()
-        .map(|t| (*t).to_owned())
-        .collect()
-}
+/// The core's exploration tools as the flag takes them, comma-separated (a list default would
+/// show space-separated in `--help`); a test keeps it equal to the core's list.
+const EXPLORATION_TOOLS_DEFAULT: &str = "read,grep,glob,search,list";
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -418,6 +414,14 @@ pub enum SchemaFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exploration_tools_default_is_the_cores_list_comma_separated() {
+        assert_eq!(
+            EXPLORATION_TOOLS_DEFAULT,
+            agentv_core::DEFAULT_EXPLORATION_TOOLS.join(",")
+        );
+    }
 
     #[test]
     fn report_specs_name_a_format_and_maybe_a_path() {
