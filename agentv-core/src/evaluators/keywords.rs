@@ -124,10 +124,22 @@ fn patterns(node: &Node, case_sensitive: bool, cx: &mut ParseContext<'_>) -> Vec
             .build()
         {
             Ok(matcher) => out.push(KeywordPattern { label, matcher }),
-            Err(e) => cx.diags.error(item.pos, format!("invalid regex {label}: {e}"), None),
+            Err(e) => cx.diags.error(
+                item.pos,
+                format!("invalid regex {label}: {}", regex_problem(&e)),
+                None,
+            ),
         }
     }
     out
+}
+
+/// The regex crate's error is a multi-line drawing (pattern, caret, `error: ...`), which a
+/// one-line diagnostic would show with literal `\n`: keep the `error:` line's words.
+fn regex_problem(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    last.trim().strip_prefix("error: ").unwrap_or(last.trim()).to_owned()
 }
 
 /// Text that suggests the answer is an error dump rather than an answer.
@@ -268,6 +280,21 @@ mod tests {
         }
         let clean = grade(&spec(&["x"], &[]), "x: no errors were found");
         assert_eq!(clean.details.expect("details")["error_detected"], false);
+    }
+
+    #[test]
+    fn an_invalid_regex_is_reported_on_one_line() {
+        let node = crate::config::node::parse_yaml("- {type: keywords, expected: [{regex: 'a(b'}]}\n").expect("yaml");
+        let ws = crate::paths::Workspace::from_cwd(std::env::temp_dir());
+        let mut diags = crate::config::Diagnostics::new(std::path::Path::new("e.yaml"));
+        let mut cx = ParseContext::new(&ws, &ws.cwd, &mut diags);
+        assert!(crate::evaluators::parse_graders(&node, &mut cx).is_none());
+        let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("invalid regex"), "{}", problems[0]);
+        let first = problems[0].lines().next().unwrap_or_default();
+        assert!(first.ends_with("unclosed group"), "{}", problems[0]);
+        assert!(!problems[0].contains("\\n"), "{}", problems[0]);
     }
 
     #[test]
