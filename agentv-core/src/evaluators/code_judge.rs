@@ -120,8 +120,9 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             );
             return None;
         }
-        Some(node) => parse_script(node, cx)?,
+        Some(node) => (parse_script(node, cx)?, node.pos),
     };
+    let (script, script_pos) = script;
     let cwd = match f.string("cwd", cx.diags) {
         Some(dir) => {
             let path = crate::paths::normalize(&cx.eval_dir.join(&dir));
@@ -138,6 +139,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         }
         None => cx.eval_dir.to_path_buf(),
     };
+    warn_missing_program(&script, &cwd, script_pos, cx);
     let timeout = f.duration("timeout_seconds", cx.diags);
     let proxy = match f.take("target") {
         None => None,
@@ -187,6 +189,14 @@ fn parse_script(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
                     }
                 }
             }
+            if argv[0].trim().is_empty() {
+                cx.diags.error(
+                    items[0].pos,
+                    "the program of `script` (its first item) is empty",
+                    Some("for example `script: [python3, judge.py]`".to_owned()),
+                );
+                return None;
+            }
             Some(argv)
         }
         _ => {
@@ -200,6 +210,22 @@ fn parse_script(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
             );
             None
         }
+    }
+}
+
+/// A program named by a path (`./judge.py`, `bin/judge`) that is not there when the suite is
+/// loaded will fail every case it grades; it may still be built before the run, so this warns.
+fn warn_missing_program(script: &[String], cwd: &std::path::Path, pos: crate::config::Pos, cx: &mut ParseContext<'_>) {
+    let Some(program) = script.first() else { return };
+    if script.len() >= 2 && script[..2] == ["sh", "-c"] {
+        return;
+    }
+    if program.contains('/') && !cwd.join(program).exists() {
+        cx.diags.warn(
+            pos,
+            format!("the code judge's program `{program}` does not exist in {}", cwd.display()),
+            Some("the path is relative to the judge's `cwd` (default: the eval file's directory)".to_owned()),
+        );
     }
 }
 
@@ -484,6 +510,31 @@ mod tests {
 
     fn parse(stdout: &str) -> Grade {
         parse_output(stdout, &Secrets::default())
+    }
+
+    fn load_problems(yaml: &str) -> (bool, Vec<String>) {
+        let node = crate::config::node::parse_yaml(yaml).expect("yaml");
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("judge.py"), "").expect("judge");
+        let ws = crate::paths::Workspace::from_cwd(dir.path().to_path_buf());
+        let mut diags = crate::config::Diagnostics::new(std::path::Path::new("e.yaml"));
+        let mut cx = ParseContext::new(&ws, &ws.cwd, &mut diags);
+        let ok = crate::evaluators::parse_graders(&node, &mut cx).is_some();
+        (ok, diags.into_vec().iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn an_empty_or_missing_script_program_is_reported_at_load() {
+        let (ok, problems) = load_problems("- {type: code_judge, script: ['']}\n");
+        assert!(!ok);
+        assert!(problems[0].contains("error: the program of `script` (its first item) is empty"), "{problems:?}");
+        let (ok, problems) = load_problems("- {type: code_judge, script: [./nope.py]}\n");
+        assert!(ok, "a missing program may be built before the run");
+        assert!(problems[0].contains("warning: the code judge's program `./nope.py` does not exist"), "{problems:?}");
+        let (ok, problems) = load_problems("- {type: code_judge, script: [./judge.py]}\n");
+        assert!(ok && problems.is_empty(), "{problems:?}");
+        let (ok, problems) = load_problems("- {type: code_judge, script: [python3, judge.py]}\n");
+        assert!(ok && problems.is_empty(), "{problems:?}");
     }
 
     #[test]
