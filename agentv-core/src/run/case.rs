@@ -124,7 +124,7 @@ pub async fn run_case(
     record.score = evaluators::aggregate(&results);
     record.verdict = Verdict::from_score(record.score);
     record.hits = results.iter().flat_map(|r| r.hits.iter().cloned()).collect();
-    record.misses = results.iter().flat_map(|r| r.misses.iter().cloned()).collect();
+    record.misses = misses_counted_first(&results);
     record.reasoning = combined_reasoning(&results);
     record.candidate_answer = candidate;
     record.execution_status = if results.iter().any(|r| r.error.is_some()) {
@@ -181,6 +181,18 @@ fn execution_error(mut record: EvaluationRecord, message: String) -> EvaluationR
     record
 }
 
+/// The misses of every grader, those that count toward the score (weight above 0) first: a
+/// weight-0 grader is reported, but what failed the case is what the console shows first.
+fn misses_counted_first(results: &[EvaluatorResult]) -> Vec<String> {
+    let (counted, uncounted): (Vec<&EvaluatorResult>, Vec<&EvaluatorResult>) =
+        results.iter().partition(|r| r.weight > 0.0);
+    counted
+        .into_iter()
+        .chain(uncounted)
+        .flat_map(|r| r.misses.iter().cloned())
+        .collect()
+}
+
 fn combined_reasoning(results: &[EvaluatorResult]) -> Option<String> {
     let parts: Vec<String> = results
         .iter()
@@ -209,4 +221,32 @@ fn provider_request(job: &Job, inputs: &PromptInputs) -> Value {
 
 fn now() -> String {
     jiff::Timestamp::now().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graded(miss: &str, weight: f64) -> EvaluatorResult {
+        EvaluatorResult {
+            name: miss.into(),
+            kind: "keywords".into(),
+            score: 0.0,
+            weight,
+            verdict: Verdict::Fail,
+            hits: vec![],
+            misses: vec![miss.into()],
+            assertions: vec![],
+            reasoning: None,
+            details: None,
+            error: None,
+            evaluator_provider_request: None,
+        }
+    }
+
+    #[test]
+    fn misses_of_weight_zero_graders_come_after_the_counted_ones() {
+        let results = [graded("uncounted", 0.0), graded("first", 1.0), graded("second", 0.5)];
+        assert_eq!(misses_counted_first(&results), ["first", "second", "uncounted"]);
+    }
 }
