@@ -258,11 +258,12 @@ async fn run(spec: &CodeGrader, ctx: &GradeContext<'_>) -> Grade {
     .await;
     let mut grade = match outcome {
         Err(e) => failure(e.message()),
+        // Redacted whole before anything is cut from them for a message.
         Ok(done) => grade_output(
             done.status.code(),
             &done.code_text(),
-            &String::from_utf8_lossy(&done.stdout),
-            &String::from_utf8_lossy(&done.stderr),
+            &ctx.run.secrets.redact(&String::from_utf8_lossy(&done.stdout)),
+            &ctx.run.secrets.redact(&String::from_utf8_lossy(&done.stderr)),
         ),
     };
     grade.request = Some(request);
