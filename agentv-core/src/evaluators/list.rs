@@ -63,11 +63,14 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let grader = (entry.parse)(&mut f, cx);
     cx.current = None;
     f.warn_unknown(cx.diags);
+    let grader = grader?;
     Some(ConfiguredGrader {
-        name: name.unwrap_or_else(|| entry.type_name().to_owned()),
+        name: name
+            .or_else(|| grader.default_name())
+            .unwrap_or_else(|| entry.type_name().to_owned()),
         weight,
         entry,
-        grader: grader?,
+        grader,
     })
 }
 

@@ -4,17 +4,24 @@
 //! [`GraderEntry`]) and one line in the table below; nothing else names grader types.
 //! See `docs/architecture.md#add-a-grader`.
 
+pub mod candidate;
 mod grader;
+pub mod js;
+mod js_regex;
 mod list;
 mod llm_prompt;
 mod llm_reply;
+mod negate;
+mod string_check;
 #[cfg(test)]
 mod testkit;
 
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
+    assertion,
 };
 pub use list::{GRADER_KEYS, aggregate, default_graders, evaluate, parse_graders};
+pub use negate::negate;
 
 /// Declares the grader modules and lists their entries, in the order messages name them.
 macro_rules! grader_table {
@@ -35,6 +42,17 @@ grader_table! {
     rubrics,
     composite,
     code_grader,
+    equals,
+    contains,
+    icontains,
+    contains_any,
+    contains_all,
+    icontains_any,
+    icontains_all,
+    starts_with,
+    ends_with,
+    regex,
+    is_json,
 }
 
 /// Every grader type, in table order.

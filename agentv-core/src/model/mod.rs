@@ -5,8 +5,8 @@
 mod case;
 
 pub use agentv_eval_sdk::{
-    EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, OutputMessage, TokenUsage, ToolCall,
-    TraceEvent, TraceEventKind, TraceSummary, Verdict,
+    Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, OutputMessage, TokenUsage,
+    ToolCall, TraceEvent, TraceEventKind, TraceSummary, Verdict,
 };
 pub(crate) use case::pretty_json;
 pub use case::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};

@@ -1,0 +1,89 @@
+//! `contains-any` (4.x, reference §2.4): passes when the answer contains any of the strings in `value` (case-sensitive).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::string_check::{VALUE_LIST, candidate, quoted_list, value_list};
+use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::config::{Fields, KeyTable};
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    names: &["contains-any", "contains_any"],
+    doc: "Passes when the answer contains any of the strings in `value` (case-sensitive).",
+    keys: &KEYS,
+    parse,
+};
+
+const KEYS: KeyTable = KeyTable::new("contains-any", "Passes when the answer contains any of the strings in `value` (case-sensitive).", &[VALUE_LIST]);
+
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let (values, written) = value_list(f, cx)?;
+    Some(Arc::new(ContainsAny { values, written }))
+}
+
+/// A `contains-any` check as configured.
+#[derive(Debug, Clone)]
+pub struct ContainsAny {
+    /// The strings of `value`, in order.
+    pub values: Vec<String>,
+    /// How many items `value` has as written (non-strings included): 4.x names the grader by it.
+    pub written: usize,
+}
+
+impl Grader for ContainsAny {
+    fn default_name(&self) -> Option<String> {
+        Some(format!("contains-any-{}", self.written))
+    }
+
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
+        Box::pin(async move { grade(&self.values, &candidate(ctx)) })
+    }
+}
+
+/// Score 1 and `pass` when any value is in the answer, else 0 and `fail`; one assertion
+/// naming the first value found, or all of them.
+pub fn grade(values: &[String], output: &str) -> Grade {
+    match values.iter().find(|v| output.contains(v.as_str())) {
+        Some(found) => Grade::check(true, format!("Output contains \"{found}\"")),
+        None => Grade::check(false, format!("Output does not contain any of: {}", quoted_list(values))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluators::string_check::testing::{check_grades, parse_one, problems};
+
+    #[test]
+    fn contains_any_scores_and_says_what_4x_says() {
+        let cases: [(&str, &[&str], bool, &str); 3] = [
+            ("The capital of France is Paris.", &["London", "Paris"][..], true, "Output contains \"Paris\""),
+            ("Paris or London", &["London", "Paris"], true, "Output contains \"London\""),
+            ("The capital of France is Paris.", &["london", "paris"], false, "Output does not contain any of: \"london\", \"paris\""),
+        ];
+        check_grades(cases.map(|(output, values, passed, text)| {
+            let values: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
+            (grade(&values, output), passed, text)
+        }));
+    }
+
+    #[test]
+    fn contains_any_is_named_after_its_count_and_checked_at_load() {
+        let (grader, shown) = parse_one("{type: contains-any, value: [a, 5, b]}");
+        assert_eq!(grader.map(|g| g.name), Some("contains-any-3".to_owned()), "non-strings count in the name");
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(
+            shown[0].starts_with("e.yaml:1:35: warning: `value` of contains-any holds 5, not a string; it is ignored"),
+            "{}",
+            shown[0]
+        );
+        assert_eq!(
+            problems("{type: contains-any, value: Paris}"),
+            ["e.yaml:1:31: error: `value` of contains-any must be a list of strings, found \"Paris\""]
+        );
+        assert_eq!(problems("{type: contains-any, value: []}"), ["e.yaml:1:31: error: `value` of contains-any must hold at least one string"]);
+    }
+}
