@@ -11,6 +11,7 @@ mod js_regex;
 mod list;
 mod llm_prompt;
 mod llm_reply;
+mod metric_check;
 mod negate;
 mod string_check;
 #[cfg(test)]
@@ -53,6 +54,11 @@ grader_table! {
     ends_with,
     regex,
     is_json,
+    latency,
+    cost,
+    token_usage,
+    execution_metrics,
+    skill_trigger,
 }
 
 /// Every grader type, in table order.
