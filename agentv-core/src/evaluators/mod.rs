@@ -59,6 +59,7 @@ grader_table! {
     token_usage,
     execution_metrics,
     skill_trigger,
+    field_accuracy,
 }
 
 /// Every grader type, in table order.
