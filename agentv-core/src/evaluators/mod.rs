@@ -60,6 +60,8 @@ grader_table! {
     execution_metrics,
     skill_trigger,
     field_accuracy,
+    json_schema,
+    word_count,
 }
 
 /// Every grader type, in table order.
