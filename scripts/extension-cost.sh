@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What adding a provider and a grader costs: adds a throwaway provider (`echo`, answers with
-# the question) and a throwaway grader (`word_count`, passes answers of at most `max` words),
+# the question) and a throwaway grader (`short_answer`, passes answers of at most `max` words),
 # each as one new file plus one table line, builds, runs a tiny suite through them, prints
 # `git diff --stat`, then drops the change. See docs/architecture.md#add-a-provider.
 #
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PROVIDER=agentv-core/src/providers/echo.rs
-GRADER=agentv-core/src/evaluators/word_count.rs
+GRADER=agentv-core/src/evaluators/short_answer.rs
 PROVIDER_TABLE=agentv-core/src/providers/mod.rs
 GRADER_TABLE=agentv-core/src/evaluators/mod.rs
 
@@ -89,7 +89,7 @@ impl Provider for Echo {
 EOF
 
 cat > "$GRADER" <<'EOF'
-//! `word_count`: passes answers of at most `max` words.
+//! `short_answer`: passes answers of at most `max` words.
 
 use std::sync::Arc;
 
@@ -101,29 +101,29 @@ use crate::config::{Fields, IntRange, Key, KeyTable, Kind};
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["word_count", "word-count"],
+    names: &["short_answer", "short-answer"],
     doc: "Scores 1 when the answer has at most `max` words, else 0.",
     keys: &KEYS,
     parse,
 };
 
 const OWN: &[Key] = &[Key::new("max", Kind::Int(IntRange::at_least(0)), "The most words an answer may have.").required()];
-const KEYS: KeyTable = KeyTable::new("word_count", "A word-count check.", &[OWN]);
+const KEYS: KeyTable = KeyTable::new("short_answer", "A short-answer check.", &[OWN]);
 
 #[derive(Debug)]
-struct WordCount {
+struct ShortAnswer {
     max: usize,
 }
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
     let Some(max) = f.integer("max", cx.diags) else {
-        cx.diags.error(f.pos, "word_count needs `max`", Some("add `max: 50`".to_owned()));
+        cx.diags.error(f.pos, "short_answer needs `max`", Some("add `max: 50`".to_owned()));
         return None;
     };
-    Some(Arc::new(WordCount { max: max as usize }))
+    Some(Arc::new(ShortAnswer { max: max as usize }))
 }
 
-impl Grader for WordCount {
+impl Grader for ShortAnswer {
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
             let words = ctx.candidate_answer.split_whitespace().count();
@@ -140,7 +140,7 @@ EOF
 
 # One table line each.
 sed -i 's/^    mock,$/    mock,\n    echo,/' "$PROVIDER_TABLE"
-sed -i 's/^    keywords,$/    keywords,\n    word_count,/' "$GRADER_TABLE"
+sed -i 's/^    keywords,$/    keywords,\n    short_answer,/' "$GRADER_TABLE"
 git add -N "$PROVIDER" "$GRADER"
 
 echo "== the change"
@@ -162,10 +162,10 @@ cat > "$SUITE_DIR/suite.yaml" <<'EOF'
 evalcases:
   - id: short
     input: hello there
-    evaluators: [{type: word-count, max: 5}]
+    evaluators: [{type: short-answer, max: 5}]
   - id: long
     input: this question is certainly longer than five words
-    evaluators: [{type: word_count, max: 5}]
+    evaluators: [{type: short_answer, max: 5}]
 EOF
 
 echo
@@ -185,7 +185,7 @@ EOF
 echo
 echo "== the new entries reach the schemas and the messages"
 "$AGENTV" schema targets | grep -c '"echo"' | sed 's/^/"echo" in the targets schema: /'
-"$AGENTV" schema eval | grep -c '"word-count"' | sed 's/^/"word-count" in the eval schema: /'
+"$AGENTV" schema eval | grep -c '"short-answer"' | sed 's/^/"short-answer" in the eval schema: /'
 printf 'targets:\n  - {name: default, provider: nope}\n' > "$SUITE_DIR/targets.yaml"
 (cd "$SUITE_DIR" && "$AGENTV" validate targets.yaml 2>&1 | grep -o 'use openai.*' | head -1) || true
 
