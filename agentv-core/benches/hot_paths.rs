@@ -247,3 +247,75 @@ fn code_judge_payload(bencher: Bencher, keys: &str) {
         buf.len()
     });
 }
+
+/// Every deterministic 4.x grader once on one typical agent answer (six messages, four tool
+/// calls, metrics) and a JSON answer: the cost a case pays for its deterministic graders, all
+/// nineteen of them at once (agentv's budget is 0.1 ms of CPU per case).
+#[divan::bench]
+fn deterministic_graders_per_case(bencher: Bencher) {
+    use agentv_core::evaluators::{
+        candidate, contains, contains_all, contains_any, cost, ends_with, equals, execution_metrics, field_accuracy,
+        icontains, icontains_all, icontains_any, is_json, js_regex, json_schema, latency, regex, skill_trigger,
+        starts_with, token_usage, word_count,
+    };
+    let (messages, _, metrics) = judged_answer();
+    let json_answer = "```json\n{\"invoice\": {\"number\": \"INV-1\", \"total\": \"1,234.50\", \"date\": \"01/15/2025\", \"lines\": [{\"amount\": 100}, {\"amount\": 200}]}}\n```";
+    let expected = serde_json::json!({"invoice": {"number": "INV-1", "total": 1234.5, "date": "2025-01-15", "lines": [{"amount": 100}, {"amount": 200}]}});
+    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let (any, all) = (strings(&["loop", "deadlock"]), strings(&["module_2", "loop"]));
+    let re = regex::RegexCheck {
+        pattern: r"module_\d+\.rs".into(),
+        flags: Some("i".into()),
+        matcher: js_regex::compile(r"module_\d+\.rs", "i").expect("pattern"),
+    };
+    let schema = jsonschema::validator_for(&serde_json::json!({"type": "object", "required": ["invoice"]})).expect("schema");
+    let fields = field_accuracy::FieldAccuracy {
+        fields: vec![
+            field_accuracy::FieldSpec::new("invoice.number", field_accuracy::Match::Exact),
+            field_accuracy::FieldSpec::new("invoice.total", field_accuracy::Match::NumericTolerance),
+            field_accuracy::FieldSpec::new("invoice.date", field_accuracy::Match::Date),
+            field_accuracy::FieldSpec::new("invoice.lines[1].amount", field_accuracy::Match::Exact),
+        ],
+        all_or_nothing: false,
+        generation: agentv_core::evaluators::Generation::V4,
+    };
+    let limits = token_usage::Limits {
+        max_total: Some(4000.0),
+        ..Default::default()
+    };
+    let thresholds = execution_metrics::Thresholds {
+        max_tool_calls: Some(10.0),
+        max_tokens: Some(4000.0),
+        target_exploration_ratio: Some(0.5),
+        ..Default::default()
+    };
+    let skill = skill_trigger::SkillTrigger {
+        skill: "pdf".into(),
+        should_trigger: false,
+    };
+    bencher.bench_local(|| {
+        let out = candidate::text(black_box(&messages));
+        let grades = [
+            equals::grade("The bug is in module_2.rs.", &out),
+            contains::grade("module_2", &out),
+            icontains::grade("MODULE_2", &out),
+            contains_any::grade(&any, &out),
+            contains_all::grade(&all, &out),
+            icontains_any::grade(&any, &out),
+            icontains_all::grade(&all, &out),
+            starts_with::grade("The bug", &out),
+            ends_with::grade("never ends.", &out),
+            regex::grade(&re, &out),
+            is_json::grade(json_answer),
+            json_schema::grade(&schema, json_answer),
+            word_count::grade(&word_count::Bounds { min: None, max: Some(200) }, &out),
+            field_accuracy::grade(&fields, json_answer, Some(&expected)),
+            latency::grade(10_000.0, metrics.duration_ms),
+            cost::grade(0.05, metrics.cost_usd),
+            token_usage::grade(&limits, metrics.token_usage.as_ref()),
+            execution_metrics::grade(&thresholds, &execution_metrics::Observed::of(&messages, &metrics)),
+            skill_trigger::grade(&skill, &messages.iter().flat_map(|m| &m.tool_calls).collect::<Vec<_>>()),
+        ];
+        black_box(grades)
+    });
+}

@@ -45,7 +45,14 @@ pub fn compile(pattern: &str, flags: &str) -> Result<Regex, String> {
     } else {
         full.push_str(&body);
     }
-    Regex::new(&full).map_err(|e| e.to_string())
+    Regex::new(&full).map_err(|e| {
+        // Positions count in the translated pattern, not the one written: leave them out.
+        let text = e.to_string();
+        match text.strip_prefix("Parsing error at position ").and_then(|rest| rest.split_once(": ")) {
+            Some((_, reason)) => reason.to_owned(),
+            None => text,
+        }
+    })
 }
 
 #[derive(Debug, Default, Clone, Copy)]

@@ -7,7 +7,7 @@
 pub mod candidate;
 mod grader;
 pub mod js;
-mod js_regex;
+pub mod js_regex;
 mod list;
 mod llm_prompt;
 mod llm_reply;
