@@ -268,7 +268,8 @@ fn deterministic_graders_per_case(bencher: Bencher) {
         flags: Some("i".into()),
         matcher: js_regex::compile(r"module_\d+\.rs", "i").expect("pattern"),
     };
-    let schema = jsonschema::validator_for(&serde_json::json!({"type": "object", "required": ["invoice"]})).expect("schema");
+    let schema =
+        jsonschema::validator_for(&serde_json::json!({"type": "object", "required": ["invoice"]})).expect("schema");
     let fields = field_accuracy::FieldAccuracy {
         fields: vec![
             field_accuracy::FieldSpec::new("invoice.number", field_accuracy::Match::Exact),
@@ -308,7 +309,13 @@ fn deterministic_graders_per_case(bencher: Bencher) {
             regex::grade(&re, &out),
             is_json::grade(json_answer),
             json_schema::grade(&schema, json_answer),
-            word_count::grade(&word_count::Bounds { min: None, max: Some(200) }, &out),
+            word_count::grade(
+                &word_count::Bounds {
+                    min: None,
+                    max: Some(200),
+                },
+                &out,
+            ),
             field_accuracy::grade(&fields, json_answer, Some(&expected)),
             latency::grade(10_000.0, metrics.duration_ms),
             cost::grade(0.05, metrics.cost_usd),

@@ -94,6 +94,8 @@ pub struct ConfiguredGrader {
     pub name: String,
     /// Share in the case score (≥ 0; 0 excludes the grader).
     pub weight: f64,
+    /// `negate: true` (4.x): the grade is inverted after the grader ran ([`super::negate`]).
+    pub negate: bool,
     pub entry: &'static GraderEntry,
     pub grader: Arc<dyn Grader>,
 }

@@ -48,7 +48,10 @@ pub fn compile(pattern: &str, flags: &str) -> Result<Regex, String> {
     Regex::new(&full).map_err(|e| {
         // Positions count in the translated pattern, not the one written: leave them out.
         let text = e.to_string();
-        match text.strip_prefix("Parsing error at position ").and_then(|rest| rest.split_once(": ")) {
+        match text
+            .strip_prefix("Parsing error at position ")
+            .and_then(|rest| rest.split_once(": "))
+        {
             Some((_, reason)) => reason.to_owned(),
             None => text,
         }

@@ -15,6 +15,11 @@ const COMMON: &[Key] = &[
         Kind::Number(NumberRange::NON_NEGATIVE),
         "Share in the case score (default 1; 0 reports without counting).",
     ),
+    Key::new(
+        "negate",
+        Kind::Bool,
+        "Invert the result: score 1 − s, pass and fail swapped.",
+    ),
 ];
 
 /// The keys every grader has, whatever its type.
@@ -48,6 +53,7 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let type_name = f.required_string("type", "evaluator", cx.diags)?;
     let name = f.string("name", cx.diags);
     let weight = f.number("weight", cx.diags).unwrap_or(1.0);
+    let negate = f.boolean("negate", cx.diags).unwrap_or(false);
     let Some(entry) = super::find(&type_name) else {
         let pos = f.take("type").map_or(node.pos, |n| n.pos);
         cx.diags.error(
@@ -69,6 +75,7 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
             .or_else(|| grader.default_name())
             .unwrap_or_else(|| entry.type_name().to_owned()),
         weight,
+        negate,
         entry,
         grader,
     })
@@ -93,6 +100,7 @@ pub fn default_graders() -> Arc<[ConfiguredGrader]> {
     Arc::from(vec![ConfiguredGrader {
         name: entry.type_name().to_owned(),
         weight: 1.0,
+        negate: false,
         entry,
         grader: Arc::new(super::llm_judge::LlmJudge::default()),
     }])
@@ -102,6 +110,7 @@ pub fn default_graders() -> Arc<[ConfiguredGrader]> {
 /// run: the JSONL writer and the terminal.)
 pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> EvaluatorResult {
     let grade = grader.grader.grade(ctx).await;
+    let grade = if grader.negate { super::negate(grade) } else { grade };
     // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
     // else as a grader error); this only guards the weighted mean against a stray value.
     let score = agentv_eval_sdk::clamp_score(grade.score);

@@ -2,9 +2,7 @@
 //! every grader once passing and once failing, with the scores, names, texts and evidence each
 //! records.
 
-mod common;
-
-use common::Project;
+use agentv_testkit::{Project, mock_targets};
 use serde_json::Value;
 
 const TARGETS: &str = r#"targets:
@@ -145,11 +143,26 @@ fn check(record: &Value, want: &[Want<'_>]) {
             "{}",
             record["eval_id"]
         );
-        assert!((g.2 - score).abs() < 1e-9, "{} {name}: score {} != {score}", record["eval_id"], g.2);
+        assert!(
+            (g.2 - score).abs() < 1e-9,
+            "{} {name}: score {} != {score}",
+            record["eval_id"],
+            g.2
+        );
     }
     // Hits and misses are the texts of the assertions that passed and failed.
-    let hits: Vec<&str> = got.iter().flat_map(|g| &g.3).filter(|a| a.1).map(|a| a.0.as_str()).collect();
-    let recorded: Vec<&str> = record["hits"].as_array().expect("hits").iter().filter_map(Value::as_str).collect();
+    let hits: Vec<&str> = got
+        .iter()
+        .flat_map(|g| &g.3)
+        .filter(|a| a.1)
+        .map(|a| a.0.as_str())
+        .collect();
+    let recorded: Vec<&str> = record["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert_eq!(recorded, hits);
 }
 
@@ -162,41 +175,153 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
     check(
         &r("paris-pass"),
         &[
-            ("equals-  The capital of France is Paris. ", "equals", 1.0, &[("Output equals \"  The capital of France is Paris. \"", true)]),
-            ("contains-Paris", "contains", 1.0, &[("Output contains \"Paris\"", true)]),
-            ("icontains-PARIS", "icontains", 1.0, &[("Output contains \"PARIS\" (case-insensitive)", true)]),
-            ("contains-any-2", "contains-any", 1.0, &[("Output contains \"Paris\"", true)]),
-            ("contains-all-2", "contains-all", 1.0, &[("Output contains all 2 expected strings", true)]),
-            ("icontains-any-2", "icontains-any", 1.0, &[("Output contains \"PARIS\" (case-insensitive)", true)]),
-            ("icontains-all-2", "icontains-all", 1.0, &[("Output contains all 2 expected strings (case-insensitive)", true)]),
-            ("starts-with-The", "starts-with", 1.0, &[("Output starts with \"The\"", true)]),
-            ("ends-with-Paris.", "ends-with", 1.0, &[("Output ends with \"Paris.\"", true)]),
-            ("regex-^the CAPITAL", "regex", 1.0, &[("Output matches pattern /^the CAPITAL/i (flags: i)", true)]),
-            ("word-count", "word-count", 1.0, &[("Word count 6 is within bounds", true)]),
+            (
+                "equals-  The capital of France is Paris. ",
+                "equals",
+                1.0,
+                &[("Output equals \"  The capital of France is Paris. \"", true)],
+            ),
+            (
+                "contains-Paris",
+                "contains",
+                1.0,
+                &[("Output contains \"Paris\"", true)],
+            ),
+            (
+                "icontains-PARIS",
+                "icontains",
+                1.0,
+                &[("Output contains \"PARIS\" (case-insensitive)", true)],
+            ),
+            (
+                "contains-any-2",
+                "contains-any",
+                1.0,
+                &[("Output contains \"Paris\"", true)],
+            ),
+            (
+                "contains-all-2",
+                "contains-all",
+                1.0,
+                &[("Output contains all 2 expected strings", true)],
+            ),
+            (
+                "icontains-any-2",
+                "icontains-any",
+                1.0,
+                &[("Output contains \"PARIS\" (case-insensitive)", true)],
+            ),
+            (
+                "icontains-all-2",
+                "icontains-all",
+                1.0,
+                &[("Output contains all 2 expected strings (case-insensitive)", true)],
+            ),
+            (
+                "starts-with-The",
+                "starts-with",
+                1.0,
+                &[("Output starts with \"The\"", true)],
+            ),
+            (
+                "ends-with-Paris.",
+                "ends-with",
+                1.0,
+                &[("Output ends with \"Paris.\"", true)],
+            ),
+            (
+                "regex-^the CAPITAL",
+                "regex",
+                1.0,
+                &[("Output matches pattern /^the CAPITAL/i (flags: i)", true)],
+            ),
+            (
+                "word-count",
+                "word-count",
+                1.0,
+                &[("Word count 6 is within bounds", true)],
+            ),
         ],
     );
     check(
         &r("paris-fail"),
         &[
-            ("equals-the capital of france is paris.", "equals", 0.0, &[("Output does not equal \"the capital of france is paris.\"", false)]),
-            ("contains-paris", "contains", 0.0, &[("Output does not contain \"paris\"", false)]),
-            ("icontains-berlin", "icontains", 0.0, &[("Output does not contain \"berlin\" (case-insensitive)", false)]),
-            ("contains-any-2", "contains-any", 0.0, &[("Output does not contain any of: \"london\", \"paris\"", false)]),
-            ("contains-all-2", "contains-all", 0.0, &[("Output missing: \"paris\"", false)]),
-            ("icontains-any-2", "icontains-any", 0.0, &[("Output does not contain any of: \"london\", \"berlin\" (case-insensitive)", false)]),
-            ("icontains-all-2", "icontains-all", 0.0, &[("Output missing (case-insensitive): \"berlin\"", false)]),
-            ("starts-with-capital", "starts-with", 0.0, &[("Output does not start with \"capital\"", false)]),
-            ("ends-with-Paris", "ends-with", 0.0, &[("Output does not end with \"Paris\"", false)]),
-            ("regex-^Paris", "regex", 0.0, &[("Output does not match pattern /^Paris/", false)]),
-            ("word-count", "word-count", 0.0, &[("Word count 6 is below the minimum 10", false)]),
+            (
+                "equals-the capital of france is paris.",
+                "equals",
+                0.0,
+                &[("Output does not equal \"the capital of france is paris.\"", false)],
+            ),
+            (
+                "contains-paris",
+                "contains",
+                0.0,
+                &[("Output does not contain \"paris\"", false)],
+            ),
+            (
+                "icontains-berlin",
+                "icontains",
+                0.0,
+                &[("Output does not contain \"berlin\" (case-insensitive)", false)],
+            ),
+            (
+                "contains-any-2",
+                "contains-any",
+                0.0,
+                &[("Output does not contain any of: \"london\", \"paris\"", false)],
+            ),
+            (
+                "contains-all-2",
+                "contains-all",
+                0.0,
+                &[("Output missing: \"paris\"", false)],
+            ),
+            (
+                "icontains-any-2",
+                "icontains-any",
+                0.0,
+                &[(
+                    "Output does not contain any of: \"london\", \"berlin\" (case-insensitive)",
+                    false,
+                )],
+            ),
+            (
+                "icontains-all-2",
+                "icontains-all",
+                0.0,
+                &[("Output missing (case-insensitive): \"berlin\"", false)],
+            ),
+            (
+                "starts-with-capital",
+                "starts-with",
+                0.0,
+                &[("Output does not start with \"capital\"", false)],
+            ),
+            (
+                "ends-with-Paris",
+                "ends-with",
+                0.0,
+                &[("Output does not end with \"Paris\"", false)],
+            ),
+            (
+                "regex-^Paris",
+                "regex",
+                0.0,
+                &[("Output does not match pattern /^Paris/", false)],
+            ),
+            (
+                "word-count",
+                "word-count",
+                0.0,
+                &[("Word count 6 is below the minimum 10", false)],
+            ),
             ("is-json", "is-json", 0.0, &[("Output is not valid JSON", false)]),
         ],
     );
     let paris_fail = r("paris-fail");
     assert_eq!(paris_fail["score"], 0.0);
     assert_eq!(
-        paris_fail["evaluator_results"][10]["assertions"][0]["evidence"],
-        "6 words; bounds: at least 10",
+        paris_fail["evaluator_results"][10]["assertions"][0]["evidence"], "6 words; bounds: at least 10",
         "evidence is recorded"
     );
 
@@ -204,14 +329,24 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
         &r("json-pass"),
         &[
             ("is-json", "is-json", 1.0, &[("Output is valid JSON", true)]),
-            ("json-schema", "json-schema", 1.0, &[("Output matches the JSON schema", true)]),
+            (
+                "json-schema",
+                "json-schema",
+                1.0,
+                &[("Output matches the JSON schema", true)],
+            ),
         ],
     );
     check(
         &r("json-fail"),
         &[
             ("is-json", "is-json", 0.0, &[("Output is not valid JSON", false)]),
-            ("json-schema", "json-schema", 0.0, &[("Output is not valid JSON", false)]),
+            (
+                "json-schema",
+                "json-schema",
+                0.0,
+                &[("Output is not valid JSON", false)],
+            ),
         ],
     );
 
@@ -222,7 +357,11 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
             "field-accuracy",
             "field-accuracy",
             1.0,
-            &[("invoice.number", true), ("invoice.total (within tolerance: diff=0.00)", true), ("invoice.date", true)],
+            &[
+                ("invoice.number", true),
+                ("invoice.total (within tolerance: diff=0.00)", true),
+                ("invoice.date", true),
+            ],
         )],
     );
     check(
@@ -235,21 +374,37 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
             &[
                 ("invoice.number (value mismatch)", false),
                 ("invoice.total (outside tolerance: diff=1233.50, tolerance=1)", false),
-                ("invoice.date (date mismatch: got 2025-01-15, expected 2025-01-16)", false),
+                (
+                    "invoice.date (date mismatch: got 2025-01-15, expected 2025-01-16)",
+                    false,
+                ),
                 ("invoice.currency: no expected value", true),
             ],
         )],
     );
     // The 2.x spelling keeps 2.x's reasoning.
-    assert_eq!(r("invoice-fail")["evaluator_results"][0]["reasoning"], "1/4 fields matched");
+    assert_eq!(
+        r("invoice-fail")["evaluator_results"][0]["reasoning"],
+        "1/4 fields matched"
+    );
 
     check(
         &r("agent-pass"),
         &[
-            ("latency", "latency", 1.0, &[("Duration 1200ms <= 5000ms threshold", true)]),
+            (
+                "latency",
+                "latency",
+                1.0,
+                &[("Duration 1200ms <= 5000ms threshold", true)],
+            ),
             ("cost", "cost", 1.0, &[("Cost $0.0123 <= $0.0500 budget", true)]),
             // 1000 + 500 + 200 cached.
-            ("token-usage", "token-usage", 1.0, &[("Total tokens 1700 <= 2000", true)]),
+            (
+                "token-usage",
+                "token-usage",
+                1.0,
+                &[("Total tokens 1700 <= 2000", true)],
+            ),
             // 1000 + 500: cached tokens do not count here.
             (
                 "execution-metrics",
@@ -257,15 +412,30 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
                 1.0,
                 &[("Tool calls 3 <= 5 max", true), ("Total tokens 1500 <= 1600 max", true)],
             ),
-            ("skill-trigger-pdf", "skill-trigger", 1.0, &[("Skill tool invoked with skill=\"pdf\"", true)]),
+            (
+                "skill-trigger-pdf",
+                "skill-trigger",
+                1.0,
+                &[("Skill tool invoked with skill=\"pdf\"", true)],
+            ),
         ],
     );
     check(
         &r("agent-fail"),
         &[
-            ("latency", "latency", 0.0, &[("Duration 1200ms > 1000ms threshold", false)]),
+            (
+                "latency",
+                "latency",
+                0.0,
+                &[("Duration 1200ms > 1000ms threshold", false)],
+            ),
             ("cost", "cost", 0.0, &[("Cost $0.0123 > $0.0100 budget", false)]),
-            ("token-usage", "token-usage", 0.0, &[("Total tokens 1700 > 1600", false)]),
+            (
+                "token-usage",
+                "token-usage",
+                0.0,
+                &[("Total tokens 1700 > 1600", false)],
+            ),
             (
                 "execution-metrics",
                 "execution-metrics",
@@ -273,10 +443,18 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
                 &[
                     ("Tool calls 3 <= 5 max", true),
                     ("LLM calls 2 > 1 max", false),
-                    ("Exploration ratio 0.33 outside tolerance of target 0.9 (diff: 0.57, tolerance: 0.2)", false),
+                    (
+                        "Exploration ratio 0.33 outside tolerance of target 0.9 (diff: 0.57, tolerance: 0.2)",
+                        false,
+                    ),
                 ],
             ),
-            ("skill-trigger-pdf", "skill-trigger", 0.0, &[("Skill tool invoked with skill=\"pdf\"", false)]),
+            (
+                "skill-trigger-pdf",
+                "skill-trigger",
+                0.0,
+                &[("Skill tool invoked with skill=\"pdf\"", false)],
+            ),
         ],
     );
 }
@@ -295,7 +473,9 @@ fn grader_config_mistakes_are_reported_at_load_with_positions() {
       - {type: field-accuracy, fields: [{path: a, match: fuzzy}]}
       - {type: skill-trigger}
 "#;
-    let p = Project::new().file("targets.yaml", &common::mock_targets("hi")).file("suite.yaml", suite);
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hi"))
+        .file("suite.yaml", suite);
     let run = p.run(&["validate", "suite.yaml"]);
     assert_ne!(run.code, 0, "{}", run.stderr);
     for line in [
