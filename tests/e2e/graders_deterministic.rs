@@ -45,6 +45,7 @@ const SUITE: &str = r#"evalcases:
       - {type: ends-with, value: Paris.}
       - {type: regex, value: '^the CAPITAL', flags: i}
       - {type: word-count, max: 10}
+      - {type: contains, value: London, negate: true}
   - id: paris-fail
     input: Capital of France?
     evaluators:
@@ -60,6 +61,7 @@ const SUITE: &str = r#"evalcases:
       - {type: regex, value: '^Paris'}
       - {type: word_count, min: 10}
       - {type: is-json}
+      - {type: icontains, value: paris, negate: true}
   - id: json-pass
     input: As JSON.
     evaluators:
@@ -241,6 +243,13 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
                 1.0,
                 &[("Word count 6 is within bounds", true)],
             ),
+            // `negate: true` flips the score and the assertion's outcome, not its text.
+            (
+                "contains-London",
+                "contains",
+                1.0,
+                &[("Output does not contain \"London\"", true)],
+            ),
         ],
     );
     check(
@@ -316,6 +325,12 @@ fn every_deterministic_grader_passes_and_fails_with_4x_scores_and_texts() {
                 &[("Word count 6 is below the minimum 10", false)],
             ),
             ("is-json", "is-json", 0.0, &[("Output is not valid JSON", false)]),
+            (
+                "icontains-paris",
+                "icontains",
+                0.0,
+                &[("Output contains \"paris\" (case-insensitive)", false)],
+            ),
         ],
     );
     let paris_fail = r("paris-fail");
