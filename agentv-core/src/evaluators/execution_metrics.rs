@@ -14,7 +14,8 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::metric_check::{counts, dollars, optional_number};
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext, assertion};
+use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 use crate::model::{ExecutionMetrics, OutputMessage, TokenUsage};
 
@@ -188,7 +189,7 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
                 actual.insert("tokens".into(), Value::from(tokens));
                 at_most("Total tokens", tokens as f64, max)
             }
-            None => assertion(false, "Token usage data not available"),
+            None => Assertion::new("Token usage data not available", false),
         });
     }
     if let Some(max) = t.max_cost_usd {
@@ -197,9 +198,9 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
                 actual.insert("cost_usd".into(), Value::from(cost));
                 let ok = cost <= max;
                 let op = if ok { "<=" } else { ">" };
-                checks.push(assertion(ok, format!("Cost {} {op} {} max", dollars(cost), dollars(max))));
+                checks.push(Assertion::new(format!("Cost {} {op} {} max", dollars(cost), dollars(max)), ok));
             }
-            None => checks.push(assertion(false, "Cost data not available")),
+            None => checks.push(Assertion::new("Cost data not available", false)),
         }
     }
     if let Some(max) = t.max_duration_ms {
@@ -208,30 +209,30 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
                 actual.insert("duration_ms".into(), Value::from(ms));
                 let ok = ms <= max;
                 let op = if ok { "<=" } else { ">" };
-                checks.push(assertion(ok, format!("Duration {}ms {op} {}ms max", num(ms), num(max))));
+                checks.push(Assertion::new(format!("Duration {}ms {op} {}ms max", num(ms), num(max)), ok));
             }
-            None => checks.push(assertion(false, "Duration data not available")),
+            None => checks.push(Assertion::new("Duration data not available", false)),
         }
     }
     if let Some(target) = t.target_exploration_ratio {
         let tolerance = t.exploration_tolerance.unwrap_or(0.2);
         if trace.tool_calls == 0 {
-            checks.push(assertion(false, "Exploration ratio not available (no tool calls)"));
+            checks.push(Assertion::new("Exploration ratio not available (no tool calls)", false));
         } else {
             let ratio = trace.exploration_calls as f64 / trace.tool_calls as f64;
             actual.insert("exploration_ratio".into(), Value::from(ratio));
             let diff = (ratio - target).abs();
             let (r, tg) = (super::js::to_fixed(ratio, 2), num(target));
             checks.push(if diff <= tolerance {
-                assertion(true, format!("Exploration ratio {r} within tolerance of target {tg}"))
+                Assertion::new(format!("Exploration ratio {r} within tolerance of target {tg}"), true)
             } else {
-                assertion(
-                    false,
+                Assertion::new(
                     format!(
                         "Exploration ratio {r} outside tolerance of target {tg} (diff: {}, tolerance: {})",
                         super::js::to_fixed(diff, 2),
                         num(tolerance)
                     ),
+                    false,
                 )
             });
         }
@@ -239,7 +240,7 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
     let passed = checks.iter().filter(|a| a.passed).count();
     let score = if checks.is_empty() { 0.0 } else { passed as f64 / checks.len() as f64 };
     details.insert("actual".into(), if actual.is_empty() { Value::Null } else { Value::Object(actual) });
-    let mut g = Grade::assessed(score, GradeVerdict::from_score(score), checks);
+    let mut g = Grade::assessed(score, checks);
     g.details = Some(details);
     g
 }
@@ -248,7 +249,7 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
 fn at_most(label: &str, value: f64, max: f64) -> crate::model::Assertion {
     let ok = value <= max;
     let op = if ok { "<=" } else { ">" };
-    assertion(ok, format!("{label} {} {op} {} max", super::js::number(value), super::js::number(max)))
+    Assertion::new(format!("{label} {} {op} {} max", super::js::number(value), super::js::number(max)), ok)
 }
 
 /// The thresholds set, as 4.x records them (`exploration_tolerance` with its default when a
@@ -277,7 +278,7 @@ fn configured(t: &Thresholds) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluators::negate;
+    use crate::evaluators::{GradeVerdict, negate};
     use crate::evaluators::string_check::testing::{parse_one, problems};
     use crate::model::ToolCall;
 
@@ -382,7 +383,7 @@ mod tests {
             let got: Vec<(&str, bool)> = g.assertions.iter().map(|a| (a.text.as_str(), a.passed)).collect();
             assert_eq!(got, want);
             assert!((g.score - score).abs() < 1e-12, "{} != {score}", g.score);
-            assert_eq!(g.verdict_v4(), GradeVerdict::from_score(score));
+            assert_eq!(g.verdict4(), GradeVerdict::of_score(score));
             let n = negate(g);
             assert!((n.score - (1.0 - score)).abs() < 1e-12);
         }

@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use super::candidate::parse_lenient;
 use super::string_check::candidate;
-use super::{Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext, assertion};
+use super::{Generation, Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NumberRange, describe};
 use crate::model::{Content, EvalCase, Role};
 
@@ -111,7 +112,7 @@ pub struct FieldAccuracy {
 }
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
-    let generation = generation(f);
+    let generation = cx.generation();
     let what = f.what().to_owned();
     // Read before `fields` can stop the parse, so `fields` is never reported unknown.
     let aggregation = enum_value(f, "aggregation", AGGREGATIONS, cx);
@@ -144,15 +145,6 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             generation,
         }) as Arc<dyn Grader>
     })
-}
-
-/// The generation of the file, from how it spells the type (`field_accuracy` is the 2.x
-/// spelling). Stands in for the file's own generation until the loader knows it.
-fn generation(f: &mut Fields<'_>) -> Generation {
-    match f.take("type").and_then(Node::as_str) {
-        Some(t) if t.contains('_') => Generation::V2,
-        _ => Generation::V4,
-    }
 }
 
 /// Reads key `name` as one of `allowed`; `Err` after reporting anything else.
@@ -281,8 +273,8 @@ pub fn grade(check: &FieldAccuracy, output: &str, expected: Option<&Value>) -> G
         }
     };
     let score = agentv_eval_sdk::clamp_score(score);
-    let assertions = results.iter().map(|r| assertion(r.hit, r.message.clone())).collect();
-    let mut grade = Grade::assessed(score, GradeVerdict::from_score(score), assertions);
+    let assertions = results.iter().map(|r| Assertion::new(r.message.clone(), r.hit)).collect();
+    let mut grade = Grade::assessed(score, assertions);
     if check.generation == Generation::V2 {
         // 2.x kept at most four of each and said how many fields matched.
         let matched = results.iter().filter(|r| r.hit).count();
@@ -598,7 +590,7 @@ fn civil_from_days(days: i64) -> Day {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluators::negate;
+    use crate::evaluators::{GradeVerdict, negate};
     use crate::evaluators::string_check::testing::{parse_one, problems};
     use serde_json::json;
 
@@ -699,9 +691,9 @@ mod tests {
             answer,
             Some(&expected),
         );
-        assert_eq!((g.score, g.verdict_v4()), (0.75, GradeVerdict::Fail));
+        assert_eq!((g.score, g.verdict4()), (0.75, GradeVerdict::Fail));
         let n = negate(g);
-        assert_eq!((n.score, n.verdict_v4()), (0.25, GradeVerdict::Pass));
+        assert_eq!((n.score, n.verdict4()), (0.25, GradeVerdict::Pass));
         // Only an optional missing field: every weight 0 → 0.
         let g = grade(&check(vec![with(FieldSpec::new("c", Match::Exact), optional)]), answer, Some(&expected));
         assert_eq!(g.score, 0.0);

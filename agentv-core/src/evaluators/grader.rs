@@ -243,36 +243,6 @@ pub struct Grade {
     pub error_is_miss: bool,
     /// What was sent to a judge, for the results file.
     pub request: Option<Value>,
-    /// The 4.x assertions `{text, passed, evidence?}`, in order; graders that give them list
-    /// the same texts as hits (passed) and misses (failed).
-    pub assertions: Vec<Assertion>,
-    /// The grader's own 4.x verdict when it is not simply "score ≥ 0.8" (a negated
-    /// proportional score, a skip); `None` reads the verdict from the score.
-    pub verdict: Option<GradeVerdict>,
-}
-
-/// A 4.x grader verdict: `skip` means the grader could not judge and takes no part in the
-/// case score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GradeVerdict {
-    Pass,
-    Fail,
-    Skip,
-}
-
-impl GradeVerdict {
-    /// A 4.x grader's verdict from its score (`scoreToVerdict`: pass at 0.8).
-    pub fn from_score(score: f64) -> Self {
-        if score >= 0.8 { Self::Pass } else { Self::Fail }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pass => "pass",
-            Self::Fail => "fail",
-            Self::Skip => "skip",
-        }
-    }
 }
 
 impl Grade {
@@ -369,7 +339,7 @@ impl Grade {
     /// A pass/fail check with one assertion: score 1 and `pass`, or 0 and `fail`.
     pub fn check(passed: bool, text: impl Into<String>) -> Self {
         let verdict = if passed { GradeVerdict::Pass } else { GradeVerdict::Fail };
-        Self::assessed(f64::from(u8::from(passed)), vec![assertion(passed, text)]).with_verdict(verdict)
+        Self::assessed(f64::from(u8::from(passed)), vec![Assertion::new(text, passed)]).with_verdict(verdict)
     }
 
     /// Rewrites hits and misses from the assertions.
@@ -377,11 +347,5 @@ impl Grade {
         let (passed, failed): (Vec<&Assertion>, Vec<&Assertion>) = self.assertions.iter().partition(|a| a.passed);
         self.hits = passed.into_iter().map(|a| a.text.clone()).collect();
         self.misses = failed.into_iter().map(|a| a.text.clone()).collect();
-    }
-}
-
-/// One assertion without evidence.
-pub fn assertion(passed: bool, text: impl Into<String>) -> Assertion {
-    Assertion::new(text, passed)
     }
 }

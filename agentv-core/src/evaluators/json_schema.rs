@@ -10,7 +10,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext, assertion};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, Pos};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -145,18 +146,16 @@ pub fn grade(validator: &jsonschema::Validator, output: &str) -> Grade {
     if errors.is_empty() {
         return Grade::check(true, "Output matches the JSON schema");
     }
-    let mut assertions: Vec<_> = errors.iter().take(SHOWN_ERRORS).map(|e| assertion(false, e.clone())).collect();
+    let mut assertions: Vec<_> = errors.iter().take(SHOWN_ERRORS).map(|e| Assertion::new(e.clone(), false)).collect();
     if errors.len() > SHOWN_ERRORS {
-        assertions.push(assertion(false, format!("… and {} more validation errors", errors.len() - SHOWN_ERRORS)));
+        assertions.push(Assertion::new(format!("… and {} more validation errors", errors.len() - SHOWN_ERRORS), false));
     }
     assertions.insert(
         0,
-        crate::model::Assertion {
-            evidence: Some(format!("{} validation error(s)", errors.len())),
-            ..assertion(false, "Output does not match the JSON schema")
-        },
+        Assertion::new("Output does not match the JSON schema", false)
+            .with_evidence(format!("{} validation error(s)", errors.len())),
     );
-    Grade::assessed(0.0, GradeVerdict::Fail, assertions)
+    Grade::assessed(0.0, assertions).with_verdict(GradeVerdict::Fail)
 }
 
 #[cfg(test)]

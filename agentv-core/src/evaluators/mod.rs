@@ -19,7 +19,6 @@ mod testkit;
 
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
-    assertion,
 };
 pub use list::{GRADER_KEYS, aggregate, default_graders, evaluate, parse_graders};
 pub use negate::negate;

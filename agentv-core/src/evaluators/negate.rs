@@ -1,7 +1,7 @@
 //! `negate: true` (4.x): the grade turned inside out, as the case aggregator applies it after
 //! the grader ran (`negateScore`, reference §2.3).
 
-use super::grader::{Grade, GradeVerdict, assertion};
+use super::grader::{Grade, GradeVerdict};
 
 /// `grade` negated: score → 1 − score (kept in [0, 1]), verdict pass ↔ fail (skip stays skip),
 /// every assertion's `passed` flipped and its evidence, when it has some, prefixed
@@ -12,16 +12,12 @@ use super::grader::{Grade, GradeVerdict, assertion};
 /// could not grade) is kept: 4.x negates a crashed grader's 0 into 1 as well, and the error
 /// still says the score is not to be trusted.
 pub fn negate(mut grade: Grade) -> Grade {
-    let verdict = match grade.verdict_v4() {
+    let verdict = match grade.verdict4() {
         GradeVerdict::Pass => GradeVerdict::Fail,
         GradeVerdict::Fail => GradeVerdict::Pass,
         GradeVerdict::Skip => GradeVerdict::Skip,
     };
-    if grade.assertions.is_empty() {
-        let hits = grade.hits.iter().map(|h| assertion(true, h.clone()));
-        let misses = grade.misses.iter().map(|m| assertion(false, m.clone()));
-        grade.assertions = hits.chain(misses).collect();
-    }
+    grade.assertions = grade.assertion_list();
     for a in &mut grade.assertions {
         a.passed = !a.passed;
         a.evidence = a
@@ -42,10 +38,7 @@ mod tests {
     use crate::model::Assertion;
 
     fn with_evidence(passed: bool, text: &str, evidence: &str) -> Assertion {
-        Assertion {
-            evidence: Some(evidence.into()),
-            ..assertion(passed, text)
-        }
+        Assertion::new(text, passed).with_evidence(evidence)
     }
 
     #[test]
@@ -55,48 +48,48 @@ mod tests {
                 Grade::check(true, "Output contains \"Paris\""),
                 0.0,
                 GradeVerdict::Fail,
-                vec![assertion(false, "Output contains \"Paris\"")],
+                vec![Assertion::new("Output contains \"Paris\"", false)],
             ),
             (
                 Grade::check(false, "Output does not contain \"London\""),
                 1.0,
                 GradeVerdict::Pass,
-                vec![assertion(true, "Output does not contain \"London\"")],
+                vec![Assertion::new("Output does not contain \"London\"", true)],
             ),
             // A proportional score keeps its own verdict flipped, not recomputed: 0.75 fails
             // (below 0.8), negated 0.25 passes.
             (
                 Grade::assessed(
                     0.75,
-                    GradeVerdict::Fail,
                     vec![
-                        assertion(true, "a"),
-                        assertion(true, "b"),
-                        assertion(true, "c"),
+                        Assertion::new("a", true),
+                        Assertion::new("b", true),
+                        Assertion::new("c", true),
                         with_evidence(false, "d", "why"),
                     ],
                 ),
                 0.25,
                 GradeVerdict::Pass,
                 vec![
-                    assertion(false, "a"),
-                    assertion(false, "b"),
-                    assertion(false, "c"),
+                    Assertion::new("a", false),
+                    Assertion::new("b", false),
+                    Assertion::new("c", false),
                     with_evidence(true, "d", "[Negated] why"),
                 ],
             ),
             (
-                Grade::assessed(0.0, GradeVerdict::Skip, vec![assertion(false, "Grader parse failure")]),
+                Grade::assessed(0.0, vec![Assertion::new("Grader parse failure", false)])
+                    .with_verdict(GradeVerdict::Skip),
                 1.0,
                 GradeVerdict::Skip,
-                vec![assertion(true, "Grader parse failure")],
+                vec![Assertion::new("Grader parse failure", true)],
             ),
             // Hits and misses only (2.x): read as assertions, hits first.
             (
                 Grade::scored(0.5, vec!["h".into()], vec!["m".into()]),
                 0.5,
                 GradeVerdict::Pass,
-                vec![assertion(false, "h"), assertion(true, "m")],
+                vec![Assertion::new("h", false), Assertion::new("m", true)],
             ),
         ];
         for (grade, score, verdict, assertions) in cases {
@@ -128,11 +121,8 @@ mod tests {
 
     #[test]
     fn negating_twice_gives_the_grade_back() {
-        let g = Grade::assessed(
-            1.0,
-            GradeVerdict::Pass,
-            vec![with_evidence(true, "Skill tool invoked", "called Skill")],
-        );
+        let g = Grade::assessed(1.0, vec![with_evidence(true, "Skill tool invoked", "called Skill")])
+            .with_verdict(GradeVerdict::Pass);
         let twice = negate(negate(g.clone()));
         assert_eq!(twice.score, g.score);
         assert_eq!(twice.verdict, g.verdict);

@@ -551,6 +551,7 @@ fn configured(items: Vec<RubricItem>, weight: f64) -> ConfiguredGrader {
     ConfiguredGrader {
         name: "rubrics".to_owned(),
         weight,
+        negate: false,
         entry: &ENTRY,
         grader: Arc::new(LlmGrader {
             rubrics: items,

@@ -134,7 +134,8 @@ pub(crate) mod testing {
 
     use crate::config::Diagnostics;
     use crate::config::node::parse_yaml;
-    use crate::evaluators::{ConfiguredGrader, Grade, GradeVerdict, ParseContext, assertion, negate, parse_graders};
+    use crate::evaluators::{ConfiguredGrader, Grade, GradeVerdict, ParseContext, negate, parse_graders};
+    use crate::model::Assertion;
     use crate::paths::Workspace;
 
     /// Parses `yaml` (one grader mapping, flow style) as a one-entry list; returns the grader
@@ -148,11 +149,7 @@ pub(crate) mod testing {
         let node = parse_yaml(&format!("- {yaml}\n")).expect("yaml");
         let ws = Workspace::from_cwd(dir.to_path_buf());
         let mut diags = Diagnostics::new(Path::new("e.yaml"));
-        let mut cx = ParseContext {
-            ws: &ws,
-            eval_dir: dir,
-            diags: &mut diags,
-        };
+        let mut cx = ParseContext::new(&ws, dir, &mut diags);
         let graders = parse_graders(&node, &mut cx);
         let shown = diags.into_vec().iter().map(ToString::to_string).collect();
         (graders.and_then(|mut g| g.pop()), shown)
@@ -165,15 +162,15 @@ pub(crate) mod testing {
             let want = f64::from(u8::from(passed));
             assert_eq!(g.score, want, "{text}");
             assert_eq!(
-                g.verdict_v4(),
+                g.verdict4(),
                 if passed { GradeVerdict::Pass } else { GradeVerdict::Fail },
                 "{text}"
             );
-            assert_eq!(g.assertions, [assertion(passed, text)]);
+            assert_eq!(g.assertions, [Assertion::new(text, passed)]);
             assert_eq!(if passed { &g.hits } else { &g.misses }, &[text.to_owned()]);
             let n = negate(g);
             assert_eq!(n.score, 1.0 - want, "negated {text}");
-            assert_eq!(n.assertions, [assertion(!passed, text)], "negated");
+            assert_eq!(n.assertions, [Assertion::new(text, !passed)], "negated");
             assert_eq!(if passed { &n.misses } else { &n.hits }, &[text.to_owned()], "negated");
         }
     }

@@ -8,7 +8,8 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::metric_check::{counts, optional_number};
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext, assertion};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 use crate::model::TokenUsage;
 
@@ -88,14 +89,14 @@ pub fn grade(limits: &Limits, usage: Option<&TokenUsage>) -> Grade {
             let max = super::js::number(limit);
             let within = actual as f64 <= limit;
             let op = if within { "<=" } else { ">" };
-            assertions.push(assertion(within, format!("{label} tokens {actual} {op} {max}")));
+            assertions.push(Assertion::new(format!("{label} tokens {actual} {op} {max}"), within));
         }
     }
     let passed = assertions.iter().all(|a| a.passed);
     let mut grade = if passed {
-        Grade::assessed(1.0, GradeVerdict::Pass, assertions)
+        Grade::assessed(1.0, assertions).with_verdict(GradeVerdict::Pass)
     } else {
-        Grade::assessed(0.0, GradeVerdict::Fail, assertions)
+        Grade::assessed(0.0, assertions).with_verdict(GradeVerdict::Fail)
     };
     let mut details = Map::new();
     details.insert(

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext, assertion};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind};
 use crate::model::Assertion;
 
@@ -103,12 +103,9 @@ pub fn grade(bounds: &Bounds, output: &str) -> Grade {
         (_, Some(hi)) if n > hi => (false, format!("Word count {n} is above the maximum {hi}")),
         _ => (true, format!("Word count {n} is within bounds")),
     };
-    let checked = Assertion {
-        evidence: Some(format!("{n} words; bounds: {}", bounds.describe())),
-        ..assertion(passed, text)
-    };
+    let checked = Assertion::new(text, passed).with_evidence(format!("{n} words; bounds: {}", bounds.describe()));
     let (score, verdict) = if passed { (1.0, GradeVerdict::Pass) } else { (0.0, GradeVerdict::Fail) };
-    Grade::assessed(score, verdict, vec![checked])
+    Grade::assessed(score, vec![checked]).with_verdict(verdict)
 }
 
 #[cfg(test)]
