@@ -109,8 +109,11 @@ const SUITE: &str = r#"evalcases:
       - {type: skill_trigger, skill: pdf, should_trigger: false}
 "#;
 
+/// One grader's (name, type, score, [(assertion text, passed)]).
+type Graded = (String, String, f64, Vec<(String, bool)>);
+
 /// (name, type, score, [(assertion text, passed)]) of each grader of `record`.
-fn graded(record: &Value) -> Vec<(String, String, f64, Vec<(String, bool)>)> {
+fn graded(record: &Value) -> Vec<Graded> {
     record["evaluator_results"]
         .as_array()
         .expect("evaluator_results")

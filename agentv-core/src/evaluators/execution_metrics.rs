@@ -282,6 +282,9 @@ mod tests {
     use crate::evaluators::string_check::testing::{parse_one, problems};
     use crate::model::ToolCall;
 
+    /// (thresholds, what the run did, score, [(assertion text, passed)]).
+    type Case<'a> = (Thresholds, &'a Observed, f64, Vec<(&'a str, bool)>);
+
     fn call(tool: &str) -> ToolCall {
         ToolCall {
             tool: tool.into(),
@@ -333,7 +336,7 @@ mod tests {
         let nothing = Observed { trace: Some(TraceCounts::default()), ..Observed::default() };
         let no_trace = Observed::default();
         let only_duration = Observed { duration_ms: Some(10.0), ..Observed::default() };
-        let cases: Vec<(Thresholds, &Observed, f64, Vec<(&str, bool)>)> = vec![
+        let cases: Vec<Case<'_>> = vec![
             (
                 all,
                 &seen,

@@ -594,6 +594,9 @@ mod tests {
     use crate::evaluators::string_check::testing::{parse_one, problems};
     use serde_json::json;
 
+    /// (written date, formats, the day it reads as).
+    type DateCase<'a> = (&'a str, Option<&'a [String]>, Option<Day>);
+
     fn check(fields: Vec<FieldSpec>) -> FieldAccuracy {
         FieldAccuracy {
             fields,
@@ -730,7 +733,7 @@ mod tests {
         let us = vec!["MM/DD/YYYY".to_owned()];
         let eu = vec!["DD/MM/YYYY".to_owned()];
         let day = |y, m, d| Some(Day { year: y, month: m, day: d });
-        let cases: Vec<(&str, Option<&[String]>, Option<Day>)> = vec![
+        let cases: Vec<DateCase<'_>> = vec![
             ("2025-01-15", None, day(2025, 1, 15)),
             ("  2025-01-15T10:00:00  ", None, day(2025, 1, 15)),
             ("2025-01-15T23:30:00-05:00", None, day(2025, 1, 16)),

@@ -126,7 +126,7 @@ mod tests {
         let twice = negate(negate(g.clone()));
         assert_eq!(twice.score, g.score);
         assert_eq!(twice.verdict, g.verdict);
-        assert_eq!(twice.assertions[0].passed, true);
+        assert!(twice.assertions[0].passed);
         assert_eq!(
             twice.assertions[0].evidence.as_deref(),
             Some("[Negated] [Negated] called Skill"),

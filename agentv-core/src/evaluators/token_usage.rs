@@ -120,6 +120,9 @@ mod tests {
     use crate::evaluators::negate;
     use crate::evaluators::string_check::testing::{parse_one, problems};
 
+    /// (limits, usage, score, [(assertion text, passed)]).
+    type Case<'a> = (Limits, Option<TokenUsage>, f64, &'a [(&'a str, bool)]);
+
     fn usage(input: u64, output: u64, cached: Option<u64>) -> TokenUsage {
         TokenUsage { input, output, cached }
     }
@@ -135,7 +138,7 @@ mod tests {
             max_total: Some(1000.0),
             ..Limits::default()
         };
-        let cases: [(Limits, Option<TokenUsage>, f64, &[(&str, bool)]); 4] = [
+        let cases: [Case<'_>; 4] = [
             (
                 all,
                 Some(usage(700, 200, None)),
