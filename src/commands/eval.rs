@@ -97,9 +97,10 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     runtime.block_on(async {
         let interrupt = Interrupt::default();
         let listener = signals::Listener::start(interrupt.clone(), printer);
-        let mut progress = Progress::new(printer, printer::secrets(), plan.total);
+        let mut progress = Progress::new(printer, printer::secrets(), plan.total, plan.targets.len());
         let mut sinks: Vec<&mut dyn Sink> = report_sinks.iter_mut().map(|s| s.as_mut() as &mut dyn Sink).collect();
         let finished = agentv_core::run(ws, plan, &options, &mut progress, &mut sinks, &interrupt).await;
+        progress.finish();
         let signal = listener.finish();
         let report = agentv_core::report(&finished, args.threshold);
         printer.report(&report, signal);

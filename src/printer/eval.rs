@@ -1,6 +1,7 @@
 //! What `agentv eval` prints around the run: the plan, the summary and why the run ends with
 //! its exit code.
 
+use agentv_core::report::{DEFAULT_WIDTH, SummaryStyle};
 use agentv_core::{Counts, Outcome, Plan, Report};
 
 use super::{Level, Printer};
@@ -24,18 +25,18 @@ impl Printer {
         ));
     }
 
-    /// The summary on stdout (one line with `--quiet`), then on stderr why the run ends as it
-    /// does.
+    /// The summary on stdout (one line with `--quiet`), 80 columns wide, coloured when stdout
+    /// takes colour; then on stderr why the run ends as it does.
     pub fn report(self, report: &Report, signal: Option<Signal>) {
         if self.level == Level::Quiet {
             self.result(&format!("{}\n", report.summary_line));
             return;
         }
-        self.result(&format!("\n{}", report.summary));
-        if let Some(cache) = report.cache {
-            // Lookups of this run's targets and judges (mock targets are never cached).
-            self.result(&format!("{cache}\n"));
-        }
+        let style = SummaryStyle {
+            width: DEFAULT_WIDTH,
+            color: self.color_stdout,
+        };
+        self.result(&format!("\n{}", report.summary(style)));
         let counts = &report.counts;
         if counts.skipped > 0 {
             self.note(&format!(

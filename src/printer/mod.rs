@@ -13,6 +13,7 @@
 //! Nothing here panics on a closed stream: a reader that goes away (`agentv eval … | head -1`)
 //! ends output quietly, as ripgrep does.
 
+mod bar;
 mod eval;
 mod progress;
 mod validate;
@@ -90,9 +91,11 @@ mod styles {
 #[derive(Debug, Clone, Copy)]
 pub struct Printer {
     level: Level,
-    /// Colour on stderr (progress, problems, notes, logs). The summary on stdout is plain:
-    /// it is what scripts and CI logs keep.
+    /// Colour on stderr (progress, problems, notes, logs).
     color: bool,
+    /// Colour on stdout (the summary): decided for stdout itself, so a summary piped to a file
+    /// or a script stays plain while the progress on the terminal is coloured.
+    color_stdout: bool,
 }
 
 impl Printer {
@@ -100,6 +103,7 @@ impl Printer {
         Self {
             level,
             color: color.for_stream(&std::io::stderr()),
+            color_stdout: color.for_stream(&std::io::stdout()),
         }
     }
 
@@ -161,9 +165,10 @@ impl Printer {
         to_stdout(text);
     }
 
-    /// The writer of logs: stderr behind the redaction layer, at the level's verbosity.
-    pub fn log_writer() -> RedactingWriter<std::io::Stderr> {
-        RedactingWriter::new(std::io::stderr(), secrets())
+    /// The writer of logs: stderr behind the redaction layer, at the level's verbosity; above
+    /// the progress bar while one is up.
+    pub fn log_writer() -> RedactingWriter<LogLine> {
+        RedactingWriter::new(LogLine::default(), secrets())
     }
 
     /// The `tracing` filter for this level, unless `AGENTV_LOG` sets one.
@@ -230,9 +235,48 @@ fn to_stdout(text: &str) {
 }
 
 /// One write per message (stderr is unbuffered), errors ignored: there is nowhere left to
-/// report them.
+/// report them. While a progress bar is up, the message goes above it.
 fn to_stderr(text: &str) {
-    let _ = std::io::stderr().lock().write_all(redacted(text).as_bytes());
+    let text = redacted(text);
+    match bar::active() {
+        Some(bar) => bar.println(text.strip_suffix('\n').unwrap_or(&text)),
+        None => {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+}
+
+/// One log event on its way to stderr: written through at once, or, while a progress bar is
+/// up, gathered and printed above the bar when the event ends (the logger writes each event
+/// whole, then drops its writer).
+#[derive(Debug, Default)]
+pub struct LogLine {
+    held: Vec<u8>,
+}
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.held.is_empty() && bar::active().is_none() {
+            std::io::stderr().lock().write_all(buf)?;
+        } else {
+            self.held.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.held.is_empty() {
+            let text = String::from_utf8_lossy(&std::mem::take(&mut self.held)).into_owned();
+            to_stderr(&text);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
 }
 
 #[cfg(test)]
@@ -241,7 +285,11 @@ mod tests {
 
     #[test]
     fn levels_order_from_quiet_to_verbose() {
-        let at = |level| Printer { level, color: false };
+        let at = |level| Printer {
+            level,
+            color: false,
+            color_stdout: false,
+        };
         assert!(!at(Level::Quiet).shows(Level::Default));
         assert!(at(Level::Default).shows(Level::Default));
         assert!(!at(Level::Default).shows(Level::Verbose));

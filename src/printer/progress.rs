@@ -1,10 +1,18 @@
-//! One line per finished case on stderr, with what went wrong under it.
+//! Progress of a run on stderr, in one of three forms:
+//!
+//! - on a terminal (outside CI): a live bar at the bottom ([`super::bar`]) with counts, time,
+//!   ETA and the running cases; above it a line for each case that did not pass (with what went
+//!   wrong under it), and for passing cases too with `--verbose`;
+//! - elsewhere (a pipe, a file, CI): one line per finished case, as a log keeps it;
+//! - with `--quiet`: nothing but errors.
 
+use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use agentv_core::{RunObserver, Secrets, TargetRole, escape_line};
 
+use super::bar::{LiveBar, suits_terminal};
 use super::{Level, Printer, styles, to_stderr};
 
 /// How many misses of a failed case the progress line shows.
@@ -18,15 +26,42 @@ pub struct Progress {
     printer: Printer,
     secrets: Secrets,
     width: usize,
+    /// The live bar, on a terminal.
+    live: Option<LiveBar>,
 }
 
 impl Progress {
-    pub fn new(printer: Printer, secrets: Secrets, total: usize) -> Self {
+    /// Progress of `total` cases on `targets` targets; a live bar when stderr is a terminal
+    /// (outside CI, and not with `--quiet`).
+    pub fn new(printer: Printer, secrets: Secrets, total: usize, targets: usize) -> Self {
+        let term = std::env::var("TERM").ok();
+        let ci = std::env::var("CI").ok();
+        let live = (printer.shows(Level::Default)
+            && suits_terminal(std::io::stderr().is_terminal(), ci.as_deref(), term.as_deref()))
+        .then(|| LiveBar::start(printer, total, targets));
         Self {
             printer,
             secrets,
             width: total.to_string().len(),
+            live,
         }
+    }
+
+    /// Takes the bar down (before the summary is printed).
+    pub fn finish(&mut self) {
+        if let Some(live) = self.live.take() {
+            live.finish();
+        }
+    }
+
+    /// Whether `record`'s line is printed: always without a bar; above a bar, only for cases
+    /// that did not pass, unless `--verbose`.
+    fn prints_line_of(&self, record: &EvaluationRecord) -> bool {
+        if !self.printer.shows(Level::Default) {
+            return false;
+        }
+        let passed = record.execution_status == ExecutionStatus::Ok && record.verdict == Verdict::Pass;
+        self.live.is_none() || !passed || self.printer.shows(Level::Verbose)
     }
 
     /// `text` redacted, then escaped onto one line.
@@ -114,9 +149,18 @@ impl Progress {
 }
 
 impl RunObserver for Progress {
+    fn case_started(&mut self, eval_id: &str, target: &str) {
+        if let Some(live) = &mut self.live {
+            live.started(eval_id, target);
+        }
+    }
+
     fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize) {
-        if self.printer.shows(Level::Default) {
+        if self.prints_line_of(record) {
             to_stderr(&self.line(record, elapsed, done, total));
+        }
+        if let Some(live) = &mut self.live {
+            live.finished(record);
         }
     }
 
@@ -125,6 +169,9 @@ impl RunObserver for Progress {
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {
+        if let Some(live) = &mut self.live {
+            live.stopping();
+        }
         self.printer.note(&format!(
             "interrupted: no new cases will start; waiting up to {}s for {in_flight} running case(s) (interrupt again to cancel them)",
             grace.as_secs()

@@ -26,7 +26,7 @@ use crate::load::{
     Diagnostic, DiscoverError, FileKind, LoadedSuite, Purpose, Secrets, Workspace, discover, load_eval_file_filtered,
 };
 use crate::providers::{CacheStats, ResponseCache};
-use crate::report::{JsonlWriter, Sink, Summary, default_results_path};
+use crate::report::{JsonlWriter, Sink, Summary, SummaryContext, SummaryStyle, default_results_path};
 use crate::resolve::{ResolveOptions, resolve};
 use crate::run::{Interrupt, Outcome, RunObserver, RunReport};
 
@@ -303,6 +303,10 @@ pub struct Finished {
     pub unread: usize,
     /// Lookups of this run's targets and judges, with `--cache`.
     pub cache: Option<CacheStats>,
+    /// The run's wall time, from the first healthcheck to the last record.
+    pub elapsed: Duration,
+    /// The working directory, which the summary shows paths relative to.
+    cwd: PathBuf,
     secrets: Secrets,
 }
 
@@ -347,6 +351,7 @@ pub async fn run(
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
         },
     };
+    let started = std::time::Instant::now();
     let report = {
         let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 1);
         all.push(&mut writer);
@@ -362,6 +367,8 @@ pub async fn run(
         skipped,
         unread,
         cache: cache.map(|c| c.stats()),
+        elapsed: started.elapsed(),
+        cwd: ws.cwd.clone(),
         secrets,
     }
 }
@@ -374,15 +381,26 @@ pub async fn run(
 pub struct Report {
     /// The one decision behind the exit code (`docs/architecture.md#exit-codes`).
     pub outcome: Outcome,
-    /// The summary: errors, verdicts, statistics, histogram, best and worst cases, results path.
-    /// Ids and messages in it are redacted and escaped.
-    pub summary: String,
+    /// The statistics, drawn by [`Report::summary`].
+    pub statistics: Summary,
+    /// What the summary shows around the cases: results path, wall time, cache lookups.
+    pub context: SummaryContext,
     /// The summary on one line, for `--quiet`.
     pub summary_line: String,
     /// Cache hits and misses, with `--cache`.
     pub cache: Option<CacheStats>,
     /// The counts behind the outcome, to explain it.
     pub counts: Counts,
+    secrets: Secrets,
+}
+
+impl Report {
+    /// The summary as printed at the end of a run: failures, verdicts, statistics, time, tokens,
+    /// cost, cache, histogram, targets side by side, best and worst cases, results path; every
+    /// line within `style.width` columns. Ids and messages in it are redacted and escaped.
+    pub fn summary(&self, style: SummaryStyle) -> String {
+        self.statistics.render(&self.context, style, &self.secrets)
+    }
 }
 
 /// Cases by what kept them from a clean run.
@@ -413,12 +431,19 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     Report {
         // An unread file counts as a case left out: what it held did not run.
         outcome: run.outcome(finished.skipped + finished.unread, threshold),
-        summary: summary.render(Some(&finished.results_path), &finished.secrets),
+        statistics: summary.clone(),
+        context: SummaryContext {
+            results: Some(finished.results_path.clone()),
+            cwd: Some(finished.cwd.clone()),
+            elapsed: Some(finished.elapsed),
+            cache: finished.cache,
+        },
         summary_line: summary_line(summary, &finished.results_path, &finished.secrets),
         cache: finished.cache,
+        secrets: finished.secrets.clone(),
         counts: Counts {
-            execution_errors: summary.errors.len(),
-            grader_errors: summary.grader_errors.len(),
+            execution_errors: summary.execution_errors(),
+            grader_errors: summary.grader_errors(),
             skipped: finished.skipped,
             unread: finished.unread,
             unwritten: run.unwritten + run.unfinished,
@@ -432,7 +457,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
 /// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`.
 fn summary_line(summary: &Summary, results: &Path, secrets: &Secrets) -> String {
     let [pass, borderline, fail] = summary.verdicts;
-    let errors = summary.errors.len() + summary.grader_errors.len();
+    let errors = summary.execution_errors() + summary.grader_errors();
     let mean = summary
         .stats()
         .map_or_else(|| "no graded cases".to_owned(), |s| format!("mean {:.3}", s.mean));

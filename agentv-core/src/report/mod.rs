@@ -25,6 +25,8 @@ pub use markdown::{MarkdownReport, md};
 pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
 pub use sink::{Row, Sink, redacted, redacted_trace};
-pub use summary::{Stats, Summary, histogram_bins};
+pub use summary::{
+    BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_of, histogram_bins, text,
+};
 pub use tally::{Tallies, Tally, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};

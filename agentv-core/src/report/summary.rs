@@ -1,18 +1,39 @@
-//! Summary statistics and the score histogram.
+//! The end-of-run summary: its data, accumulated record by record without holding the
+//! records, and its text, fitted to a terminal's columns (80 by default).
+//!
+//! The text, top to bottom: the failing cases with what explains them; the counts, score
+//! statistics, wall time, tokens, cost and cache lookups; the score histogram; with several
+//! targets, a column per target; the best and worst cases; where the results are. Every piece of
+//! user text in it (ids, targets, messages, paths) is redacted, cut to one line and escaped
+//! before it is fitted, and colour, when asked for, paints only our own words.
 
+mod failures;
+mod ranking;
+mod targets;
+pub mod text;
+
+use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
 
+use self::failures::Failures;
+use self::ranking::Ranking;
+use self::text::{Paint, Tone, count, cut_middle, dollars, duration, pad_right, relative_path};
 use super::terminal::escape_line;
-use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use crate::model::{EvaluationRecord, ExecutionStatus, TokenUsage, Verdict};
+use crate::providers::CacheStats;
 use crate::redact::Secrets;
+pub use targets::TargetStats;
 
-/// How many best and worst cases are listed.
-const RANKED: usize = 3;
-/// How many errors of each kind the summary lists (the results file has them all).
-const LISTED_ERRORS: usize = 20;
 /// Width of the longest histogram bar.
 const BAR_WIDTH: usize = 30;
+/// Width of the labels of the statistics (`Std deviation: `).
+const LABEL_WIDTH: usize = 15;
+/// Columns the summary fits in unless told otherwise.
+pub const DEFAULT_WIDTH: usize = 80;
+/// The fewest columns the summary is laid out for.
+pub const MIN_WIDTH: usize = 60;
 
 /// Statistics over the scores of cases that ran and were graded without error.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,12 +73,27 @@ impl Stats {
     }
 }
 
-/// Counts per bin `0.0-0.2` … `0.8-1.0`; each bin includes its upper edge (0.8 is in `0.6-0.8`).
+/// The histogram's bins, lowest first: each holds its lower edge, and the edges include the
+/// verdict thresholds, so a bin never mixes verdicts (0.800 is a pass and is drawn with the
+/// passes, 0.600 with the borderline cases). Verdicts: `docs/architecture.md#scoring`.
+pub const BINS: [(f64, &str, &str); 5] = [
+    (0.0, "fail", "[0.0, 0.2)"),
+    (0.2, "fail", "[0.2, 0.4)"),
+    (0.4, "fail", "[0.4, 0.6)"),
+    (0.6, "borderline", "[0.6, 0.8)"),
+    (0.8, "pass", "[0.8, 1.0]"),
+];
+
+/// The bin of `score` (see [`BINS`]); below 0 (or NaN) is the first, above 1 the last.
+pub fn bin_of(score: f64) -> usize {
+    BINS.iter().rposition(|(lower, _, _)| score >= *lower).unwrap_or(0)
+}
+
+/// Counts per bin of [`BINS`].
 pub fn histogram_bins(scores: &[f64]) -> [usize; 5] {
     let mut bins = [0; 5];
     for &s in scores {
-        let index = (0..5).find(|&i| s < (i as f64 + 1.0) * 0.2 + 1e-9).unwrap_or(4);
-        bins[index] += 1;
+        bins[bin_of(s)] += 1;
     }
     bins
 }
@@ -68,42 +104,108 @@ pub struct Summary {
     pub total: usize,
     /// Scores of the cases that ran and were graded (`execution_status: ok`).
     scores: Vec<f64>,
-    /// `(eval_id, message)` of cases whose target failed.
-    pub errors: Vec<(String, String)>,
-    /// `(eval_id, "evaluator 'name': message")` of cases an evaluator could not grade.
-    pub grader_errors: Vec<(String, String)>,
+    execution_errors: usize,
+    grader_errors: usize,
     pub verdicts: [usize; 3],
-    best: Vec<(f64, String)>,
-    worst: Vec<(f64, String)>,
+    ranking: Ranking,
+    failures: Failures,
+    /// Per target, in first-seen order.
+    targets: Vec<TargetStats>,
+}
+
+/// What the summary shows around the cases: where the results went, how long the run took,
+/// what the cache did.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryContext {
+    /// The results file.
+    pub results: Option<PathBuf>,
+    /// The working directory: paths below it are shown relative to it.
+    pub cwd: Option<PathBuf>,
+    /// The run's wall time.
+    pub elapsed: Option<Duration>,
+    /// Cache lookups, with `--cache`.
+    pub cache: Option<CacheStats>,
+}
+
+/// How the summary is drawn.
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryStyle {
+    /// Columns every line fits in (at least [`MIN_WIDTH`]).
+    pub width: usize,
+    /// Our own words in colour (never in snapshots).
+    pub color: bool,
+}
+
+impl Default for SummaryStyle {
+    fn default() -> Self {
+        Self {
+            width: DEFAULT_WIDTH,
+            color: false,
+        }
+    }
 }
 
 impl Summary {
+    /// Adds a record whose case's wall time is unknown (latencies then come from the target's
+    /// own `duration_ms`, when it reports one).
     pub fn add(&mut self, record: &EvaluationRecord) {
+        self.add_case(record, None);
+    }
+
+    /// Adds a record and its case's wall time.
+    pub fn add_timed(&mut self, record: &EvaluationRecord, elapsed: Duration) {
+        self.add_case(record, Some(elapsed));
+    }
+
+    fn add_case(&mut self, record: &EvaluationRecord, elapsed: Option<Duration>) {
+        let seq = self.total as u64;
         self.total += 1;
+        self.target_mut(&record.target).add(record, elapsed);
+        self.failures.add(record, seq);
         match record.execution_status {
-            ExecutionStatus::ExecutionError => {
-                let message = record.error.clone().unwrap_or_default();
-                self.errors.push((record.eval_id.clone(), message));
-                return;
+            ExecutionStatus::ExecutionError => self.execution_errors += 1,
+            ExecutionStatus::GraderError => self.grader_errors += 1,
+            ExecutionStatus::Ok => {
+                self.scores.push(record.score);
+                self.verdicts[match record.verdict {
+                    Verdict::Pass => 0,
+                    Verdict::Borderline => 1,
+                    Verdict::Fail => 2,
+                }] += 1;
+                self.ranking.add(record, seq);
             }
-            ExecutionStatus::GraderError => {
-                self.grader_errors.push((record.eval_id.clone(), grader_error(record)));
-                return;
-            }
-            ExecutionStatus::Ok => {}
         }
-        self.scores.push(record.score);
-        self.verdicts[match record.verdict {
-            Verdict::Pass => 0,
-            Verdict::Borderline => 1,
-            Verdict::Fail => 2,
-        }] += 1;
-        rank(&mut self.best, record, |new, old| new > old);
-        rank(&mut self.worst, record, |new, old| new < old);
+    }
+
+    fn target_mut(&mut self, name: &str) -> &mut TargetStats {
+        // Runs have a handful of targets: a scan beats hashing every record's name.
+        match self.targets.iter().position(|t| t.name == name) {
+            Some(i) => &mut self.targets[i],
+            None => {
+                self.targets.push(TargetStats::new(name));
+                let last = self.targets.len() - 1;
+                &mut self.targets[last]
+            }
+        }
     }
 
     pub fn scores(&self) -> &[f64] {
         &self.scores
+    }
+
+    /// Cases whose target could not answer.
+    pub fn execution_errors(&self) -> usize {
+        self.execution_errors
+    }
+
+    /// Cases an evaluator could not grade.
+    pub fn grader_errors(&self) -> usize {
+        self.grader_errors
+    }
+
+    /// Per target, in the order they first finished a case.
+    pub fn targets(&self) -> &[TargetStats] {
+        &self.targets
     }
 
     pub fn stats(&self) -> Option<Stats> {
@@ -115,272 +217,175 @@ impl Summary {
         self.scores.iter().filter(|s| **s < threshold).count()
     }
 
-    /// The summary as printed at the end of a run. Ids and messages are redacted, cut to their
-    /// first line and escaped for the terminal, in that order (a secret is found whole).
-    pub fn render(&self, results: Option<&Path>, secrets: &Secrets) -> String {
+    /// The summary as printed at the end of a run (see the module's documentation).
+    pub fn render(&self, context: &SummaryContext, style: SummaryStyle, secrets: &Secrets) -> String {
+        let columns = style.width.max(MIN_WIDTH);
+        let paint = Paint { on: style.color };
+        let shown = Shown { secrets };
         let mut out = String::new();
-        list_errors(&mut out, "EXECUTION ERRORS", '✘', &self.errors, secrets);
-        list_errors(&mut out, "GRADER ERRORS", '!', &self.grader_errors, secrets);
-        let _ = writeln!(out, "EVALUATION SUMMARY");
+        self.failures.render(&mut out, self.total, &shown, paint, columns);
+        self.render_totals(&mut out, context, paint);
+        if !self.scores.is_empty() {
+            out.push('\n');
+            self.render_histogram(&mut out, paint, columns);
+        }
+        if self.targets.len() > 1 {
+            out.push('\n');
+            targets::render(&mut out, &self.targets, &shown, paint, columns);
+        }
+        if !self.scores.is_empty() {
+            out.push('\n');
+            self.ranking
+                .render(&mut out, self.targets.len() > 1, &shown, paint, columns);
+        }
+        if let Some(path) = &context.results {
+            const LEAD: &str = "Results written to: ";
+            let path = shown.line(&relative_path(path, context.cwd.as_deref()));
+            let path = cut_middle(&path, columns - LEAD.len());
+            let _ = writeln!(out, "\n{LEAD}{path}");
+        }
+        out
+    }
+
+    fn render_totals(&self, out: &mut String, context: &SummaryContext, paint: Paint) {
+        let row = |out: &mut String, label: &str, value: &str| {
+            let _ = writeln!(out, "  {}{value}", pad_right(&format!("{label}:"), LABEL_WIDTH));
+        };
+        let _ = writeln!(out, "{}", paint.tone(Tone::Heading, "EVALUATION SUMMARY"));
         let _ = writeln!(out, "  Total eval cases: {}", self.total);
         let _ = writeln!(
             out,
             "  Graded: {}   Execution errors: {}   Grader errors: {}",
             self.scores.len(),
-            self.errors.len(),
-            self.grader_errors.len()
+            self.execution_errors,
+            self.grader_errors
         );
         let [pass, borderline, fail] = self.verdicts;
-        let _ = writeln!(out, "  Verdicts: {pass} pass, {borderline} borderline, {fail} fail");
+        let _ = writeln!(
+            out,
+            "  Verdicts: {} pass, {} borderline, {} fail",
+            paint.tone(Tone::Good, &pass.to_string()),
+            paint.tone(Tone::SoSo, &borderline.to_string()),
+            paint.tone(Tone::Bad, &fail.to_string())
+        );
         match self.stats() {
             None => {
                 let _ = writeln!(out, "  No graded cases.");
             }
             Some(s) => {
-                let _ = writeln!(out, "  Mean score:    {:.3}", s.mean);
-                let _ = writeln!(out, "  Median score:  {:.3}", s.median);
-                let _ = writeln!(out, "  Min score:     {:.3}", s.min);
-                let _ = writeln!(out, "  Max score:     {:.3}", s.max);
-                match s.std_dev {
-                    Some(sd) => {
-                        let _ = writeln!(out, "  Std deviation: {sd:.3}");
-                    }
-                    None => {
-                        let _ = writeln!(out, "  Std deviation: n/a (fewer than 2 scores)");
-                    }
-                }
-                out.push('\n');
-                out.push_str(&self.render_histogram());
-                out.push('\n');
-                let _ = writeln!(out, "Top {} cases:", self.best.len());
-                for (i, (score, id)) in self.best.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, id_shown(secrets, id));
-                }
-                let _ = writeln!(out, "Bottom {} cases:", self.worst.len());
-                for (i, (score, id)) in self.worst.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {}: {score:.3}", i + 1, id_shown(secrets, id));
-                }
+                row(out, "Mean score", &format!("{:.3}", s.mean));
+                row(out, "Median score", &format!("{:.3}", s.median));
+                row(out, "Min score", &format!("{:.3}", s.min));
+                row(out, "Max score", &format!("{:.3}", s.max));
+                let sd = s
+                    .std_dev
+                    .map_or_else(|| "n/a (fewer than 2 scores)".to_owned(), |sd| format!("{sd:.3}"));
+                row(out, "Std deviation", &sd);
             }
         }
-        if let Some(path) = results {
-            let _ = writeln!(
-                out,
-                "\nResults written to: {}",
-                id_shown(secrets, &path.display().to_string())
-            );
+        if let Some(elapsed) = context.elapsed {
+            row(out, "Wall time", &duration(elapsed));
         }
-        out
+        let (tokens, with_tokens, cost, with_cost) = self.usage();
+        if with_tokens > 0 {
+            let mut value = format!("{} in, {} out", count(tokens.input), count(tokens.output));
+            if let Some(cached) = tokens.cached.filter(|c| *c > 0) {
+                let _ = write!(value, " ({} cached)", count(cached));
+            }
+            row(out, "Tokens", &(value + &self.reported_by(with_tokens)));
+        }
+        if with_cost > 0 {
+            row(out, "Cost", &(dollars(cost) + &self.reported_by(with_cost)));
+        }
+        if let Some(cache) = context.cache {
+            let value = format!(
+                "{}, {}",
+                plural(cache.hits, "hit", "hits"),
+                plural(cache.misses, "miss", "misses")
+            );
+            row(out, "Cache", &value);
+        }
     }
 
-    fn render_histogram(&self) -> String {
+    /// Tokens and cost of the whole run, and how many cases reported each.
+    fn usage(&self) -> (TokenUsage, usize, f64, usize) {
+        let mut tokens = TokenUsage::default();
+        let (mut with_tokens, mut cost, mut with_cost) = (0, 0.0, 0);
+        for t in &self.targets {
+            tokens.add(&t.tokens);
+            with_tokens += t.with_tokens;
+            cost += t.cost_usd;
+            with_cost += t.with_cost;
+        }
+        (tokens, with_tokens, cost, with_cost)
+    }
+
+    /// ` (reported by 3 of 4 cases)` when not every case reported it.
+    fn reported_by(&self, reported: usize) -> String {
+        if reported == self.total {
+            String::new()
+        } else {
+            format!(" (reported by {reported} of {} cases)", self.total)
+        }
+    }
+
+    fn render_histogram(&self, out: &mut String, paint: Paint, columns: usize) {
         let bins = histogram_bins(&self.scores);
         let most = bins.iter().copied().max().unwrap_or(0).max(1);
-        let mut out = String::from("Score distribution:\n");
-        for (i, count) in bins.iter().enumerate() {
-            let width = if *count == 0 {
+        // "  borderline [0.6, 0.8) │" + bar + " " + count
+        let room = columns.saturating_sub(26 + 1 + most.to_string().len());
+        let bar_width = BAR_WIDTH.min(room).max(1);
+        let _ = writeln!(out, "{}", paint.tone(Tone::Heading, "Score distribution:"));
+        for ((_, verdict, range), count) in BINS.iter().zip(bins) {
+            let width = if count == 0 {
                 0
             } else {
-                (count * BAR_WIDTH).div_ceil(most)
+                (count * bar_width).div_ceil(most)
             };
-            let lo = i as f64 * 0.2;
+            let tone = match *verdict {
+                "pass" => Tone::Good,
+                "borderline" => Tone::SoSo,
+                _ => Tone::Bad,
+            };
             let _ = writeln!(
                 out,
-                "  {lo:.1}-{:.1} │{:<BAR_WIDTH$} {count}",
-                lo + 0.2,
-                "█".repeat(width)
+                "  {} {range} │{} {count}",
+                pad_right(verdict, 10),
+                paint.tone(tone, &"█".repeat(width))
             );
         }
-        out
     }
 }
 
-/// Keeps the `RANKED` best (or worst) cases; earlier cases win ties.
-fn rank(list: &mut Vec<(f64, String)>, record: &EvaluationRecord, better: fn(f64, f64) -> bool) {
-    let position = list
-        .iter()
-        .position(|(s, _)| better(record.score, *s))
-        .unwrap_or(list.len());
-    if position < RANKED {
-        list.insert(position, (record.score, record.eval_id.clone()));
-        list.truncate(RANKED);
+/// User text as the terminal shows it: secrets redacted (in the whole text, so a secret that
+/// spans lines is found), then escaped onto one line.
+pub(super) struct Shown<'a> {
+    secrets: &'a Secrets,
+}
+
+impl Shown<'_> {
+    /// All of `text` on one line.
+    fn line(&self, text: &str) -> String {
+        escape_line(&self.secrets.redact(text)).into_owned()
+    }
+
+    /// The first line of `text`.
+    fn first_line(&self, text: &str) -> String {
+        let redacted: Cow<'_, str> = self.secrets.redact(text);
+        escape_line(redacted.lines().next().unwrap_or_default()).into_owned()
     }
 }
 
-/// Lists up to `LISTED_ERRORS` errors under `title`, one line each.
-fn list_errors(out: &mut String, title: &str, mark: char, errors: &[(String, String)], secrets: &Secrets) {
-    if errors.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "{title} ({})", errors.len());
-    for (id, message) in errors.iter().take(LISTED_ERRORS) {
-        let _ = writeln!(
-            out,
-            "  {mark} {}: {}",
-            id_shown(secrets, id),
-            message_shown(secrets, message)
-        );
-    }
-    if errors.len() > LISTED_ERRORS {
-        let _ = writeln!(
-            out,
-            "  … and {} more (see the results file)",
-            errors.len() - LISTED_ERRORS
-        );
-    }
-    out.push('\n');
+/// Columns a target's (or a grader's) name may take beside an id: a quarter of the line, at
+/// most 20.
+fn name_width(columns: usize) -> usize {
+    (columns / 4).min(20)
 }
 
-/// The first failed evaluator of `record`, as `evaluator 'name': message`.
-fn grader_error(record: &EvaluationRecord) -> String {
-    record
-        .evaluator_results
-        .iter()
-        .find_map(|r| r.error.as_ref().map(|e| format!("evaluator '{}': {e}", r.name)))
-        .unwrap_or_else(|| "an evaluator could not grade".to_owned())
-}
-
-/// An id (or a path) as the terminal shows it: secrets redacted, escaped onto one line.
-fn id_shown(secrets: &Secrets, id: &str) -> String {
-    escape_line(&secrets.redact(id)).into_owned()
-}
-
-/// A message as the terminal shows it: secrets redacted, first line only, escaped.
-fn message_shown(secrets: &Secrets, text: &str) -> String {
-    let redacted = secrets.redact(text);
-    escape_line(redacted.lines().next().unwrap_or_default()).into_owned()
+/// `1 case`, `2 cases`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stats_use_sample_std_dev_and_middle_pair_median() {
-        let s = Stats::compute(&[0.2, 0.4, 0.6, 0.8]).expect("stats");
-        assert!((s.mean - 0.5).abs() < 1e-12);
-        assert!((s.median - 0.5).abs() < 1e-12);
-        assert_eq!((s.min, s.max), (0.2, 0.8));
-        assert!((s.std_dev.expect("sd") - 0.258_198_889_747_161).abs() < 1e-9);
-        assert_eq!(Stats::compute(&[0.7]).expect("one").std_dev, None);
-        assert!(Stats::compute(&[]).is_none());
-    }
-
-    #[test]
-    fn histogram_bins_include_upper_edges() {
-        assert_eq!(
-            histogram_bins(&[0.0, 0.2, 0.21, 0.4, 0.6, 0.8, 0.81, 1.0]),
-            [2, 2, 1, 1, 2]
-        );
-    }
-
-    fn record(id: &str, score: f64, status: &str, error: Option<&str>) -> EvaluationRecord {
-        let failed = (status == "grader_error").then(|| {
-            serde_json::json!([{"name": "j", "type": "code_judge", "score": 0.0, "weight": 1.0,
-                                "verdict": "fail", "hits": [], "misses": [], "error": error}])
-        });
-        serde_json::from_value(serde_json::json!({
-            "timestamp": "t", "eval_id": id, "dataset": "d", "target": "t", "attempt": 1,
-            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
-            "hits": [], "misses": [], "candidate_answer": "",
-            "evaluator_results": failed.unwrap_or_else(|| serde_json::json!([])),
-            "error": if status == "execution_error" { error } else { None }
-        }))
-        .expect("record")
-    }
-
-    #[test]
-    fn summary_ranks_and_excludes_errors_from_stats() {
-        let mut s = Summary::default();
-        for (id, score) in [("a", 0.5), ("b", 0.9), ("c", 0.1), ("d", 0.9), ("e", 0.7)] {
-            s.add(&record(id, score, "ok", None));
-        }
-        s.add(&record("x", 0.0, "execution_error", Some("target down")));
-        let text = s.render(None, &Secrets::default());
-        assert!(text.contains("ERRORS (1)\n  ✘ x: target down"), "{text}");
-        assert!(text.contains("Total eval cases: 6"));
-        assert!(text.contains("Mean score:    0.620"), "{text}");
-        assert!(
-            text.contains("Top 3 cases:\n  1. b: 0.900\n  2. d: 0.900\n  3. e: 0.700"),
-            "{text}"
-        );
-        assert!(
-            text.contains("Bottom 3 cases:\n  1. c: 0.100\n  2. a: 0.500\n  3. e: 0.700"),
-            "{text}"
-        );
-        assert!(text.contains("0.8-1.0 │"), "{text}");
-        assert_eq!(
-            s.below(0.6),
-            2,
-            "graded cases only; errors make the run incomplete instead"
-        );
-    }
-
-    #[test]
-    fn summary_counts_and_lists_grader_errors() {
-        let mut s = Summary::default();
-        s.add(&record("ok", 1.0, "ok", None));
-        s.add(&record(
-            "judged",
-            0.5,
-            "grader_error",
-            Some("can't open file judges/chek.py"),
-        ));
-        s.add(&record("down", 0.0, "execution_error", Some("HTTP 503: busy\nbody")));
-        let text = s.render(None, &Secrets::default());
-        assert!(
-            text.contains("Graded: 1   Execution errors: 1   Grader errors: 1"),
-            "{text}"
-        );
-        assert!(
-            text.contains("GRADER ERRORS (1)\n  ! judged: evaluator 'j': can't open file judges/chek.py"),
-            "{text}"
-        );
-        assert!(
-            text.contains("EXECUTION ERRORS (1)\n  ✘ down: HTTP 503: busy\n"),
-            "{text}"
-        );
-        assert!(text.contains("Verdicts: 1 pass, 0 borderline, 0 fail"), "{text}");
-        assert!(
-            text.contains("Mean score:    1.000"),
-            "grader errors are not in the stats: {text}"
-        );
-    }
-
-    #[test]
-    fn summary_escapes_ids_and_messages() {
-        let mut s = Summary::default();
-        s.add(&record("a\n  1. forged: 1.000", 0.9, "ok", None));
-        s.add(&record("b\u{1b}[2J", 0.0, "execution_error", Some("bad\u{1b}[31m")));
-        let text = s.render(None, &Secrets::default());
-        assert!(!text.contains('\u{1b}'), "{text:?}");
-        assert!(text.contains("  1. a\\n  1. forged: 1.000: 0.900"), "{text}");
-        assert!(text.contains("✘ b\\u{1b}[2J: bad\\u{1b}[31m"), "{text}");
-    }
-
-    #[test]
-    fn summary_redacts_a_secret_spanning_lines_before_cutting_them() {
-        let secrets = Secrets::default();
-        secrets.add("-----BEGIN KEY-----\nc2VjcmV0\n-----END KEY-----");
-        let mut s = Summary::default();
-        let message = "bad key -----BEGIN KEY-----\nc2VjcmV0\n-----END KEY----- rejected";
-        s.add(&record("k", 0.0, "execution_error", Some(message)));
-        let text = s.render(None, &secrets);
-        assert!(text.contains("  ✘ k: bad key *** rejected\n"), "{text}");
-        assert!(!text.contains("BEGIN KEY"), "{text}");
-    }
-
-    #[test]
-    fn summary_lists_a_bounded_number_of_errors() {
-        let mut s = Summary::default();
-        for i in 0..25 {
-            s.add(&record(&format!("c{i}"), 0.0, "execution_error", Some("down")));
-        }
-        let text = s.render(None, &Secrets::default());
-        assert!(text.contains("EXECUTION ERRORS (25)"), "{text}");
-        assert!(
-            text.contains("  ✘ c19: down\n  … and 5 more (see the results file)"),
-            "{text}"
-        );
-        assert!(!text.contains("c20"), "{text}");
-    }
-}
+mod tests;

@@ -46,6 +46,10 @@ pub struct RunOptions {
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
 pub trait RunObserver {
+    /// A case started: its target is about to be called. Every started case is heard of before
+    /// it finishes; cases cancelled by an interrupt never finish.
+    fn case_started(&mut self, _eval_id: &str, _target: &str) {}
+
     /// A case finished (`elapsed` is its own wall time).
     fn case_finished(&mut self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize);
 
@@ -96,8 +100,8 @@ impl RunReport {
     pub fn outcome(&self, skipped: usize, threshold: Option<f64>) -> Outcome {
         decide(&RunFacts {
             graded: self.summary.scores(),
-            execution_errors: self.summary.errors.len(),
-            grader_errors: self.summary.grader_errors.len(),
+            execution_errors: self.summary.execution_errors(),
+            grader_errors: self.summary.grader_errors(),
             skipped,
             not_run: self.not_run,
             unwritten: self.unwritten + self.unfinished,
@@ -201,6 +205,9 @@ pub async fn run(
         (jobs.iter, HashMap::new())
     };
     let workers = options.workers.max(1);
+    // Cases start inside the stream, where the observer cannot be reached: they are told to it
+    // from the loop below, always before they finish.
+    let (started_tx, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
     let stop = interrupt.stop.clone();
     let abort = interrupt.abort.clone();
     let stream = futures::stream::iter(jobs.enumerate())
@@ -212,6 +219,7 @@ pub async fn run(
                 .iter()
                 .find(|(t, _)| Arc::ptr_eq(t, &job.target))
                 .map(|(_, message)| message.clone());
+            let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
             async move {
                 let started = Instant::now();
                 if let Some(message) = sick {
@@ -253,14 +261,18 @@ pub async fn run(
                 None => break,
                 Some(None) => {}
                 Some(Some((record, elapsed))) => {
+                    while let Ok((id, target)) = started_rx.try_recv() {
+                        observer.case_started(&id, &target);
+                    }
                     done += 1;
                     if !write_to_sinks(sinks, &record, &mut failed_sinks, observer) {
                         unwritten += 1;
                     }
                     observer.case_finished(&record, elapsed, done, total);
-                    summary.add(&record);
+                    summary.add_timed(&record, elapsed);
                 }
             },
+            Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
     }
