@@ -26,7 +26,7 @@ pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
 pub use sink::{Row, Sink, redacted, redacted_trace};
 pub use summary::{
-    BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_of, histogram_bins, text,
+    BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_for, bin_of, text,
 };
 pub use tally::{Tallies, Tally, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};

@@ -89,13 +89,15 @@ pub fn bin_of(score: f64) -> usize {
     BINS.iter().rposition(|(lower, _, _)| score >= *lower).unwrap_or(0)
 }
 
-/// Counts per bin of [`BINS`].
-pub fn histogram_bins(scores: &[f64]) -> [usize; 5] {
-    let mut bins = [0; 5];
-    for &s in scores {
-        bins[bin_of(s)] += 1;
+/// The bin a graded case is drawn in: its verdict's bin, and within the fail bins, its
+/// score's. The verdict decides, not the score alone, so a case is never drawn with cases of
+/// another verdict, even from a results file whose verdicts were decided elsewhere.
+pub fn bin_for(score: f64, verdict: Verdict) -> usize {
+    match verdict {
+        Verdict::Pass => 4,
+        Verdict::Borderline => 3,
+        Verdict::Fail => bin_of(score).min(2),
     }
-    bins
 }
 
 /// Accumulates what the end-of-run summary needs, without holding the records.
@@ -107,6 +109,8 @@ pub struct Summary {
     execution_errors: usize,
     grader_errors: usize,
     pub verdicts: [usize; 3],
+    /// Graded cases per bin of [`BINS`].
+    bins: [usize; 5],
     ranking: Ranking,
     failures: Failures,
     /// Per target, in first-seen order.
@@ -167,6 +171,7 @@ impl Summary {
             ExecutionStatus::GraderError => self.grader_errors += 1,
             ExecutionStatus::Ok => {
                 self.scores.push(record.score);
+                self.bins[bin_for(record.score, record.verdict)] += 1;
                 self.verdicts[match record.verdict {
                     Verdict::Pass => 0,
                     Verdict::Borderline => 1,
@@ -223,20 +228,21 @@ impl Summary {
         let paint = Paint { on: style.color };
         let shown = Shown { secrets };
         let mut out = String::new();
-        self.failures.render(&mut out, self.total, &shown, paint, columns);
+        let several = self.targets.len() > 1;
+        self.failures.render(&mut out, self.total, several, &shown, paint, columns);
         self.render_totals(&mut out, context, paint);
         if !self.scores.is_empty() {
             out.push('\n');
             self.render_histogram(&mut out, paint, columns);
         }
-        if self.targets.len() > 1 {
+        if several {
             out.push('\n');
             targets::render(&mut out, &self.targets, &shown, paint, columns);
         }
         if !self.scores.is_empty() {
             out.push('\n');
             self.ranking
-                .render(&mut out, self.targets.len() > 1, &shown, paint, columns);
+                .render(&mut out, several, &shown, paint, columns);
         }
         if let Some(path) = &context.results {
             const LEAD: &str = "Results written to: ";
@@ -330,7 +336,7 @@ impl Summary {
     }
 
     fn render_histogram(&self, out: &mut String, paint: Paint, columns: usize) {
-        let bins = histogram_bins(&self.scores);
+        let bins = self.bins;
         let most = bins.iter().copied().max().unwrap_or(0).max(1);
         // "  borderline [0.6, 0.8) │" + bar + " " + count
         let room = columns.saturating_sub(26 + 1 + most.to_string().len());

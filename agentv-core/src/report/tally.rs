@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::summary::histogram_bins;
+use super::summary::bin_for;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
 /// Totals of one target (or of a whole run).
@@ -44,10 +44,7 @@ impl Tally {
                 }
                 if r.score.is_finite() {
                     self.score_sum += r.score;
-                    let bins = histogram_bins(&[r.score]);
-                    for (total, one) in self.bins.iter_mut().zip(bins) {
-                        *total += one;
-                    }
+                    self.bins[bin_for(r.score, r.verdict)] += 1;
                 }
             }
         }

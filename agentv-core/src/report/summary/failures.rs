@@ -10,7 +10,8 @@ use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
 /// How many failing cases are listed.
 pub(super) const LISTED: usize = 10;
-/// How many misses (or grader errors) of one case are listed.
+/// How many lines of misses (or grader errors) one case gets: all of them when they fit, else
+/// one fewer and a line counting the rest (never "+1 more" in place of the one it hides).
 pub(super) const DETAILS: usize = 3;
 /// Indent of a detail line under its case.
 const DETAIL_INDENT: &str = "      ";
@@ -102,15 +103,24 @@ impl Failures {
         self.kept.truncate(LISTED);
     }
 
-    /// The section, `width` columns wide; nothing when no case failed.
-    pub(super) fn render(&self, out: &mut String, cases: usize, shown: &Shown<'_>, paint: Paint, width: usize) {
+    /// The section, `width` columns wide; nothing when no case failed. `with_target` names each
+    /// case's target (a run with several).
+    pub(super) fn render(
+        &self,
+        out: &mut String,
+        cases: usize,
+        with_target: bool,
+        shown: &Shown<'_>,
+        paint: Paint,
+        width: usize,
+    ) {
         if self.total == 0 {
             return;
         }
         let title = format!("FAILURES ({} of {})", self.total, plural(cases, "case", "cases"));
         let _ = writeln!(out, "{}", paint.tone(Tone::Heading, &title));
         for f in &self.kept {
-            render_one(out, f, shown, paint, width);
+            render_one(out, f, with_target, shown, paint, width);
         }
         if self.total > self.kept.len() {
             let _ = writeln!(
@@ -123,7 +133,8 @@ impl Failures {
     }
 }
 
-/// The first `DETAILS` things that explain `record`'s failure, and how many more there are.
+/// The things that explain `record`'s failure, as many as [`DETAILS`] allows, and how many more
+/// there are.
 fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usize) {
     let all: Vec<(Label, String)> = match kind {
         Kind::ExecutionError => vec![(
@@ -145,23 +156,28 @@ fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usiz
             .collect(),
         Kind::Fail => record.misses.iter().map(|m| (Label::Miss, m.clone())).collect(),
     };
-    let more = all.len().saturating_sub(DETAILS);
-    (all.into_iter().take(DETAILS).collect(), more)
+    let kept = if all.len() <= DETAILS { all.len() } else { DETAILS - 1 };
+    let more = all.len() - kept;
+    (all.into_iter().take(kept).collect(), more)
 }
 
-fn render_one(out: &mut String, f: &Failure, shown: &Shown<'_>, paint: Paint, columns: usize) {
+fn render_one(out: &mut String, f: &Failure, with_target: bool, shown: &Shown<'_>, paint: Paint, columns: usize) {
     let (mark, tone, status) = match f.kind {
         Kind::ExecutionError => ("✘", Tone::Bad, "execution error".to_owned()),
         Kind::GraderError => ("!", Tone::SoSo, format!("{:.3} grader error", f.score)),
         Kind::Fail => ("✘", Tone::Bad, format!("{:.3} fail", f.score)),
     };
-    let target = format!("[{}]", cut_middle(&shown.line(&f.target), name_width(columns)));
-    // "  ✘ " + id + " " + target + "  " + status
-    let fixed = 4 + 1 + width(&target) + 2 + width(&status);
+    let target = if with_target {
+        format!(" [{}]", cut_middle(&shown.line(&f.target), name_width(columns)))
+    } else {
+        String::new()
+    };
+    // "  ✘ " + id + target + "  " + status
+    let fixed = 4 + width(&target) + 2 + width(&status);
     let id = cut_middle(&shown.line(&f.id), columns.saturating_sub(fixed));
     let _ = writeln!(
         out,
-        "  {} {id} {}  {}",
+        "  {} {id}{}  {}",
         paint.tone(tone, mark),
         paint.tone(Tone::Dim, &target),
         paint.tone(tone, &status)

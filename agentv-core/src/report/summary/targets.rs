@@ -82,9 +82,10 @@ impl TargetStats {
         (self.graded > 0).then(|| self.score_sum / self.graded as f64)
     }
 
-    /// Share of the graded cases that pass.
+    /// Share of all the target's cases that pass: a case that errored did not pass, so a target
+    /// that fails to answer half the time cannot look as good as one that always answers.
     pub fn pass_rate(&self) -> Option<f64> {
-        (self.graded > 0).then(|| self.pass as f64 / self.graded as f64)
+        (self.cases > 0).then(|| self.pass as f64 / self.cases as f64)
     }
 
     pub fn errors(&self) -> usize {
@@ -167,6 +168,27 @@ const ROWS: &[(&str, Cell)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(status: &str, score: f64) -> EvaluationRecord {
+        serde_json::from_value(serde_json::json!({
+            "timestamp": "t", "eval_id": "c", "dataset": "d", "target": "t", "attempt": 1,
+            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
+            "hits": [], "misses": [], "candidate_answer": "", "evaluator_results": []
+        }))
+        .expect("record")
+    }
+
+    #[test]
+    fn pass_rate_counts_errored_cases_as_not_passing() {
+        let mut t = TargetStats::new("t");
+        for (status, score) in [("ok", 1.0), ("ok", 0.9), ("execution_error", 0.0), ("grader_error", 0.0)] {
+            t.add(&record(status, score), None);
+        }
+        assert_eq!(t.pass_rate(), Some(0.5));
+        assert_eq!(t.mean(), Some(0.95), "the mean is over graded cases");
+        assert_eq!(t.errors(), 2);
+        assert_eq!(TargetStats::new("none").pass_rate(), None);
+    }
 
     #[test]
     fn percentiles_use_the_nearest_rank() {

@@ -165,6 +165,8 @@ fn summary_fits_long_ids_targets_and_paths_in_80_columns() {
         rec(&format!("{long}-2"), target, 1.0, "ok"),
         rec(&format!("{long}-3"), target, 0.0, "execution_error").error(&"connection refused ".repeat(20)),
         rec(&format!("{long}-4"), target, 0.0, "grader_error").grader_error(&"judge".repeat(20), "exit 1"),
+        // A second target, so that each case's target is named beside it.
+        rec("short", "mock", 0.9, "ok"),
     ]);
     let deep = format!(
         "/home/dev/project/{}results.jsonl",
@@ -227,20 +229,46 @@ fn stats_use_sample_std_dev_and_middle_pair_median() {
 
 #[test]
 fn histogram_bins_follow_the_verdicts() {
-    assert_eq!(
-        histogram_bins(&[0.0, 0.19, 0.2, 0.4, 0.599, 0.6, 0.799, 0.8, 0.81, 1.0]),
-        [2, 1, 2, 2, 3]
-    );
+    let bins = |scores: &[f64]| {
+        let mut bins = [0; 5];
+        for &s in scores {
+            bins[bin_for(s, Verdict::from_score(s))] += 1;
+        }
+        bins
+    };
+    assert_eq!(bins(&[0.0, 0.19, 0.2, 0.4, 0.599, 0.6, 0.799, 0.8, 0.81, 1.0]), [2, 1, 2, 2, 3]);
     // Every score lands in the bin its verdict names, including scores that are not exact
     // in binary (0.6 / 0.2 is 2.9999999999999996).
     for i in 0..=1000 {
         let score = f64::from(i) / 1000.0;
-        let verdict = Verdict::from_score(score).as_str();
-        assert_eq!(BINS[bin_of(score)].1, verdict, "{score}");
+        let verdict = Verdict::from_score(score);
+        assert_eq!(BINS[bin_of(score)].1, verdict.as_str(), "{score}");
+        assert_eq!(bin_for(score, verdict), bin_of(score), "{score}");
     }
     assert_eq!(bin_of(-0.5), 0);
     assert_eq!(bin_of(f64::NAN), 0);
     assert_eq!(bin_of(7.0), 4);
+}
+
+#[test]
+fn histogram_draws_a_case_with_its_verdict_when_the_score_says_otherwise() {
+    // Results read from elsewhere may carry verdicts decided by other thresholds.
+    let cases = [
+        (0.8, Verdict::Borderline, 3),
+        (0.79, Verdict::Pass, 4),
+        (0.95, Verdict::Fail, 2),
+        (0.5, Verdict::Borderline, 3),
+        (0.1, Verdict::Fail, 0),
+        (f64::NAN, Verdict::Pass, 4),
+    ];
+    for (score, verdict, bin) in cases {
+        assert_eq!(bin_for(score, verdict), bin, "{score} {verdict:?}");
+    }
+    let mut r = rec("x", "t", 0.8, "ok");
+    r.value["verdict"] = json!("borderline");
+    let text = plain(&summary([r]));
+    assert!(text.contains("borderline [0.6, 0.8) │██████████████████████████████ 1"), "{text}");
+    assert!(text.contains("pass       [0.8, 1.0] │ 0"), "{text}");
 }
 
 #[test]
