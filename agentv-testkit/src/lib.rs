@@ -8,6 +8,7 @@
 //!   started and the test fails saying so.
 //! - [`llm`]: fake OpenAI, Azure OpenAI, Anthropic and Gemini services on 127.0.0.1.
 //! - [`agents`]: fake agent CLIs replaying recorded Claude Code and Codex transcripts.
+//! - [`terminal`]: a child with its stderr on a pseudo-terminal, to see what a user would.
 //! - [`assert_run_snapshot!`]: snapshots of a run with paths, durations and versions filtered.
 //!
 //! Nothing here reaches the internet.
@@ -17,6 +18,7 @@ pub mod llm;
 pub mod process;
 pub mod project;
 pub mod snapshot;
+pub mod terminal;
 
 pub use insta;
 pub use process::{Run, Spawned};

@@ -15,7 +15,8 @@ pub fn format_run(run: &Run) -> String {
 }
 
 /// Regex filters for a run in `project`: `[PROJECT]` for its path, `[REPO]` for the
-/// repository's, `[TIME]` for a duration in seconds, `[VERSION]` for agentv's version.
+/// repository's, `[TIME]` for a duration in seconds and for the summary's wall time,
+/// `[TIMES]` for its latencies, `[VERSION]` for agentv's version.
 pub fn filters(project: Option<&Path>) -> Vec<(String, String)> {
     let mut filters = Vec::new();
     if let Some(project) = project {
@@ -26,6 +27,9 @@ pub fn filters(project: Option<&Path>) -> Vec<(String, String)> {
         "[REPO]".to_owned(),
     ));
     filters.push((r"\(\d+(\.\d+)?s\)".to_owned(), "([TIME])".to_owned()));
+    // The summary's wall time and its per-target latency rows.
+    filters.push((r"(?m)^(  Wall time: +)\S.*$".to_owned(), "${1}[TIME]".to_owned()));
+    filters.push((r"(?m)^(  latency p\d+ ).*$".to_owned(), "${1}[TIMES]".to_owned()));
     filters.push((
         format!(r"\b{}\b", regex::escape(env!("CARGO_PKG_VERSION"))),
         "[VERSION]".to_owned(),

@@ -223,7 +223,7 @@ fn stopwatch(d: Duration) -> String {
 }
 
 /// The terminal's width, from stderr (80 when it cannot be read).
-fn terminal_width() -> u16 {
+pub(super) fn terminal_width() -> u16 {
     console::Term::stderr().size_checked().map_or(80, |(_, w)| w)
 }
 

@@ -25,15 +25,18 @@ impl Printer {
         ));
     }
 
-    /// The summary on stdout (one line with `--quiet`), 80 columns wide, coloured when stdout
-    /// takes colour; then on stderr why the run ends as it does.
+    /// The summary on stdout (one line with `--quiet`), 80 columns wide (narrower on a narrower
+    /// terminal), coloured when stdout takes colour; then on stderr why the run ends as it does.
     pub fn report(self, report: &Report, signal: Option<Signal>) {
         if self.level == Level::Quiet {
             self.result(&format!("{}\n", report.summary_line));
             return;
         }
+        let columns = console::Term::stdout()
+            .size_checked()
+            .map_or(DEFAULT_WIDTH, |(_, w)| usize::from(w).min(DEFAULT_WIDTH));
         let style = SummaryStyle {
-            width: DEFAULT_WIDTH,
+            width: columns,
             color: self.color_stdout,
         };
         self.result(&format!("\n{}", report.summary(style)));

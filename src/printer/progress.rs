@@ -10,15 +10,19 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use agentv_core::report::text::{cut_end, width};
 use agentv_core::{RunObserver, Secrets, TargetRole, escape_line};
 
-use super::bar::{LiveBar, suits_terminal};
+use super::bar::{LiveBar, suits_terminal, terminal_width};
 use super::{Level, Printer, styles, to_stderr};
 
 /// How many misses of a failed case the progress line shows.
 const SHOWN_MISSES: usize = 3;
-/// Longest message shown under a progress line, in characters.
+/// Longest message shown under a progress line, in characters (off a terminal; on one, lines fit
+/// its width).
 const DETAIL_WIDTH: usize = 160;
+/// The fewest columns a message is cut to on a narrow terminal.
+const MIN_MESSAGE_WIDTH: usize = 20;
 
 /// Progress of a run. `--quiet` hides the case lines and warnings; a target's failed
 /// healthcheck is an error and is always shown.
@@ -26,8 +30,13 @@ pub struct Progress {
     printer: Printer,
     secrets: Secrets,
     width: usize,
+    /// Name each case's target beside its id (a run with several).
+    with_targets: bool,
     /// The live bar, on a terminal.
     live: Option<LiveBar>,
+    /// The terminal's columns, with a live bar: the lines above it are cut to fit, so they do
+    /// not wrap around it.
+    columns: Option<usize>,
 }
 
 impl Progress {
@@ -43,6 +52,8 @@ impl Progress {
             printer,
             secrets,
             width: total.to_string().len(),
+            with_targets: targets > 1,
+            columns: live.as_ref().map(|_| usize::from(terminal_width()).saturating_sub(1)),
             live,
         }
     }
@@ -76,28 +87,45 @@ impl Progress {
         escape_line(first_line(&redacted)).into_owned()
     }
 
-    /// A detail line under a case: indented, one line, bounded.
+    /// A detail line under a case: indented, one line, bounded (by the terminal's width on
+    /// one).
     fn detail(&self, label: &str, text: &str) -> String {
-        format!(
-            "      {label}: {}\n",
-            shorten(&self.clean_first_line(text), DETAIL_WIDTH)
-        )
+        let text = self.clean_first_line(text);
+        let text = match self.columns {
+            Some(columns) => cut_end(&text, self.room(columns, 6 + width(label) + 2)),
+            None => shorten(&text, DETAIL_WIDTH),
+        };
+        format!("      {label}: {text}\n")
+    }
+
+    /// Columns left for a message on a line of `columns` where `used` are taken.
+    fn room(&self, columns: usize, used: usize) -> usize {
+        columns.saturating_sub(used).max(MIN_MESSAGE_WIDTH)
     }
 
     fn line(&self, record: &EvaluationRecord, elapsed: Duration, done: usize, total: usize) -> String {
         let p = self.printer;
         let w = self.width;
         let head = format!("[{done:>w$}/{total}]");
-        let id = self.clean(&record.eval_id);
+        let mut id = self.clean(&record.eval_id);
+        if self.with_targets {
+            id = format!("{id} [{}]", self.clean(&record.target));
+        }
         let secs = elapsed.as_secs_f64();
         let mut text = String::new();
         match record.execution_status {
             ExecutionStatus::ExecutionError => {
-                // Bounded like the detail lines; the results file keeps the whole error.
-                let error = shorten(
-                    &self.clean_first_line(record.error.as_deref().unwrap_or_default()),
-                    DETAIL_WIDTH,
-                );
+                // Bounded like the detail lines (to the terminal's width on one); the results
+                // file keeps the whole error.
+                let error = self.clean_first_line(record.error.as_deref().unwrap_or_default());
+                let error = match self.columns {
+                    Some(columns) => {
+                        // "[1/2] ✘ " + id + "  ERROR  " + error + "  (1.0s)"
+                        let used = width(&head) + 3 + width(&id) + 9 + format!("  ({secs:.1}s)").len();
+                        cut_end(&error, self.room(columns, used))
+                    }
+                    None => shorten(&error, DETAIL_WIDTH),
+                };
                 text.push_str(&format!(
                     "{head} {} {id}  {}  {error}  ({secs:.1}s)\n",
                     p.mark(styles::BAD, "✘"),

@@ -1,6 +1,7 @@
 //! What the user sees: the console summary, diagnostics, `--quiet`, `--verbose` and colour,
 //! pinned by snapshots (reviewed as a user reads them) and by assertions on the printer's rules.
 
+use agentv_testkit::terminal::run_with_stderr_on_terminal;
 use agentv_testkit::{Project, Run, assert_run_snapshot, mock_targets};
 
 /// A target that answers per case, so one run shows every kind of line.
@@ -163,7 +164,8 @@ fn colour_is_decided_once_from_the_flag_the_environment_and_the_stream() {
         let run = eval(args, env);
         run.code(0);
         assert_eq!(colored(&run), *want, "{name}:\n{}", run.stderr);
-        assert!(!run.stdout.contains('\u{1b}'), "{name}: the summary stays plain");
+        // stdout is a pipe too: the summary takes colour exactly when forced.
+        assert_eq!(run.stdout.contains('\u{1b}'), *want, "{name}:\n{}", run.stdout);
     }
     let before = p.run(&["--color", "always", "eval", "evals/capitals.yaml", "--out", "r.jsonl"]);
     assert!(colored(&before), "--color before the command");
@@ -179,4 +181,61 @@ fn colour_never_reaches_user_text() {
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--color", "always"]);
     run.code(0).stderr_has("red\\u{1b}[31mid");
     assert!(!run.stderr.contains("red\u{1b}[31mid"), "{}", run.stderr);
+}
+
+/// Two cases, one slow enough to be seen running: `slow` answers through a shell command.
+fn bar_project() -> Project {
+    let targets = "targets:\n  - {name: default, provider: mock, response: done}\n  - name: slow\n    provider: cli\n    command_template: sleep 1; echo done > {OUTPUT_FILE}\n";
+    let suite = "execution:\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n  - {id: quick, expected_outcome: x, input_messages: [{role: user, content: q}]}\n";
+    let slow = "execution:\n  target: slow\n  evaluators: [{name: kw, type: keywords, expected: [done]}]\nevalcases:\n  - {id: slow-case, expected_outcome: x, input_messages: [{role: user, content: q}]}\n";
+    Project::new()
+        .file("targets.yaml", targets)
+        .file("evals/quick.yaml", suite)
+        .file("evals/slow.yaml", slow)
+}
+
+/// Whether a live bar was drawn: its clock and the line of running cases.
+fn drew_a_bar(stderr: &str) -> bool {
+    stderr.contains("elapsed, ETA") || stderr.contains("running:")
+}
+
+#[test]
+fn progress_bar_is_drawn_on_a_terminal_and_not_in_a_pipe() {
+    let p = bar_project();
+    let eval = |extra: &[&str], ci: Option<&str>| {
+        let mut args = vec!["eval", "evals/quick.yaml", "evals/slow.yaml", "--out", "r.jsonl"];
+        args.extend_from_slice(extra);
+        let mut cmd = p.command(&args);
+        cmd.env_remove("CI").env("TERM", "xterm-256color");
+        if let Some(ci) = ci {
+            cmd.env("CI", ci);
+        }
+        cmd
+    };
+
+    let live = run_with_stderr_on_terminal(&mut eval(&[], None), 80, 24);
+    live.code(0);
+    assert!(live.stderr.contains("elapsed, ETA"), "the clock:\n{}", live.stderr);
+    assert!(live.stderr.contains("running: slow-case"), "the running case:\n{}", live.stderr);
+    assert!(live.stderr.contains("2/2"), "done/total:\n{}", live.stderr);
+    assert!(
+        !live.stderr.contains("[1/2]"),
+        "passing cases leave no line above the bar:\n{}",
+        live.stderr
+    );
+    assert!(live.stdout.contains("EVALUATION SUMMARY"), "{}", live.stdout);
+    assert!(!drew_a_bar(&live.stdout), "the bar never reaches stdout:\n{}", live.stdout);
+
+    let piped = p.output(&mut eval(&[], None));
+    piped.code(0).stderr_has("[1/2] ✔").stderr_has("[2/2] ✔");
+    assert!(!drew_a_bar(&piped.stderr), "{}", piped.stderr);
+
+    let ci = run_with_stderr_on_terminal(&mut eval(&[], Some("true")), 80, 24);
+    ci.code(0).stderr_has("[2/2] ").stderr_has("slow-case [slow]");
+    assert!(!drew_a_bar(&ci.stderr), "CI keeps plain lines:\n{}", ci.stderr);
+
+    let quiet = run_with_stderr_on_terminal(&mut eval(&["--quiet"], None), 80, 24);
+    quiet.code(0);
+    assert_eq!(quiet.stderr, "", "--quiet prints nothing but errors");
+    assert_eq!(quiet.stdout.lines().count(), 1, "{}", quiet.stdout);
 }
