@@ -2,7 +2,7 @@
 //! (`indicatif`), with everything else printed above them.
 //!
 //! ```text
-//! ⠹ ████████████░░░░░░░░ 120/200  ✔ 100  ✘ 15  ~ 3  ! 2  0:42 elapsed, ETA 0:31
+//! ⠹ ████████░░░░░ 120/200  ✔ 100  ✘ 15  ~ 3  ! 2  0:42 elapsed, ETA 0:31
 //!   running: refund-policy, escalation-to-a-human, order-st…tatus-3  +61 more
 //! ```
 //!
@@ -75,7 +75,7 @@ impl LiveBar {
             Some(total as u64),
             ProgressDrawTarget::term_like_with_hz(Box::new(StderrTerm::default()), REFRESH_HZ),
         );
-        let style = ProgressStyle::with_template("{spinner} {bar:20} {pos}/{len}  {prefix}  {clock}\n{wide_msg}")
+        let style = ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len}  {prefix}  {clock}\n{wide_msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("█▌░")
             .with_key("clock", clock);

@@ -10,7 +10,7 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
-use agentv_core::report::text::{cut_end, width};
+use agentv_core::report::text::{cut_end, cut_middle, width};
 use agentv_core::{RunObserver, Secrets, TargetRole, escape_line};
 
 use super::bar::{LiveBar, suits_terminal, terminal_width};
@@ -21,7 +21,9 @@ const SHOWN_MISSES: usize = 3;
 /// Longest message shown under a progress line, in characters (off a terminal; on one, lines fit
 /// its width).
 const DETAIL_WIDTH: usize = 160;
-/// The fewest columns a message is cut to on a narrow terminal.
+/// Columns a target's name takes beside an id, at most, on a terminal.
+const TARGET_WIDTH: usize = 18;
+/// The fewest columns a message (or an id) is cut to on a narrow terminal.
 const MIN_MESSAGE_WIDTH: usize = 20;
 
 /// Progress of a run. `--quiet` hides the case lines and warnings; a target's failed
@@ -98,6 +100,29 @@ impl Progress {
         format!("      {label}: {text}\n")
     }
 
+    /// The case's id, with its target's name in a run with several. On a terminal the id is cut
+    /// so that the line keeps its verdict and time: an error gets two fifths of the line, the
+    /// rest of it goes to the message.
+    fn id_of(&self, record: &EvaluationRecord, head: &str, secs: f64) -> String {
+        let id = self.clean(&record.eval_id);
+        let mut target = String::new();
+        if self.with_targets {
+            target = format!(" [{}]", self.clean(&record.target));
+        }
+        let Some(columns) = self.columns else {
+            return id + &target;
+        };
+        let target = cut_middle(&target, TARGET_WIDTH);
+        let after = columns.saturating_sub(width(head) + 3 + width(&target));
+        let room = if record.execution_status == ExecutionStatus::ExecutionError {
+            after * 2 / 5
+        } else {
+            // "  0.000 borderline  (12.3s)" or "  0.000  GRADER ERROR  (12.3s)"
+            after.saturating_sub(2 + 19 + format!("  ({secs:.1}s)").len())
+        };
+        cut_middle(&id, room.max(MIN_MESSAGE_WIDTH)) + &target
+    }
+
     /// Columns left for a message on a line of `columns` where `used` are taken.
     fn room(&self, columns: usize, used: usize) -> usize {
         columns.saturating_sub(used).max(MIN_MESSAGE_WIDTH)
@@ -107,11 +132,8 @@ impl Progress {
         let p = self.printer;
         let w = self.width;
         let head = format!("[{done:>w$}/{total}]");
-        let mut id = self.clean(&record.eval_id);
-        if self.with_targets {
-            id = format!("{id} [{}]", self.clean(&record.target));
-        }
         let secs = elapsed.as_secs_f64();
+        let id = self.id_of(record, &head, secs);
         let mut text = String::new();
         match record.execution_status {
             ExecutionStatus::ExecutionError => {
