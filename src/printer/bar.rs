@@ -165,7 +165,11 @@ impl LiveBar {
         let mut used = width(lead);
         for (i, r) in self.running.iter().enumerate() {
             let left = self.running.len() - i - 1;
-            let more = if left > 0 { format!("  +{left} more") } else { String::new() };
+            let more = if left > 0 {
+                format!("  +{left} more")
+            } else {
+                String::new()
+            };
             let separator = if i == 0 { "" } else { ", " };
             if used + width(separator) + width(&r.shown) + width(&more) > columns {
                 let _ = write!(line, "  +{} more", self.running.len() - i);
@@ -235,7 +239,10 @@ struct StderrTerm {
 
 impl StderrTerm {
     fn push(&self, text: &str) -> std::io::Result<()> {
-        let mut frame = self.frame.lock().map_err(|_| std::io::Error::other("frame lock poisoned"))?;
+        let mut frame = self
+            .frame
+            .lock()
+            .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
         frame.push_str(text);
         Ok(())
     }
@@ -251,19 +258,35 @@ impl TermLike for StderrTerm {
     }
 
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 { Ok(()) } else { self.push(&format!("\u{1b}[{n}A")) }
+        if n == 0 {
+            Ok(())
+        } else {
+            self.push(&format!("\u{1b}[{n}A"))
+        }
     }
 
     fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 { Ok(()) } else { self.push(&format!("\u{1b}[{n}B")) }
+        if n == 0 {
+            Ok(())
+        } else {
+            self.push(&format!("\u{1b}[{n}B"))
+        }
     }
 
     fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 { Ok(()) } else { self.push(&format!("\u{1b}[{n}C")) }
+        if n == 0 {
+            Ok(())
+        } else {
+            self.push(&format!("\u{1b}[{n}C"))
+        }
     }
 
     fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 { Ok(()) } else { self.push(&format!("\u{1b}[{n}D")) }
+        if n == 0 {
+            Ok(())
+        } else {
+            self.push(&format!("\u{1b}[{n}D"))
+        }
     }
 
     fn write_line(&self, s: &str) -> std::io::Result<()> {
@@ -281,7 +304,10 @@ impl TermLike for StderrTerm {
 
     fn flush(&self) -> std::io::Result<()> {
         let frame = {
-            let mut frame = self.frame.lock().map_err(|_| std::io::Error::other("frame lock poisoned"))?;
+            let mut frame = self
+                .frame
+                .lock()
+                .map_err(|_| std::io::Error::other("frame lock poisoned"))?;
             std::mem::take(&mut *frame)
         };
         if frame.is_empty() {

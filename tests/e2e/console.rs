@@ -216,7 +216,11 @@ fn progress_bar_is_drawn_on_a_terminal_and_not_in_a_pipe() {
     let live = run_with_stderr_on_terminal(&mut eval(&[], None), 80, 24);
     live.code(0);
     assert!(live.stderr.contains("elapsed, ETA"), "the clock:\n{}", live.stderr);
-    assert!(live.stderr.contains("running: slow-case"), "the running case:\n{}", live.stderr);
+    assert!(
+        live.stderr.contains("running: slow-case"),
+        "the running case:\n{}",
+        live.stderr
+    );
     assert!(live.stderr.contains("2/2"), "done/total:\n{}", live.stderr);
     assert!(
         !live.stderr.contains("[1/2]"),
@@ -224,7 +228,11 @@ fn progress_bar_is_drawn_on_a_terminal_and_not_in_a_pipe() {
         live.stderr
     );
     assert!(live.stdout.contains("EVALUATION SUMMARY"), "{}", live.stdout);
-    assert!(!drew_a_bar(&live.stdout), "the bar never reaches stdout:\n{}", live.stdout);
+    assert!(
+        !drew_a_bar(&live.stdout),
+        "the bar never reaches stdout:\n{}",
+        live.stdout
+    );
 
     let piped = p.output(&mut eval(&[], None));
     piped.code(0).stderr_has("[1/2] ✔").stderr_has("[2/2] ✔");

@@ -229,7 +229,8 @@ impl Summary {
         let shown = Shown { secrets };
         let mut out = String::new();
         let several = self.targets.len() > 1;
-        self.failures.render(&mut out, self.total, several, &shown, paint, columns);
+        self.failures
+            .render(&mut out, self.total, several, &shown, paint, columns);
         self.render_totals(&mut out, context, paint);
         if !self.scores.is_empty() {
             out.push('\n');
@@ -241,8 +242,7 @@ impl Summary {
         }
         if !self.scores.is_empty() {
             out.push('\n');
-            self.ranking
-                .render(&mut out, several, &shown, paint, columns);
+            self.ranking.render(&mut out, several, &shown, paint, columns);
         }
         if let Some(path) = &context.results {
             const LEAD: &str = "Results written to: ";

@@ -57,10 +57,7 @@ impl Failure {
 }
 
 fn before(a: (Kind, f64, u64), b: (Kind, f64, u64)) -> bool {
-    a.0.cmp(&b.0)
-        .then(a.1.total_cmp(&b.1))
-        .then(a.2.cmp(&b.2))
-        .is_lt()
+    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).is_lt()
 }
 
 /// The failing cases worth listing, and how many there are in all.
@@ -149,11 +146,9 @@ fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usiz
             .iter()
             .filter_map(|r| r.error.as_ref().map(|e| (Label::Grader(r.name.clone()), e.clone())))
             .collect(),
-        Kind::Fail if record.misses.is_empty() => record
-            .reasoning
-            .iter()
-            .map(|r| (Label::Reasoning, r.clone()))
-            .collect(),
+        Kind::Fail if record.misses.is_empty() => {
+            record.reasoning.iter().map(|r| (Label::Reasoning, r.clone())).collect()
+        }
         Kind::Fail => record.misses.iter().map(|m| (Label::Miss, m.clone())).collect(),
     };
     let kept = if all.len() <= DETAILS { all.len() } else { DETAILS - 1 };

@@ -50,7 +50,9 @@ impl Ranking {
             target: String::new(),
         };
         keep(&mut self.best, &probe, entry, |new, old| better_first(new, old).is_lt());
-        keep(&mut self.worst, &probe, entry, |new, old| better_first(new, old).is_gt());
+        keep(&mut self.worst, &probe, entry, |new, old| {
+            better_first(new, old).is_gt()
+        });
     }
 
     /// How many cases the top and the bottom list show: at most `RANKED` each, and together

@@ -141,7 +141,9 @@ type Cell = fn(&TargetStats) -> String;
 
 const ROWS: &[(&str, Cell)] = &[
     ("cases", |t| t.cases.to_string()),
-    ("mean score", |t| t.mean().map_or_else(|| NONE.to_owned(), |m| format!("{m:.3}"))),
+    ("mean score", |t| {
+        t.mean().map_or_else(|| NONE.to_owned(), |m| format!("{m:.3}"))
+    }),
     ("pass rate", |t| {
         t.pass_rate()
             .map_or_else(|| NONE.to_owned(), |r| format!("{:.0}%", r * 100.0))
@@ -161,8 +163,12 @@ const ROWS: &[(&str, Cell)] = &[
             dollars(t.cost_usd)
         }
     }),
-    ("latency p50", |t| t.latency(50.0).map_or_else(|| NONE.to_owned(), duration)),
-    ("latency p95", |t| t.latency(95.0).map_or_else(|| NONE.to_owned(), duration)),
+    ("latency p50", |t| {
+        t.latency(50.0).map_or_else(|| NONE.to_owned(), duration)
+    }),
+    ("latency p95", |t| {
+        t.latency(95.0).map_or_else(|| NONE.to_owned(), duration)
+    }),
 ];
 
 #[cfg(test)]
@@ -181,7 +187,12 @@ mod tests {
     #[test]
     fn pass_rate_counts_errored_cases_as_not_passing() {
         let mut t = TargetStats::new("t");
-        for (status, score) in [("ok", 1.0), ("ok", 0.9), ("execution_error", 0.0), ("grader_error", 0.0)] {
+        for (status, score) in [
+            ("ok", 1.0),
+            ("ok", 0.9),
+            ("execution_error", 0.0),
+            ("grader_error", 0.0),
+        ] {
             t.add(&record(status, score), None);
         }
         assert_eq!(t.pass_rate(), Some(0.5));

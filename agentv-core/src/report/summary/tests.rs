@@ -78,7 +78,9 @@ fn summary(records: impl IntoIterator<Item = Rec>) -> Summary {
 
 fn context() -> SummaryContext {
     SummaryContext {
-        results: Some(PathBuf::from("/home/dev/project/.agentv/results/eval_2026-11-22T10-00-00.jsonl")),
+        results: Some(PathBuf::from(
+            "/home/dev/project/.agentv/results/eval_2026-11-22T10-00-00.jsonl",
+        )),
         cwd: Some(PathBuf::from("/home/dev/project")),
         elapsed: Some(Duration::from_millis(83_400)),
         cache: None,
@@ -112,9 +114,15 @@ fn snapshot(name: &str, text: &str) {
 fn summary_of_a_run_where_every_case_passes() {
     let s = summary([
         rec("greeting", "gpt-4o", 1.0, "ok").usage(812, 95, 0.0031).took(1200),
-        rec("refund-policy", "gpt-4o", 0.9, "ok").usage(1460, 210, 0.0058).took(2300),
-        rec("escalation", "gpt-4o", 0.85, "ok").usage(990, 120, 0.0040).took(1700),
-        rec("order-status", "gpt-4o", 0.8, "ok").usage(1020, 88, 0.0039).took(900),
+        rec("refund-policy", "gpt-4o", 0.9, "ok")
+            .usage(1460, 210, 0.0058)
+            .took(2300),
+        rec("escalation", "gpt-4o", 0.85, "ok")
+            .usage(990, 120, 0.0040)
+            .took(1700),
+        rec("order-status", "gpt-4o", 0.8, "ok")
+            .usage(1020, 88, 0.0039)
+            .took(900),
     ]);
     let context = SummaryContext {
         cache: Some(CacheStats { hits: 1, misses: 3 }),
@@ -147,10 +155,8 @@ fn summary_of_many_failures_lists_the_worst_and_counts_the_rest() {
     let mut records: Vec<Rec> = (0..40)
         .map(|i| rec(&format!("case-{i:02}"), "default", f64::from(i % 5) / 10.0, "ok").misses(&misses))
         .collect();
-    records.push(
-        rec("timeout", "default", 0.0, "execution_error")
-            .error("target call timed out after 120s (3 attempts)"),
-    );
+    records
+        .push(rec("timeout", "default", 0.0, "execution_error").error("target call timed out after 120s (3 attempts)"));
     records.extend((0..5).map(|i| rec(&format!("ok-{i}"), "default", 0.9, "ok")));
     let s = summary(records);
     snapshot("summary_many_failures", &rendered(&s, &context()));
@@ -177,16 +183,26 @@ fn summary_fits_long_ids_targets_and_paths_in_80_columns() {
         ..context()
     };
     let text = rendered(&s, &context);
-    assert!(text.contains("Results written to: nested-directory"), "relative: {text}");
+    assert!(
+        text.contains("Results written to: nested-directory"),
+        "relative: {text}"
+    );
     snapshot("summary_long_ids_and_paths", &text);
 }
 
 #[test]
 fn summary_puts_two_targets_side_by_side() {
     let mut records = Vec::new();
-    for (i, (a, b)) in [(1.0, 0.9), (0.8, 0.5), (0.9, 0.95), (0.3, 0.0), (1.0, 0.7)].iter().enumerate() {
+    for (i, (a, b)) in [(1.0, 0.9), (0.8, 0.5), (0.9, 0.95), (0.3, 0.0), (1.0, 0.7)]
+        .iter()
+        .enumerate()
+    {
         let id = format!("case-{i}");
-        records.push(rec(&id, "gpt-4o", *a, "ok").usage(1200, 300, 0.0125).took(800 + 400 * i as u64));
+        records.push(
+            rec(&id, "gpt-4o", *a, "ok")
+                .usage(1200, 300, 0.0125)
+                .took(800 + 400 * i as u64),
+        );
         let claude = if i == 3 {
             rec(&id, "claude-sonnet", 0.0, "execution_error").error("HTTP 529: overloaded")
         } else {
@@ -209,7 +225,10 @@ fn summary_draws_a_borderline_0_800_score_with_the_passes() {
     ]);
     let text = rendered(&s, &SummaryContext::default());
     assert!(text.contains("pass       [0.8, 1.0] │███████████████ 1"), "{text}");
-    assert!(text.contains("borderline [0.6, 0.8) │██████████████████████████████ 2"), "{text}");
+    assert!(
+        text.contains("borderline [0.6, 0.8) │██████████████████████████████ 2"),
+        "{text}"
+    );
     snapshot("summary_borderline_histogram", &text);
 }
 
@@ -236,7 +255,10 @@ fn histogram_bins_follow_the_verdicts() {
         }
         bins
     };
-    assert_eq!(bins(&[0.0, 0.19, 0.2, 0.4, 0.599, 0.6, 0.799, 0.8, 0.81, 1.0]), [2, 1, 2, 2, 3]);
+    assert_eq!(
+        bins(&[0.0, 0.19, 0.2, 0.4, 0.599, 0.6, 0.799, 0.8, 0.81, 1.0]),
+        [2, 1, 2, 2, 3]
+    );
     // Every score lands in the bin its verdict names, including scores that are not exact
     // in binary (0.6 / 0.2 is 2.9999999999999996).
     for i in 0..=1000 {
@@ -267,7 +289,10 @@ fn histogram_draws_a_case_with_its_verdict_when_the_score_says_otherwise() {
     let mut r = rec("x", "t", 0.8, "ok");
     r.value["verdict"] = json!("borderline");
     let text = plain(&summary([r]));
-    assert!(text.contains("borderline [0.6, 0.8) │██████████████████████████████ 1"), "{text}");
+    assert!(
+        text.contains("borderline [0.6, 0.8) │██████████████████████████████ 1"),
+        "{text}"
+    );
     assert!(text.contains("pass       [0.8, 1.0] │ 0"), "{text}");
 }
 
@@ -281,9 +306,16 @@ fn summary_counts_graded_cases_only_in_the_stats() {
     ]);
     assert_eq!((s.execution_errors(), s.grader_errors()), (1, 1));
     let text = plain(&s);
-    assert!(text.contains("Graded: 2   Execution errors: 1   Grader errors: 1"), "{text}");
+    assert!(
+        text.contains("Graded: 2   Execution errors: 1   Grader errors: 1"),
+        "{text}"
+    );
     assert!(text.contains("Mean score:    0.700"), "{text}");
-    assert_eq!(s.below(0.6), 1, "graded cases only; errors make the run incomplete instead");
+    assert_eq!(
+        s.below(0.6),
+        1,
+        "graded cases only; errors make the run incomplete instead"
+    );
 }
 
 #[test]
@@ -294,8 +326,14 @@ fn summary_escapes_ids_targets_and_messages() {
     ]);
     let text = plain(&s);
     assert!(!text.contains('\u{1b}'), "{text:?}");
-    assert!(text.contains("1. a\\n  1. forged: 1.000 [t\\u{1b}[2J]: 0.900"), "{text}");
-    assert!(text.contains("✘ b\\u{1b}[2J [t]  execution error\n      error: bad\\u{1b}[31m"), "{text}");
+    assert!(
+        text.contains("1. a\\n  1. forged: 1.000 [t\\u{1b}[2J]: 0.900"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✘ b\\u{1b}[2J [t]  execution error\n      error: bad\\u{1b}[31m"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -339,11 +377,25 @@ fn failures_keep_errors_first_then_the_lowest_scores() {
         .collect();
     assert_eq!(
         listed,
-        ["late-error", "graded-0", "f14", "f13", "f12", "f11", "f10", "f09", "f08", "f07"],
+        [
+            "late-error",
+            "graded-0",
+            "f14",
+            "f13",
+            "f12",
+            "f11",
+            "f10",
+            "f09",
+            "f08",
+            "f07"
+        ],
         "{text}"
     );
     assert!(text.contains("FAILURES (17 of 17 cases)"), "{text}");
-    assert!(text.contains("  … 7 more failing cases (every case is in the results file)"), "{text}");
+    assert!(
+        text.contains("  … 7 more failing cases (every case is in the results file)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -352,7 +404,11 @@ fn colour_paints_only_our_words() {
         rec("red\u{1b}[31m", "t", 0.1, "ok").misses(&["m"]),
         rec("ok", "t", 1.0, "ok"),
     ]);
-    let text = s.render(&SummaryContext::default(), SummaryStyle { width: 80, color: true }, &Secrets::default());
+    let text = s.render(
+        &SummaryContext::default(),
+        SummaryStyle { width: 80, color: true },
+        &Secrets::default(),
+    );
     assert!(text.contains("\u{1b}[1mEVALUATION SUMMARY\u{1b}[0m"), "{text:?}");
     assert!(text.contains("\u{1b}[31m✘\u{1b}[0m red\\u{1b}[31m "), "{text:?}");
     let stripped = regex::Regex::new("\u{1b}\\[[0-9;]*m")

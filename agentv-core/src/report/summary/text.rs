@@ -100,7 +100,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -110,7 +110,14 @@ pub fn count(n: u64) -> String {
 
 /// A count in at most five columns for a table cell: `950`, `12.3k`, `4.5M`, `18.4E`.
 pub fn compact_count(n: u64) -> String {
-    let units = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    let units = [
+        (1e18, "E"),
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+    ];
     let value = n as f64;
     for (size, unit) in units {
         if value >= size {
