@@ -36,7 +36,7 @@ async fn retry_after_huge_value_is_capped_and_other_targets_still_run() {
     let cmd = p.command(&["eval", "a.yaml", "b.yaml", "--out", "r.jsonl"]);
     let run = p.output_async(cmd).await;
     run.code(3)
-        .stdout_has("EXECUTION ERRORS (1)\n  ✘ c0: HTTP 429: rate limited (gave up after 3 attempts)");
+        .stdout_has("  ✘ c0 [flaky]  execution error\n      error: HTTP 429: rate limited (gave up after 3 attempts)");
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert_eq!(p.results("r.jsonl").len(), 3, "every target's cases are recorded");
     assert_eq!(p.result("r.jsonl", "b1")["score"], 1.0);
@@ -204,7 +204,7 @@ fn grader_errors_are_shown_per_case_and_counted() {
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
     run.code(3)
         .stdout_has("Graded: 0   Execution errors: 0   Grader errors: 2")
-        .stdout_has("GRADER ERRORS (2)\n  ! c0: evaluator 'checker': code judge exited with code")
+        .stdout_has("FAILURES (2 of 2 cases)\n  ! c0  0.000 grader error\n      grader 'checker': code judge exited with code")
         .stderr_has("grader error in 'checker': code judge exited with code");
     assert!(run.stderr.contains("chek.sh"), "the reason is shown: {}", run.stderr);
     assert!(!run.stderr.contains('✔'), "no case is marked as passed: {}", run.stderr);

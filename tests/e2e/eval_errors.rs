@@ -236,7 +236,7 @@ fn provider_failure_is_an_error_record_and_others_continue() {
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(3)
-        .stdout_has("ERRORS (1)\n  ✘ bad: command failed with exit code 4: agent crashed");
+        .stdout_has("  ✘ bad  execution error\n      error: command failed with exit code 4: agent crashed");
     let bad = p.result("r.jsonl", "bad");
     assert_eq!(bad["error"], "command failed with exit code 4: agent crashed");
     assert_eq!(bad["execution_status"], "execution_error");

@@ -131,10 +131,10 @@ async fn warm_target_is_cached_and_the_summary_counts_hits() {
     run(&p, &["eval", "e.yaml", "--out", "r1.jsonl", "--cache"])
         .await
         .code(0)
-        .stdout_has("Cache: 0 hits, 2 misses");
+        .stdout_has("Cache:         0 hits, 2 misses");
     run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
         .await
         .code(0)
-        .stdout_has("Cache: 2 hits, 0 misses");
+        .stdout_has("Cache:         2 hits, 0 misses");
     assert_eq!(server.requests().await.len(), 2, "the second run made no call");
 }

@@ -431,10 +431,10 @@ async fn check(kind_name: &'static str) {
         "{kind_name}: nothing was redacted: {first}"
     );
     if kind.cached {
-        runs[0].stdout_has("Cache: 0 hits, 2 misses");
+        runs[0].stdout_has("Cache:         0 hits, 2 misses");
         // The answer comes from the cache, redacted (`docs/architecture.md#cache`): the judge's
         // prompt quoting it is new.
-        runs[1].stdout_has("Cache: 1 hit, 1 miss");
+        runs[1].stdout_has("Cache:         1 hit, 1 miss");
     }
 
     let mut problems = Vec::new();
