@@ -204,7 +204,9 @@ fn grader_errors_are_shown_per_case_and_counted() {
     let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
     run.code(3)
         .stdout_has("Graded: 0   Execution errors: 0   Grader errors: 2")
-        .stdout_has("FAILURES (2 of 2 cases)\n  ! c0  0.000 grader error\n      grader 'checker': code judge exited with code")
+        .stdout_has(
+            "FAILURES (2 of 2 cases)\n  ! c0  0.000 grader error\n      grader 'checker': code judge exited with code",
+        )
         .stderr_has("grader error in 'checker': code judge exited with code");
     assert!(run.stderr.contains("chek.sh"), "the reason is shown: {}", run.stderr);
     assert!(!run.stderr.contains('✔'), "no case is marked as passed: {}", run.stderr);
