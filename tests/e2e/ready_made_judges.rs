@@ -275,7 +275,11 @@ fn a_failed_verdict_is_a_grader_error_unless_on_item_error_skips_it() {
     let p = failing_chunk_project(
         "    - {name: fail, type: code_judge, script: [agentv-contextual-precision], target: true, mode: per_item}\n    - {name: skip, type: code_judge, script: [agentv-contextual-precision], target: true, mode: per_item, on_item_error: skip}\n",
     );
-    run_project(&p).code(3).stdout_has("the verdict on chunk 2 failed");
+    // The summary cuts the error to its columns; the case's progress line keeps the reason.
+    run_project(&p)
+        .code(3)
+        .stdout_has("grader 'fail': code judge exited with code 1")
+        .stderr_has("the verdict on chunk 2 failed");
     let records = p.results("r.jsonl");
     let failed = evaluator(&records, "c", "fail");
     let error = failed["error"].as_str().expect("a grader error");
