@@ -76,6 +76,9 @@ pub enum Command {
     /// Build an HTML, JUnit or Markdown report from a results file.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Merge the results files of a sharded run into one, with its run summary.
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
     /// Print the JSON Schema of eval files or targets files (for editors).
     Schema(SchemaArgs),
 }
@@ -88,14 +91,21 @@ Examples:
   agentv eval evals/ --dry-run
   agentv eval evals/ --threshold 0.8
   agentv eval evals/ --out r.jsonl --report junit --report html=report.html
+  agentv eval evals/ --target gpt --target claude --repeat 5 --out m.jsonl
+  agentv eval evals/ --shard 2/4 --out shard-2.jsonl --budget-usd 5
+  agentv eval evals/ --resume r.jsonl
+  agentv eval evals/ --rerun-failed r.jsonl --out retry.jsonl
+
+Beside the results file, <results>.summary.json holds the run's metadata and
+statistics (per target, per grader, across repeats). See docs/running.md.
 
 Exit codes:
   0    every case ran and was graded (and met --threshold when given)
   1    quality gate failed: a graded case scored below --threshold
   2    usage or configuration error; nothing ran
   3    run incomplete: a case could not be run or graded (target or grader
-       error), or was skipped as invalid (or its file could not be read);
-       wins over 1
+       error), was skipped as invalid (or its file could not be read), or
+       was not run because of --budget-usd; wins over 1
   130  interrupted by Ctrl-C (SIGINT); 143 stopped by SIGTERM. Both stop
        scheduling, keep every result written and print the summary of what ran.";
 
@@ -124,6 +134,21 @@ AgentV's (2.x results, 4.x index.jsonl rows).
 
 Exit codes: 0 compared (and every gate passed); 1 a regression gate failed;
 2 usage error or a file that cannot be read.";
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  agentv merge shard-1.jsonl shard-2.jsonl shard-3.jsonl --out all.jsonl
+  agentv merge results/*.jsonl --out all.jsonl && agentv compare base.jsonl all.jsonl
+
+Records are sorted by dataset, eval id, target and trial, so the merge of a
+sharded run matches the same run on one machine (merge that one alone to sort
+it). The same record in two inputs is an overlap: nothing is written. With the
+inputs' run summaries, missing shards and cases are reported. Writes
+<out>.summary.json beside the merged file.
+
+Exit codes: 0 merged, every planned case present and run; 2 usage error, an
+unreadable input, overlapping or mismatched shards; 3 merged, but a shard or
+case is missing, or a case could not be run or graded.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -216,9 +241,10 @@ pub struct EvalArgs {
     pub paths: Vec<String>,
 
     /// Target to run against instead of the eval file's (`default` picks the target named
-    /// default, or keeps the file's when there is none).
+    /// default, or keeps the file's when there is none). Repeatable: every case runs against
+    /// each target.
     #[arg(long, value_name = "NAME")]
-    pub target: Option<String>,
+    pub target: Vec<String>,
 
     /// targets.yaml file, or a directory holding one.
     #[arg(long, value_name = "PATH")]
@@ -273,6 +299,53 @@ pub struct EvalArgs {
     /// (default: next to the results file). Repeatable.
     #[arg(long = "report", value_name = "FORMAT[=PATH]", value_parser = parse_report_spec)]
     pub reports: Vec<ReportSpec>,
+
+    /// Run every case K times against each target (1 to 1000); records carry `trial`.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Run only part K of N of the cases (e.g. 2/4), the same part on any machine.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<agentv_core::Shard>,
+
+    /// Continue this results file: skip its complete cases, append the rest.
+    #[arg(long, value_name = "RESULTS", conflicts_with_all = ["out", "rerun_failed"])]
+    pub resume: Option<PathBuf>,
+
+    /// Run only the cases that failed or errored in this results file.
+    #[arg(long, value_name = "RESULTS")]
+    pub rerun_failed: Option<PathBuf>,
+
+    /// Start no new case once the targets' reported cost reaches this many dollars.
+    #[arg(long, value_name = "USD", value_parser = parse_budget)]
+    pub budget_usd: Option<f64>,
+}
+
+/// `--shard K/N`.
+fn parse_shard(text: &str) -> Result<agentv_core::Shard, String> {
+    text.parse().map_err(|e: agentv_core::ShardError| e.to_string())
+}
+
+/// `--budget-usd`: a finite number of dollars above 0.
+fn parse_budget(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        Ok(_) => Err(format!(
+            "{text} is out of range; a budget is a number of dollars above 0"
+        )),
+        Err(_) => Err(format!("`{text}` is not a number of dollars")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results files to merge (the shards of one run, or any runs).
+    #[arg(required = true, value_name = "RESULTS")]
+    pub inputs: Vec<PathBuf>,
+
+    /// The merged results file (replaced if it exists; not one of the inputs).
+    #[arg(long, value_name = "PATH", required = true)]
+    pub out: PathBuf,
 }
 
 /// Output of `agentv compare`.
@@ -477,6 +550,46 @@ mod tests {
         }
         let err = parse_timeout("1e20").expect_err("too long");
         assert!(err.contains("allowed: 0.001 to 604800 seconds (7 days)"), "{err}");
+    }
+
+    #[test]
+    fn budget_is_a_positive_number_of_dollars() {
+        for (text, want) in [
+            ("5", Some(5.0)),
+            ("0.01", Some(0.01)),
+            ("0", None),
+            ("-1", None),
+            ("NaN", None),
+            ("inf", None),
+            ("1e400", None),
+            ("lots", None),
+        ] {
+            assert_eq!(parse_budget(text).ok(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn run_mode_flags_parse_and_exclude_each_other() {
+        use clap::Parser;
+        let cli = Cli::try_parse_from([
+            "agentv", "eval", "x", "--target", "a", "--target", "b", "--repeat", "3", "--shard", "2/4",
+        ])
+        .expect("parses");
+        let Command::Eval(args) = cli.command else {
+            panic!("eval")
+        };
+        assert_eq!(args.target, ["a", "b"]);
+        assert_eq!(args.repeat, 3);
+        assert_eq!(args.shard, Some(agentv_core::Shard { index: 2, count: 4 }));
+        for bad in [
+            &["agentv", "eval", "x", "--repeat", "0"][..],
+            &["agentv", "eval", "x", "--shard", "5/4"][..],
+            &["agentv", "eval", "x", "--resume", "r", "--out", "o"][..],
+            &["agentv", "eval", "x", "--resume", "r", "--rerun-failed", "r"][..],
+            &["agentv", "merge", "a.jsonl"][..],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

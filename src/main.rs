@@ -31,6 +31,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Validate(validate) => commands::validate::run(validate, &ws, printer),
         cli::Command::Compare(compare) => commands::compare::run(compare, printer),
         cli::Command::Report(report) => commands::report::run(report, printer),
+        cli::Command::Merge(merge) => commands::merge::run(merge, printer),
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
     };
     status.into()

@@ -130,6 +130,11 @@ fn result_record_serialization(bencher: Bencher) {
         trace_summary: Some(TraceSummary::default()),
         execution_metrics: None,
         error: None,
+        trial: None,
+        failure_reason_code: None,
+        output_messages: None,
+        trace: None,
+        truncated: None,
     };
     let mut buf = Vec::with_capacity(4096);
     bencher.bench_local(|| {

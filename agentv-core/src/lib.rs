@@ -12,7 +12,8 @@
 //! prints what they return:
 //!
 //! - `agentv eval`: [`load()`] → [`plan()`] → [`run()`] → [`report()`];
-//! - `agentv validate`: [`validate()`].
+//! - `agentv validate`: [`validate()`];
+//! - `agentv merge`: [`merge()`].
 //!
 //! with the types they take and return re-exported beside them. [`model`] is the data model
 //! (cases, results) and [`report`](mod@report) the result writers and statistics.
@@ -42,8 +43,9 @@ pub mod template;
 pub mod trace;
 
 pub use facade::{
-    CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, Plan, PlanError, PlanOptions,
-    Report, RunOptions, TargetInfo, ValidateOptions, Validation, load, plan, report, run, validate,
+    CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError,
+    MergeOptions, Merged, Plan, PlanError, PlanOptions, Report, RunOptions, Shard, ShardError, TargetInfo,
+    ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
 pub use providers::CacheStats;

@@ -24,9 +24,9 @@ pub const DRY_RUN_JUDGE_RESPONSE: &str =
 /// How targets are chosen.
 #[derive(Debug, Clone, Default)]
 pub struct ResolveOptions {
-    /// `--target`; none keeps the eval file's target, `default` too when no target is named
-    /// `default`.
-    pub target: Option<String>,
+    /// `--target`, in order: every suite runs against each (a matrix). None keeps the eval
+    /// file's target; `default` does too when no target is named `default`.
+    pub targets: Vec<String>,
     /// `--targets`: a targets file or a directory holding one.
     pub targets_path: Option<PathBuf>,
     /// Replace every target by a mock.
@@ -40,10 +40,9 @@ pub struct ResolveOptions {
 
 /// Suites with their targets, ready to run, and what the run needs besides.
 pub struct Plan {
-    /// Each suite with the target that answers it; cases are read as the run consumes them.
-    pub suites: Vec<(LoadedSuite, Arc<ResolvedTarget>)>,
-    /// Number of cases the suites hold.
-    pub total: usize,
+    /// Each suite with the targets that answer it (one, or several for a matrix); cases are
+    /// read as the run consumes them.
+    pub suites: Vec<(LoadedSuite, Vec<Arc<ResolvedTarget>>)>,
     /// Distinct targets, in first-use order.
     pub targets: Vec<Arc<ResolvedTarget>>,
     pub secrets: Secrets,
@@ -311,17 +310,73 @@ impl<'a> TargetResolver<'a> {
         }
     }
 
-    /// The target a suite runs against: `--target`, else the eval file's, else `default`.
-    /// `--target default` names the target called `default` when `targets` has one; without
-    /// one it keeps the eval file's target, as AgentV's `--target default` does.
+    /// The target a suite runs against: the first of [`TargetResolver::target_names`].
     pub fn target_name(&self, suite_target: Option<&str>, targets: Option<&TargetRegistry>) -> String {
+        let own: Vec<&str> = suite_target.into_iter().collect();
+        self.target_names(&own, targets).swap_remove(0)
+    }
+
+    /// The targets a suite runs against, in order and each once: every `--target`, else the
+    /// suite's own targets (`suite_targets`), else `default`. `--target default` names the
+    /// target called `default` when `targets` has one; without one it stands for the suite's
+    /// own targets, as AgentV's `--target default` does. Never empty.
+    pub fn target_names(&self, suite_targets: &[&str], targets: Option<&TargetRegistry>) -> Vec<String> {
         let has_default = targets.is_some_and(|r| r.names().iter().any(|n| n == "default"));
-        match self.options.target.as_deref() {
-            Some("default") if !has_default => suite_target.unwrap_or("default"),
-            Some(chosen) => chosen,
-            None => suite_target.unwrap_or("default"),
+        let own: Vec<&str> = if suite_targets.is_empty() {
+            vec!["default"]
+        } else {
+            suite_targets.to_vec()
+        };
+        let wanted: Vec<&str> = if self.options.targets.is_empty() {
+            own.clone()
+        } else {
+            self.options
+                .targets
+                .iter()
+                .flat_map(|t| {
+                    if t == "default" && !has_default {
+                        own.clone()
+                    } else {
+                        vec![t.as_str()]
+                    }
+                })
+                .collect()
+        };
+        let mut names: Vec<String> = Vec::with_capacity(wanted.len());
+        for name in wanted {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
         }
-        .to_owned()
+        names
+    }
+
+    /// Every target the suite in `eval_file` runs against ([`TargetResolver::target_names`]),
+    /// resolved; the problems of every target that cannot be used.
+    pub fn resolve_all(
+        &mut self,
+        eval_file: &Path,
+        suite_targets: &[&str],
+    ) -> Result<Vec<Arc<ResolvedTarget>>, Vec<TargetProblem>> {
+        let names = if self.options.dry_run {
+            self.target_names(suite_targets, None)
+        } else {
+            let registry = self.registry_for(&eval_dir(eval_file, self.ws)).map_err(|p| vec![p])?;
+            self.target_names(suite_targets, Some(&registry))
+        };
+        let mut targets = Vec::new();
+        let mut problems = Vec::new();
+        for name in names {
+            match self.resolve_named(eval_file, &name) {
+                Ok(target) => targets.push(target),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        if problems.is_empty() {
+            Ok(targets)
+        } else {
+            Err(problems)
+        }
     }
 
     /// The target of the suite in `eval_file` whose own target is `suite_target`.
@@ -330,8 +385,19 @@ impl<'a> TargetResolver<'a> {
         eval_file: &Path,
         suite_target: Option<&str>,
     ) -> Result<Arc<ResolvedTarget>, TargetProblem> {
+        let name = if self.options.dry_run {
+            self.target_name(suite_target, None)
+        } else {
+            let registry = self.registry_for(&eval_dir(eval_file, self.ws))?;
+            self.target_name(suite_target, Some(&registry))
+        };
+        self.resolve_named(eval_file, &name)
+    }
+
+    /// Target `name` as the suite in `eval_file` sees it (its targets file).
+    fn resolve_named(&mut self, eval_file: &Path, name: &str) -> Result<Arc<ResolvedTarget>, TargetProblem> {
+        let name = name.to_owned();
         if self.options.dry_run {
-            let name = self.target_name(suite_target, None);
             let env = self.env.clone();
             return Ok(self
                 .dry_run
@@ -340,7 +406,6 @@ impl<'a> TargetResolver<'a> {
                 .clone());
         }
         let registry = self.registry_for(&eval_dir(eval_file, self.ws))?;
-        let name = self.target_name(suite_target, Some(&registry));
         let file = registry.targets_path().map(Path::to_path_buf).unwrap_or_default();
         let key = (file.clone(), name.clone());
         if let Some(done) = self.resolved.get(&key) {
@@ -423,17 +488,21 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     let mut problems = Vec::new();
     let mut planned = Vec::new();
     for suite in suites {
-        let target = match resolver.resolve(&suite.file, suite.target.as_deref()) {
+        // A 4.x matrix (`execution.targets`) would be the suite's list here.
+        let own: Vec<&str> = suite.target.as_deref().into_iter().collect();
+        let suite_targets = match resolver.resolve_all(&suite.file, &own) {
             Ok(t) => t,
-            Err(problem) => {
-                problems.push(problem);
+            Err(found) => {
+                problems.extend(found);
                 continue;
             }
         };
-        if !targets.iter().any(|t| Arc::ptr_eq(t, &target)) {
-            targets.push(target.clone());
+        for target in &suite_targets {
+            if !targets.iter().any(|t| Arc::ptr_eq(t, target)) {
+                targets.push(target.clone());
+            }
         }
-        planned.push((suite, target));
+        planned.push((suite, suite_targets));
     }
     if !problems.is_empty() {
         return Err(ResolveFailure {
@@ -441,10 +510,8 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
             errors: TargetProblem::merge(problems),
         });
     }
-    let total = planned.iter().map(|(s, _)| s.case_count).sum();
     Ok(Plan {
         suites: planned,
-        total,
         targets,
         secrets: resolver.secrets().clone(),
         child_env: resolver.child_env(),

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{ExecutionMetrics, OutputMessage, TraceEvent, TraceEventKind, TraceSummary};
+use crate::model::{ExecutionMetrics, OutputMessage, ToolCall, TraceEvent, TraceEventKind, TraceSummary};
 use crate::providers::ProviderResponse;
 
 /// Tools counted as exploration when none are configured.
@@ -67,24 +67,42 @@ fn too_large() -> String {
     format!("larger than {} MiB", MAX_TRACE_FILE / (1024 * 1024))
 }
 
-/// One `tool_call` event per tool call, in order; the timestamp falls back to the message's.
+/// One `tool_call` event per tool call, in order, with its input, output and duration; the
+/// timestamp is the call's (or its start), else the message's. How the call ended (`status`)
+/// and its end time go in `metadata`.
 pub fn extract(messages: &[OutputMessage]) -> Vec<TraceEvent> {
     messages
         .iter()
         .flat_map(|m| {
             m.tool_calls.iter().map(move |call| TraceEvent {
                 kind: TraceEventKind::ToolCall,
-                timestamp: call.timestamp.clone().or_else(|| m.timestamp.clone()),
+                timestamp: call
+                    .timestamp
+                    .clone()
+                    .or_else(|| call.start_time.clone())
+                    .or_else(|| m.timestamp.clone()),
                 id: call.id.clone(),
                 name: Some(call.tool.clone()),
                 input: call.input.clone(),
                 output: call.output.clone(),
                 text: None,
-                metadata: None,
+                metadata: call_metadata(call),
+                duration_ms: call.duration_ms.filter(|d| d.is_finite() && *d >= 0.0),
                 extra: Default::default(),
             })
         })
         .collect()
+}
+
+fn call_metadata(call: &ToolCall) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut out = serde_json::Map::new();
+    if let Some(status) = &call.status {
+        out.insert("status".into(), status.clone().into());
+    }
+    if let Some(end) = &call.end_time {
+        out.insert("end_time".into(), end.clone().into());
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Execution metrics of an answer, with the derived ratios.
@@ -120,7 +138,7 @@ pub fn metrics(response: &ProviderResponse, summary: &TraceSummary, exploration_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{TokenUsage, ToolCall};
+    use crate::model::TokenUsage;
     use serde_json::json;
 
     fn call(tool: &str, ms: Option<f64>) -> ToolCall {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Assertion, ExecutionMetrics, TraceSummary};
+use crate::{Assertion, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary};
 
 /// How a score reads: `pass` ≥ 0.8, `borderline` ≥ 0.6, else `fail`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,8 +124,12 @@ pub struct EvaluationRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
     pub target: String,
-    /// 1 for the first try; higher when the case was retried after a timeout.
+    /// 1 for the first try; higher when the case was retried after a timeout; 0 for a case
+    /// that was not run.
     pub attempt: u32,
+    /// Which repeat of the case this is (1 to K), when the run repeats every case K times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
     /// Whether the case ran and was graded; readers need not infer it from `error`.
     pub execution_status: ExecutionStatus,
     pub score: f64,
@@ -147,6 +151,60 @@ pub struct EvaluationRecord {
     /// Set when the target could not answer; the case then scores 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why a case was not run at all ([`NOT_RUN_BUDGET`]); its status is then
+    /// `execution_error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason_code: Option<String>,
+    /// The messages the target produced, tool calls included, as it reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_messages: Option<Vec<OutputMessage>>,
+    /// The full trace of the case: every step in order, tool calls with their inputs, outputs,
+    /// timestamps and durations (the events a code judge receives as `candidate_trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceEvent>>,
+    /// Set when `trace` and `output_messages` were cut to keep the record within its size cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncation>,
+}
+
+/// The `failure_reason_code` of a case not run because the run's cost reached `--budget-usd`
+/// (the code AgentV 4.x writes for the same reason).
+pub const NOT_RUN_BUDGET: &str = "budget_exceeded";
+
+impl EvaluationRecord {
+    /// True for a record that stands for a case that was never run (its target was not
+    /// called), as opposed to one whose target failed.
+    pub fn is_not_run(&self) -> bool {
+        self.failure_reason_code.as_deref() == Some(NOT_RUN_BUDGET)
+    }
+
+    /// The repeat this record is: its `trial`, 1 when the run did not repeat cases.
+    pub fn trial_number(&self) -> u32 {
+        self.trial.unwrap_or(1)
+    }
+}
+
+/// What was cut from a record's `trace` and `output_messages` to keep it within its cap.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Truncation {
+    /// The cap: the most bytes of JSON `trace` and `output_messages` may take together.
+    pub max_bytes: u64,
+    /// How many bytes of JSON they took before cutting.
+    pub original_bytes: u64,
+    /// Longer strings inside them were cut to this many bytes (and end with `…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strings_cut_to: Option<u64>,
+    /// `output_messages` was left out (the trace keeps the tool calls, `candidate_answer` the
+    /// answer).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_messages_dropped: bool,
+    /// Trace events left out at the end.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trace_events_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub struct TraceEvent {
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// Wall time of the step in milliseconds (a tool call's, when the agent reports it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
     /// Keys this type does not know, kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -79,6 +82,7 @@ impl TraceEvent {
             output: None,
             text: None,
             metadata: None,
+            duration_ms: None,
             extra: Map::new(),
         }
     }
@@ -101,6 +105,7 @@ impl TraceEvent {
             output: r.value("output"),
             text: r.opt_string("text")?,
             metadata: r.opt_object("metadata")?,
+            duration_ms: r.opt_number("duration_ms")?,
             extra: r.extra(),
         })
     }

@@ -32,13 +32,19 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     };
     printer.diagnostics(&loaded.diagnostics);
     let options = PlanOptions {
-        target: args.target.clone(),
+        targets: args.target.clone(),
         targets_path: args.targets.clone(),
         dry_run: args.dry_run,
         cache: args.cache,
         workers: args.workers.map(|w| w as usize),
         out: args.out.clone(),
         secrets: printer::secrets(),
+        repeat: args.repeat,
+        shard: args.shard,
+        resume: args.resume.clone(),
+        rerun_failed: args.rerun_failed.clone(),
+        budget_usd: args.budget_usd,
+        command_line: command_line(),
     };
     let out = options.results_path(ws);
     let reports: Vec<(ReportFormat, PathBuf)> = args
@@ -52,7 +58,11 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
             (spec.format, path)
         })
         .collect();
-    if let Err(e) = check_distinct(&[&out], &reports) {
+    let summary = agentv_core::report::summary_path(&out);
+    let read_back: Vec<&PathBuf> = args.rerun_failed.iter().collect();
+    if let Err(e) = check_distinct(&[out.as_path(), summary.as_path()], &reports)
+        .and_then(|()| check_not_replaced(&out, &read_back))
+    {
         printer.error(&e);
         return ExitStatus::Config;
     }
@@ -104,6 +114,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         let signal = listener.finish();
         let report = agentv_core::report(&finished, args.threshold);
         printer.report(&report, signal);
+        printer.run_stats(&report);
         for (format, path) in &reports {
             if path.exists() {
                 printer.note(&format!("{} report written to {}", format.name(), path.display()));
@@ -111,4 +122,24 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
         ExitStatus::of_run(report.outcome, signal)
     })
+}
+
+/// The command line as given, for the run summary (the core redacts it when writing).
+pub fn command_line() -> Vec<String> {
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
+}
+
+/// `--out` must not replace the file `--rerun-failed` reads: its passing cases would be lost.
+fn check_not_replaced(out: &std::path::Path, read: &[&PathBuf]) -> Result<(), String> {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    match read.iter().find(|r| same(out, r)) {
+        Some(r) => Err(format!(
+            "the results file {} is the one --rerun-failed reads; write the rerun elsewhere with --out",
+            r.display()
+        )),
+        None => Ok(()),
+    }
 }

@@ -1,5 +1,6 @@
 pub mod compare;
 pub mod eval;
+pub mod merge;
 pub mod report;
 pub mod schema;
 pub mod validate;

@@ -19,10 +19,61 @@ impl Printer {
             };
             self.note(&format!("Using target: {} [provider={}{judge}]", t.name, t.provider));
         }
+        self.run_modes(plan);
         self.note(&format!(
             "Running {} case(s) with {} worker(s)",
             plan.total, plan.workers
         ));
+    }
+
+    /// What `--repeat`, `--shard`, `--resume`, `--rerun-failed` and `--budget-usd` make of the
+    /// run, one note each.
+    fn run_modes(self, plan: &Plan) {
+        use agentv_core::report::Repair;
+        if plan.repeat > 1 {
+            self.note(&format!("Repeating each case {} times", plan.repeat));
+        }
+        if let Some(shard) = plan.shard {
+            self.note(&format!("Shard {shard}: {} record(s) of this part", plan.planned));
+        }
+        if let Some((kept, repair)) = plan.resumed {
+            self.note(&format!(
+                "Resuming: {kept} complete record(s) kept, {} to run",
+                plan.total
+            ));
+            match repair {
+                Repair::DroppedCutLine(bytes) => self.warning(&format!(
+                    "the results file ended in a line cut off mid-write; removed it ({bytes} bytes)"
+                )),
+                Repair::AddedNewline => self.note("The results file's last line had no newline; added one"),
+                Repair::None => {}
+            }
+        }
+        if let Some(failed) = plan.rerun_failed {
+            self.note(&format!(
+                "Rerunning the failed cases: {failed} case(s) did not pass there"
+            ));
+        }
+        for (dataset, id) in plan.ambiguous.iter().take(5) {
+            self.warning(&format!(
+                "more than one case has dataset `{}` and id `{}`: --resume, --rerun-failed and merge cannot tell them apart",
+                agentv_core::escape_line(dataset),
+                agentv_core::escape_line(id)
+            ));
+        }
+        if let Some(usd) = plan.budget_usd {
+            self.note(&format!("Budget: ${usd} of reported target cost"));
+        }
+    }
+
+    /// The per-target table and the repeats after the summary, and where the run summary is.
+    pub fn run_stats(self, report: &Report) {
+        if self.level != Level::Quiet && !report.stats_text.is_empty() {
+            self.result(&report.stats_text);
+        }
+        if let Some(path) = &report.summary_file {
+            self.note(&format!("Run summary written to {}", path.display()));
+        }
     }
 
     /// The summary on stdout (one line with `--quiet`), 80 columns wide (narrower on a narrower
@@ -79,6 +130,10 @@ fn explanation(outcome: Outcome, counts: &Counts, signal: Option<Signal>) -> Vec
                     "case(s) could not be written to the results file or a report",
                 ),
                 (counts.not_run, "case(s) did not run"),
+                (
+                    counts.over_budget,
+                    "case(s) were not run: the budget was reached (--budget-usd)",
+                ),
             ]
             .iter()
             .filter(|(n, _)| *n > 0)

@@ -17,6 +17,7 @@ mod readme;
 mod ready_made_judges;
 mod results;
 mod run_behaviour;
+mod runs;
 mod schema_command;
 mod secrets;
 mod signals;

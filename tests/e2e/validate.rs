@@ -208,8 +208,9 @@ const EXAMPLES: &[&str] = &[
 ];
 
 /// Example directories that hold no suite: `results` holds results files for `compare` and
-/// `report` (tested in `results.rs` beside this module); `validate` skips them.
-const NOT_SUITES: &[&str] = &["results"];
+/// `report` (tested in `results.rs` beside this module), `ci` a CI workflow with its baseline
+/// (tested in `runs.rs`); `validate` skips them.
+const NOT_SUITES: &[&str] = &["results", "ci"];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise
 /// removed, so the result does not depend on the machine).

@@ -57,7 +57,7 @@ pub struct CheckedFile {
 pub fn validate(ws: &Workspace, options: &ValidateOptions) -> Result<Validation, Vec<DiscoverError>> {
     let files = discover(&options.paths, ws, Purpose::Check)?;
     let resolve = ResolveOptions {
-        target: options.target.clone(),
+        targets: options.target.iter().cloned().collect(),
         targets_path: options.targets_path.clone(),
         dry_run: false,
         cache: None,

@@ -10,7 +10,10 @@
 //! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
 
 mod check;
+mod merge;
 mod select;
+mod selection;
+mod shard;
 mod workers;
 
 use std::path::{Path, PathBuf};
@@ -18,17 +21,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
+pub use merge::{MergeError, MergeOptions, Merged, merge};
 pub use select::IdPatternError;
 pub(crate) use select::id_filter;
+pub use shard::{MAX_SHARDS, Shard, ShardError};
 
 use crate::context::{PromptDumps, RunContext};
 use crate::load::{
     Diagnostic, DiscoverError, FileKind, LoadedSuite, Purpose, Secrets, Workspace, discover, load_eval_file_filtered,
 };
 use crate::providers::{CacheStats, ResponseCache};
-use crate::report::{JsonlWriter, Sink, Summary, SummaryContext, SummaryStyle, default_results_path};
+use crate::report::{
+    JsonlWriter, Prior, Repair, RunMetadata, RunStats, Sink, StatsReport, Summary, SummaryContext, SummaryStyle,
+    default_results_path, summary_path, write_summary,
+};
 use crate::resolve::{ResolveOptions, resolve};
-use crate::run::{Interrupt, Outcome, RunObserver, RunReport};
+use crate::run::{Budget, Expansion, Interrupt, Outcome, RunObserver, RunReport};
 
 // ---------------------------------------------------------------------------------------------
 // load
@@ -141,9 +149,10 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
 /// How the loaded suites are to run.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
-    /// `--target`; none keeps each eval file's target, `default` too when no target is named
-    /// `default` (`docs/architecture.md#targets-files`).
-    pub target: Option<String>,
+    /// `--target`, repeatable: every suite runs against each (a matrix); none keeps each eval
+    /// file's target, `default` too when no target is named `default`
+    /// (`docs/architecture.md#targets-files`).
+    pub targets: Vec<String>,
     /// `--targets`: a targets file or a directory holding one.
     pub targets_path: Option<PathBuf>,
     /// `--dry-run`: every target answers with a mock.
@@ -156,6 +165,19 @@ pub struct PlanOptions {
     pub out: Option<PathBuf>,
     /// Where resolved `${{ VAR }}` values are registered; the caller's output redacts them.
     pub secrets: Secrets,
+    /// `--repeat`: runs of each case against each target (0 and 1 both mean once).
+    pub repeat: u32,
+    /// `--shard K/N`: only this part of the selected cases.
+    pub shard: Option<Shard>,
+    /// `--resume`: the results file to complete; its complete records are kept, the rest of
+    /// the run is appended to it.
+    pub resume: Option<PathBuf>,
+    /// `--rerun-failed`: only the cases that did not pass in this results file.
+    pub rerun_failed: Option<PathBuf>,
+    /// `--budget-usd`: no new case starts once the targets' reported cost reaches it.
+    pub budget_usd: Option<f64>,
+    /// The command line, for the run summary (redacted when written).
+    pub command_line: Vec<String>,
 }
 
 /// A run ready to start: targets resolved, credentials checked, workers decided, the results
@@ -166,8 +188,30 @@ pub struct Plan {
     cache: Option<Arc<ResponseCache>>,
     /// Cases run at once (`docs/architecture.md#running`).
     pub workers: usize,
-    /// Cases to run.
+    /// Jobs to run (cases × targets × repeats, less what a shard, a rerun or a resume leaves
+    /// out).
     pub total: usize,
+    /// Records the results file holds once the selection has run (with a resume, `total` plus
+    /// the complete records it already holds).
+    pub planned: usize,
+    /// Runs of each case against each target.
+    pub repeat: u32,
+    /// `--shard`.
+    pub shard: Option<Shard>,
+    /// `--resume`: complete records kept from the file, and what its end needed.
+    pub resumed: Option<(usize, Repair)>,
+    /// `--rerun-failed`: cases (with their target) that did not pass there.
+    pub rerun_failed: Option<usize>,
+    /// Cases sharing a dataset and an id with another case: reruns, resumes and merges cannot
+    /// tell them apart.
+    pub ambiguous: Vec<(String, String)>,
+    /// `--budget-usd`.
+    pub budget_usd: Option<f64>,
+    /// `<results>.summary.json`.
+    pub summary_path: PathBuf,
+    expansion: Expansion,
+    resume: Option<Arc<Prior>>,
+    metadata: RunMetadata,
     /// Cases left out at load as invalid.
     pub skipped: usize,
     /// Eval files that could not be read at all.
@@ -189,10 +233,13 @@ pub struct TargetInfo {
 }
 
 impl PlanOptions {
-    /// The results file: `out`, else `.agentv/results/eval_<time>.jsonl` under the working
-    /// directory.
+    /// The results file: the one to resume, else `out`, else
+    /// `.agentv/results/eval_<time>.jsonl` under the working directory.
     pub fn results_path(&self, ws: &Workspace) -> PathBuf {
-        self.out.clone().unwrap_or_else(|| default_results_path(&ws.cwd))
+        self.resume
+            .clone()
+            .or_else(|| self.out.clone())
+            .unwrap_or_else(|| default_results_path(&ws.cwd))
     }
 }
 
@@ -213,10 +260,37 @@ pub struct PlanError {
     pub errors: Vec<String>,
 }
 
-/// Resolves each suite's target (`docs/architecture.md#targets-files`), checks every credential
-/// before any call, decides the workers (`docs/architecture.md#running`) and opens the results
-/// file (`docs/architecture.md#outputs`: an existing one is replaced).
+/// Resolves each suite's targets (`docs/architecture.md#targets-files`), checks every
+/// credential before any call, decides the workers (`docs/architecture.md#running`), chooses
+/// the jobs (`docs/running.md`) and opens the results file (`docs/architecture.md#outputs`: an
+/// existing one is replaced, unless it is resumed), writing the run summary's first version.
 pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
+    let fail = |warnings: Vec<Diagnostic>, errors: Vec<String>| PlanError { warnings, errors };
+    if options.repeat > 1 && options.cache {
+        return Err(fail(
+            Vec::new(),
+            vec!["--cache cannot be used with --repeat: every repeat would get the same cached answer".to_owned()],
+        ));
+    }
+    let resume = match &options.resume {
+        None => None,
+        Some(path) => Some(Arc::new(read_prior(path, "--resume").and_then(|p| {
+            if p.ours {
+                Ok(p)
+            } else {
+                Err(vec![format!(
+                    "--resume {}: the file holds lines agentv did not write (AgentV 2.x or 4.x results); resume only agentv's own results files",
+                    path.display()
+                )])
+            }
+        }).map_err(|e| fail(Vec::new(), e))?)),
+    };
+    let rerun = match &options.rerun_failed {
+        None => None,
+        Some(path) => Some(Arc::new(
+            read_prior(path, "--rerun-failed").map_err(|e| fail(Vec::new(), e))?,
+        )),
+    };
     let cache = options.cache.then(|| {
         Arc::new(ResponseCache::new(
             ws.cwd.join(".agentv").join("cache"),
@@ -224,7 +298,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         ))
     });
     let resolve_options = ResolveOptions {
-        target: options.target.clone(),
+        targets: options.targets.clone(),
         targets_path: options.targets_path.clone(),
         dry_run: options.dry_run,
         cache: cache.clone(),
@@ -235,14 +309,27 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         errors: failure.errors.iter().map(ToString::to_string).collect(),
     })?;
     let mut warnings = resolved.warnings.clone();
+    let chosen = selection::select(
+        &resolved.suites,
+        &selection::Choice {
+            repeat: options.repeat,
+            shard: options.shard,
+            rerun: rerun.clone(),
+            resume: resume.clone(),
+        },
+    );
     let out = options.results_path(ws);
-    let writer = match JsonlWriter::create(&out, resolved.secrets.clone()) {
-        Ok(writer) => writer,
+    let opened = match &resume {
+        Some(_) => JsonlWriter::append(&out, resolved.secrets.clone()).map(|(w, repair)| (w, Some(repair))),
+        None => JsonlWriter::create(&out, resolved.secrets.clone()).map(|w| (w, None)),
+    };
+    let (writer, repair) = match opened {
+        Ok(opened) => opened,
         Err(e) => {
-            return Err(PlanError {
-                warnings: std::mem::take(&mut warnings),
-                errors: vec![format!("cannot open results file {}: {e}", out.display())],
-            });
+            return Err(fail(
+                std::mem::take(&mut warnings),
+                vec![format!("cannot open results file {}: {e}", out.display())],
+            ));
         }
     };
     let targets: Vec<workers::TargetWorkers> = resolved
@@ -253,9 +340,52 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             cap: t.provider.max_workers(),
         })
         .collect();
+    let resumed = resume.as_ref().zip(repair).map(|(p, repair)| (p.complete(), repair));
+    let metadata = RunMetadata {
+        agentv_version: env!("CARGO_PKG_VERSION").to_owned(),
+        command: options.command_line.clone(),
+        started_at: jiff::Timestamp::now().to_string(),
+        finished_at: None,
+        git_commit: crate::report::git_commit(&ws.repo_root),
+        results_file: out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
+        repeat: options.repeat.max(1),
+        planned: chosen.planned,
+        shard: chosen.shard.clone(),
+        budget_usd: options.budget_usd,
+        resumed_records: resumed.map(|(n, _)| n),
+        rerun_failed_from: options.rerun_failed.as_ref().map(|p| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+        }),
+        merged_from: Vec::new(),
+    };
+    let summary_path = summary_path(&out);
+    // The first version: what the run sets out to do, for a run killed before its end.
+    let empty = RunStats::default().compute();
+    if let Err(e) = write_summary(&summary_path, &metadata, &empty, &resolved.secrets) {
+        return Err(fail(
+            std::mem::take(&mut warnings),
+            vec![format!("cannot write the run summary {}: {e}", summary_path.display())],
+        ));
+    }
     Ok(Plan {
         workers: workers::decide(options.workers, &targets),
-        total: resolved.total,
+        total: chosen.to_run,
+        planned: chosen.planned,
+        repeat: options.repeat.max(1),
+        shard: options.shard,
+        resumed,
+        rerun_failed: rerun.as_ref().map(|p| p.failed_cases().len()),
+        ambiguous: chosen.ambiguous,
+        budget_usd: options.budget_usd,
+        summary_path,
+        expansion: chosen.expansion,
+        resume,
+        metadata,
         skipped: loaded.skipped,
         unread: loaded.unread,
         targets: resolved
@@ -272,6 +402,11 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         writer,
         cache,
     })
+}
+
+/// A previous results file (`flag` names it in messages); every problem as a message.
+fn read_prior(path: &Path, flag: &str) -> Result<Prior, Vec<String>> {
+    Prior::read(path).map_err(|errors| errors.iter().map(|e| format!("{flag}: {e}")).collect())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,6 +442,10 @@ pub struct Finished {
     pub elapsed: Duration,
     /// The working directory, which the summary shows paths relative to.
     cwd: PathBuf,
+    /// The run's statistics (with a resume, over the whole results file).
+    pub stats: StatsReport,
+    /// `<results>.summary.json`, when it could be written.
+    pub summary_path: Option<PathBuf>,
     secrets: Secrets,
 }
 
@@ -329,6 +468,12 @@ pub async fn run(
         workers,
         skipped,
         unread,
+        total,
+        expansion,
+        resume,
+        mut metadata,
+        summary_path,
+        budget_usd,
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
@@ -350,16 +495,45 @@ pub async fn run(
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
         },
+        budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
     };
     let started = std::time::Instant::now();
-    let report = {
-        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 1);
+    let mut stats = RunStats::default();
+    if let Some(prior) = &resume {
+        carry_over(prior, &mut stats, sinks, observer);
+    }
+    let mut report = {
+        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
         all.push(&mut writer);
         for sink in sinks.iter_mut() {
             let sink: &mut dyn Sink = &mut **sink;
             all.push(sink);
         }
-        crate::run::run(resolved.into_jobs(), &run_options, &mut all, observer, interrupt).await
+        all.push(&mut stats);
+        crate::run::run(
+            resolved.into_jobs(expansion, total),
+            &run_options,
+            &mut all,
+            observer,
+            interrupt,
+        )
+        .await
+    };
+    if let Some(prior) = &resume {
+        // The outcome covers the whole file: what an uninterrupted run would have decided.
+        if let Ok(records) = prior.carried() {
+            records.for_each(|r| report.summary.add(&r));
+        }
+    }
+    let stats = stats.compute();
+    metadata.finished_at = Some(jiff::Timestamp::now().to_string());
+    let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
+        Ok(()) => Some(summary_path),
+        Err(e) => {
+            observer.warning(&format!("cannot write the run summary {}: {e}", summary_path.display()));
+            report.unfinished += 1;
+            None
+        }
     };
     Finished {
         run: report,
@@ -369,7 +543,33 @@ pub async fn run(
         cache: cache.map(|c| c.stats()),
         elapsed: started.elapsed(),
         cwd: ws.cwd.clone(),
+        stats,
+        summary_path,
         secrets,
+    }
+}
+
+/// Feeds the complete records of a resumed file to the statistics and the reports, as if they
+/// had just run (the results file has them already).
+fn carry_over(prior: &Prior, stats: &mut RunStats, sinks: &mut [&mut dyn Sink], observer: &mut dyn RunObserver) {
+    let records = match prior.carried() {
+        Ok(records) => records,
+        Err(e) => {
+            observer.warning(&format!("cannot read the resumed results again: {e}"));
+            return;
+        }
+    };
+    let mut failed = vec![false; sinks.len()];
+    for record in records {
+        stats.add(&record);
+        for (sink, failed) in sinks.iter_mut().zip(failed.iter_mut()) {
+            if let Err(e) = sink.write((&record).into())
+                && !*failed
+            {
+                observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
+                *failed = true;
+            }
+        }
     }
 }
 
@@ -392,6 +592,13 @@ pub struct Report {
     /// The counts behind the outcome, to explain it.
     pub counts: Counts,
     secrets: Secrets,
+    /// Statistics per target, per grader and across repeats (also in the run summary file).
+    pub stats: StatsReport,
+    /// The repeats (`--repeat`), ready to print after the summary; empty otherwise. Redacted and
+    /// escaped. (Targets side by side are part of the summary.)
+    pub stats_text: String,
+    /// `<results>.summary.json`, when it was written.
+    pub summary_file: Option<PathBuf>,
 }
 
 impl Report {
@@ -419,6 +626,9 @@ pub struct Counts {
     pub unwritten: usize,
     /// Cases never started, or cancelled.
     pub not_run: usize,
+    /// Cases recorded as not run because the run's cost reached `--budget-usd` (not counted
+    /// in `execution_errors`).
+    pub over_budget: usize,
     /// Graded cases below `--threshold` (0 without one).
     pub below_threshold: usize,
     pub threshold: Option<f64>,
@@ -441,8 +651,12 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         summary_line: summary_line(summary, &finished.results_path, &finished.secrets),
         cache: finished.cache,
         secrets: finished.secrets.clone(),
+        stats: finished.stats.clone(),
+        stats_text: finished.stats.render_repeats(&finished.secrets),
+        summary_file: finished.summary_path.clone(),
         counts: Counts {
-            execution_errors: summary.execution_errors(),
+            execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
+            over_budget: run.over_budget,
             grader_errors: summary.grader_errors(),
             skipped: finished.skipped,
             unread: finished.unread,

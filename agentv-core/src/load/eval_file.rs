@@ -43,7 +43,7 @@ pub struct LoadedSuite {
     pub skipped: usize,
     pub diagnostics: Vec<Diagnostic>,
     /// Set for JSONL datasets: what is needed to read the cases again.
-    stream: Option<Loader>,
+    stream: Option<Arc<Loader>>,
     filter: Option<CaseFilter>,
 }
 
@@ -66,29 +66,42 @@ impl LoadedSuite {
     /// The suite's valid, filtered cases, in file order. JSONL datasets are read again, one line
     /// at a time (lines already reported as invalid are skipped silently).
     pub fn into_cases(self) -> Box<dyn Iterator<Item = LoadedCase> + Send> {
-        let Some(loader) = self.stream else {
-            return Box::new(self.cases.into_iter());
-        };
-        let filter = self.filter;
-        let reader = match std::fs::File::open(&loader.file) {
-            Ok(f) => std::io::BufReader::new(f),
-            Err(e) => {
-                tracing::warn!("cannot read {} again: {e}", loader.file.display());
-                return Box::new(std::iter::empty());
-            }
-        };
-        let mut diags = Diagnostics::new(&loader.file);
-        let mut ids = CaseIds::default();
-        Box::new(jsonl_lines(reader).filter_map(move |(line_no, line)| {
-            let case = match line {
-                JsonlLine::Text(text) => loader.jsonl_case(&text, line_no, &mut ids, &mut diags),
-                JsonlLine::NotUtf8(_) | JsonlLine::Unreadable(_) => None,
-            };
-            // Already reported by the first pass.
-            diags = Diagnostics::new(&loader.file);
-            case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.case.id)))
-        }))
+        match self.stream {
+            None => Box::new(self.cases.into_iter()),
+            Some(loader) => stream_cases(loader, self.filter),
+        }
     }
+
+    /// The same cases as [`LoadedSuite::into_cases`], leaving the suite as it is: a run that
+    /// must know every case before it starts (`--shard`, `--resume`) reads them once more.
+    pub fn cases(&self) -> Box<dyn Iterator<Item = LoadedCase> + Send + '_> {
+        match &self.stream {
+            None => Box::new(self.cases.iter().cloned()),
+            Some(loader) => stream_cases(loader.clone(), self.filter.clone()),
+        }
+    }
+}
+
+/// The valid, filtered cases of a JSONL dataset, read again one line at a time.
+fn stream_cases(loader: Arc<Loader>, filter: Option<CaseFilter>) -> Box<dyn Iterator<Item = LoadedCase> + Send> {
+    let reader = match std::fs::File::open(&loader.file) {
+        Ok(f) => std::io::BufReader::new(f),
+        Err(e) => {
+            tracing::warn!("cannot read {} again: {e}", loader.file.display());
+            return Box::new(std::iter::empty());
+        }
+    };
+    let mut diags = Diagnostics::new(&loader.file);
+    let mut ids = CaseIds::default();
+    Box::new(jsonl_lines(reader).filter_map(move |(line_no, line)| {
+        let case = match line {
+            JsonlLine::Text(text) => loader.jsonl_case(&text, line_no, &mut ids, &mut diags),
+            JsonlLine::NotUtf8(_) | JsonlLine::Unreadable(_) => None,
+        };
+        // Already reported by the first pass.
+        diags = Diagnostics::new(&loader.file);
+        case.filter(|c| filter.as_ref().is_none_or(|f| f(&c.case.id)))
+    }))
 }
 
 /// Loads one eval file. Never fails: problems become diagnostics, and good cases are kept.
@@ -141,7 +154,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         case_count: tally.count,
         skipped: tally.skipped,
         diagnostics,
-        stream: (is_jsonl && !tally.broken).then_some(loader),
+        stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
         filter,
     }
 }

@@ -71,6 +71,11 @@ pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, String> {
         trace_summary,
         execution_metrics,
         error,
+        trial: None,
+        failure_reason_code: None,
+        output_messages: None,
+        trace: None,
+        truncated: None,
     })
 }
 
@@ -186,6 +191,11 @@ pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationR
         trace_summary: None,
         execution_metrics: metrics(obj),
         error,
+        trial: None,
+        failure_reason_code: text(obj, "failure_reason_code"),
+        output_messages: None,
+        trace: None,
+        truncated: None,
     })
 }
 

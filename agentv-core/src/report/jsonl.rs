@@ -39,9 +39,78 @@ impl JsonlWriter {
         })
     }
 
+    /// Opens `path` to add records at its end (`--resume`), first repairing an end left by a
+    /// killed run: a last line cut off mid-write is removed (the case runs again), a whole
+    /// last line without its newline gets one.
+    pub fn append(path: &Path, secrets: Secrets) -> std::io::Result<(Self, Repair)> {
+        let repair = repair_end(path)?;
+        let out = OpenOptions::new().append(true).open(path)?;
+        Ok((
+            Self {
+                path: path.to_path_buf(),
+                out,
+                secrets,
+                line: Vec::with_capacity(4096),
+            },
+            repair,
+        ))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// What [`JsonlWriter::append`] found at the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repair {
+    /// The file ended with a whole line.
+    None,
+    /// The last line was cut off mid-write; this many bytes of it were removed.
+    DroppedCutLine(u64),
+    /// The last line was whole but had no newline; one was added.
+    AddedNewline,
+}
+
+/// Makes `path` end with a whole line (or be empty), reading only its last line.
+fn repair_end(path: &Path) -> std::io::Result<Repair> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+    let len = file.metadata()?.len();
+    // Find the start of the last line by reading backwards in blocks.
+    let mut start = len;
+    let mut block = vec![0u8; 64 * 1024];
+    let line_start = loop {
+        if start == 0 {
+            break 0;
+        }
+        let from = start.saturating_sub(block.len() as u64);
+        let n = (start - from) as usize;
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut block[..n])?;
+        if let Some(i) = block[..n].iter().rposition(|b| *b == b'\n') {
+            // A newline as the very last byte: the file already ends with a whole line.
+            break from + i as u64 + 1;
+        }
+        start = from;
+    };
+    if line_start == len {
+        return Ok(Repair::None);
+    }
+    let mut tail = Vec::with_capacity((len - line_start) as usize);
+    file.seek(SeekFrom::Start(line_start))?;
+    file.read_to_end(&mut tail)?;
+    let text = tail.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&tail);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Repair::None);
+    }
+    if serde_json::from_slice::<serde::de::IgnoredAny>(text.trim_ascii_end()).is_ok() {
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(b"\n")?;
+        return Ok(Repair::AddedNewline);
+    }
+    file.set_len(line_start)?;
+    Ok(Repair::DroppedCutLine(len - line_start))
 }
 
 impl Sink for JsonlWriter {
@@ -86,6 +155,11 @@ mod tests {
             trace_summary: None,
             execution_metrics: None,
             error: None,
+            trial: None,
+            failure_reason_code: None,
+            output_messages: None,
+            trace: None,
+            truncated: None,
         }
     }
 
@@ -105,6 +179,54 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b"], "the second run replaced the first");
         assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn appending_repairs_an_end_left_by_a_killed_run() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("r.jsonl");
+        let whole = serde_json::to_string(&record("a")).expect("json");
+        let cases: &[(&str, String, Repair, &str)] = &[
+            ("a whole file", format!("{whole}\n"), Repair::None, "a b"),
+            ("an empty file", String::new(), Repair::None, "b"),
+            (
+                "a cut-off last line",
+                format!("{whole}\n{}", &whole[..30]),
+                Repair::DroppedCutLine(30),
+                "a b",
+            ),
+            (
+                "a cut-off only line",
+                whole[..30].to_owned(),
+                Repair::DroppedCutLine(30),
+                "b",
+            ),
+            (
+                "a whole last line without newline",
+                whole.clone(),
+                Repair::AddedNewline,
+                "a b",
+            ),
+            ("a CRLF file", format!("{whole}\r\n"), Repair::None, "a b"),
+        ];
+        for (name, text, repair, ids) in cases {
+            std::fs::write(&path, text).expect("write");
+            let (mut w, found) = JsonlWriter::append(&path, Secrets::default()).expect("opens");
+            assert_eq!(found, *repair, "{name}");
+            w.write((&record("b")).into()).expect("writes");
+            let read: Vec<String> = std::fs::read_to_string(&path)
+                .expect("read")
+                .lines()
+                .map(|l| serde_json::from_str::<EvaluationRecord>(l).expect(name).eval_id)
+                .collect();
+            assert_eq!(read.join(" "), *ids, "{name}");
+        }
+        // A cut-off line longer than one read block.
+        let long = format!("{{\"eval_id\": \"{}", "x".repeat(200_000));
+        std::fs::write(&path, format!("{whole}\n{long}")).expect("write");
+        let (_, found) = JsonlWriter::append(&path, Secrets::default()).expect("opens");
+        assert_eq!(found, Repair::DroppedCutLine(long.len() as u64));
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{whole}\n"));
     }
 
     #[test]

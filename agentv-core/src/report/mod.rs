@@ -7,26 +7,40 @@ mod html;
 mod jsonl;
 mod junit;
 mod markdown;
+mod prior;
 mod prompts;
 mod reader;
+mod run_summary;
 mod sink;
+mod stats;
 mod summary;
 mod tally;
 mod terminal;
+mod trace_cap;
 
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
     Change, Comparison, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched, classify,
 };
 pub use html::{HtmlReport, write_script_json};
-pub use jsonl::{JsonlWriter, default_results_path};
+pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};
 pub use markdown::{MarkdownReport, md};
+pub use prior::{Prior, RecordKey, key_of};
 pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
-pub use sink::{Row, Sink, redacted, redacted_trace};
+pub use run_summary::{
+    MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
+};
+pub(crate) use sink::output_file;
+pub use sink::{Row, Sink, redacted};
+pub use stats::{
+    CaseRef, CaseStats, GraderStats, Latency, PassAtK, RepeatStats, RunStats, StatsReport, StatusCounts, Tokens,
+    pass_at_k, pass_hat_k,
+};
 pub use summary::{
     BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_for, bin_of, text,
 };
 pub use tally::{Tallies, Tally, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};
+pub use trace_cap::{MAX_TRACE_BYTES, cap_trace, traced_bytes};

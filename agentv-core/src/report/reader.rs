@@ -39,17 +39,13 @@ pub struct ReadRecord {
     /// 1-based line number in the file.
     pub line: usize,
     pub generation: Generation,
+    /// The record; its `trace` is the line's full trace when it carries one (in any generation).
     pub record: EvaluationRecord,
-    /// The full trace, when the line carries one under `trace` (a list of trace events).
-    pub trace: Option<Vec<TraceEvent>>,
 }
 
 impl ReadRecord {
     pub fn row(&self) -> super::Row<'_> {
-        super::Row {
-            record: &self.record,
-            trace: self.trace.as_deref(),
-        }
+        super::Row { record: &self.record }
     }
 }
 
@@ -226,7 +222,7 @@ impl<R: BufRead> ResultsReader<R> {
                 kind_of(&value)
             )));
         };
-        let (generation, record, trace) = decode(obj, &self.base_dir).map_err(&record_error)?;
+        let (generation, record) = decode(obj, &self.base_dir).map_err(&record_error)?;
         // Scores are in [0, 1] in every generation; anything else would skew every mean and delta.
         if !(0.0..=1.0).contains(&record.score) {
             return Err(record_error(format!(
@@ -238,7 +234,6 @@ impl<R: BufRead> ResultsReader<R> {
             line,
             generation,
             record,
-            trace,
         }))
     }
 }
@@ -315,11 +310,9 @@ pub fn read_all(path: &Path, mut each: impl FnMut(ReadRecord)) -> Result<ReadSum
     if errors.is_empty() { Ok(summary) } else { Err(errors) }
 }
 
-/// Which generation wrote `obj`, and the record it holds.
-fn decode(
-    mut obj: Map<String, Value>,
-    base_dir: &Path,
-) -> Result<(Generation, EvaluationRecord, Option<Vec<TraceEvent>>), String> {
+/// Which generation wrote `obj`, and the record it holds (with the line's `trace`, in any
+/// generation).
+fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), String> {
     let trace = match obj.remove("trace") {
         None | Some(Value::Null) => None,
         Some(value) => Some(
@@ -327,8 +320,14 @@ fn decode(
                 .map_err(|e| format!("`trace` must be a list of trace events: {e}"))?,
         ),
     };
+    let (generation, mut record) = decode_record(obj, base_dir)?;
+    record.trace = trace;
+    Ok((generation, record))
+}
+
+fn decode_record(obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), String> {
     if obj.contains_key("test_id") && !obj.contains_key("eval_id") {
-        return Ok((Generation::AgentvTs4, foreign::from_ts4(&obj, base_dir)?, trace));
+        return Ok((Generation::AgentvTs4, foreign::from_ts4(&obj, base_dir)?));
     }
     if !obj.contains_key("eval_id") {
         return Err(
@@ -338,9 +337,9 @@ fn decode(
     if obj.contains_key("execution_status") {
         let record = serde_json::from_value::<EvaluationRecord>(Value::Object(obj))
             .map_err(|e| format!("not a valid agentv result record: {e}"))?;
-        return Ok((Generation::Agentv, record, trace));
+        return Ok((Generation::Agentv, record));
     }
-    Ok((Generation::AgentvTs2, foreign::from_ts2(&obj)?, trace))
+    Ok((Generation::AgentvTs2, foreign::from_ts2(&obj)?))
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -456,7 +455,7 @@ mod tests {
         );
         let (items, _) = read(format!("{line}\n").as_bytes());
         let read = items[0].as_ref().expect("ok");
-        let trace = read.trace.as_ref().expect("trace");
+        let trace = read.record.trace.as_ref().expect("trace");
         assert_eq!(trace[0].name.as_deref(), Some("Read"));
         assert_eq!(read.generation, Generation::Agentv);
         assert_eq!(read.record.execution_status, ExecutionStatus::Ok);

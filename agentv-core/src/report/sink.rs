@@ -5,20 +5,18 @@
 use std::borrow::Cow;
 use std::io;
 
-use crate::model::{EvaluationRecord, TraceEvent};
+use crate::model::EvaluationRecord;
 use crate::redact::Secrets;
 
-/// One record as a sink sees it, with what travels beside it that the record type does not
-/// hold (yet): the full trace, when a results file carries one under `trace`.
+/// One record as a sink sees it (its full trace, when it has one, is the record's `trace`).
 #[derive(Debug, Clone, Copy)]
 pub struct Row<'a> {
     pub record: &'a EvaluationRecord,
-    pub trace: Option<&'a [TraceEvent]>,
 }
 
 impl<'a> From<&'a EvaluationRecord> for Row<'a> {
     fn from(record: &'a EvaluationRecord) -> Self {
-        Self { record, trace: None }
+        Self { record }
     }
 }
 
@@ -77,23 +75,11 @@ pub fn redacted<'a>(record: &'a EvaluationRecord, secrets: &Secrets) -> Cow<'a, 
                 agent_provider_request: None,
                 evaluator_results: Vec::new(),
                 error: record.error.as_ref().map(|_| "***".into()),
+                output_messages: None,
+                trace: None,
                 ..record.clone()
             }),
         },
-    }
-}
-
-/// The trace of a row with every secret replaced (see [`redacted`]).
-pub fn redacted_trace<'a>(trace: &'a [TraceEvent], secrets: &Secrets) -> Cow<'a, [TraceEvent]> {
-    if secrets.is_empty() {
-        return Cow::Borrowed(trace);
-    }
-    let Ok(json) = serde_json::to_vec(trace) else {
-        return Cow::Borrowed(&[]);
-    };
-    match secrets.redact_json(&json) {
-        Cow::Borrowed(_) => Cow::Borrowed(trace),
-        Cow::Owned(bytes) => Cow::Owned(serde_json::from_slice(&bytes).unwrap_or_default()),
     }
 }
 

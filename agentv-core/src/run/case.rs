@@ -135,13 +135,48 @@ pub async fn run_case(
     record.evaluator_results = results;
     record.trace_summary = Some(summary);
     record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
+    record_trace(&mut record, trace, response.output_messages, &options.context.secrets);
     record.timestamp = now();
     record
+}
+
+/// Keeps the case's full trace and output messages in its record, within the size cap
+/// (`docs/results.md#the-record-keys-trace-and-output_messages`). Output messages that are only
+/// the answer (one assistant message holding `candidate_answer`, no tool calls) are left out:
+/// the record already has them.
+fn record_trace(
+    record: &mut EvaluationRecord,
+    trace: Vec<crate::model::TraceEvent>,
+    messages: Vec<crate::model::OutputMessage>,
+    secrets: &crate::redact::Secrets,
+) {
+    let only_the_answer = match messages.as_slice() {
+        [] => true,
+        [m] => {
+            m.tool_calls.is_empty()
+                && m.role == "assistant"
+                && m.text().is_some_and(|t| t == record.candidate_answer)
+                && m.metadata.is_none()
+        }
+        _ => false,
+    };
+    record.trace = (!trace.is_empty()).then_some(trace);
+    record.output_messages = (!only_the_answer).then_some(messages);
+    crate::report::cap_trace(record, crate::report::MAX_TRACE_BYTES, secrets);
 }
 
 /// The record of a case whose target was never called because it failed its healthcheck.
 pub fn unhealthy_target_record(job: &Job, message: &str) -> EvaluationRecord {
     execution_error(empty_record(job, 1), message.to_owned())
+}
+
+/// The record of a case that was not run because the run's cost reached `--budget-usd`: an
+/// execution error (the target did not answer) with `failure_reason_code: budget_exceeded` and
+/// attempt 0 (`docs/running.md#spend-guard`).
+pub fn not_run_record(job: &Job, message: &str) -> EvaluationRecord {
+    let mut record = execution_error(empty_record(job, 0), message.to_owned());
+    record.failure_reason_code = Some(agentv_eval_sdk::NOT_RUN_BUDGET.to_owned());
+    record
 }
 
 /// A record for `job` with nothing answered or graded yet.
@@ -167,6 +202,11 @@ fn empty_record(job: &Job, attempt: u32) -> EvaluationRecord {
         trace_summary: None,
         execution_metrics: None,
         error: None,
+        trial: job.trial,
+        failure_reason_code: None,
+        output_messages: None,
+        trace: None,
+        truncated: None,
     }
 }
 

@@ -1,7 +1,9 @@
 //! Run: schedules cases with bounded concurrency, calls the target with retries, grades, and
 //! hands each record to the sink as soon as it is complete.
 
+mod budget;
 mod case;
+mod jobs;
 mod outcome;
 
 use std::collections::HashMap;
@@ -19,7 +21,9 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
 use crate::resolve::Plan;
+pub use budget::Budget;
 pub use case::run_case;
+pub use jobs::{Expansion, JobFilter, JobKey};
 pub use outcome::{Outcome, RunFacts, decide};
 
 /// One case, its graders and the target that answers it.
@@ -28,6 +32,8 @@ pub struct Job {
     pub case: EvalCase,
     pub graders: Arc<[ConfiguredGrader]>,
     pub target: Arc<ResolvedTarget>,
+    /// Which repeat of the case this is, when the run repeats cases (`--repeat`).
+    pub trial: Option<u32>,
 }
 
 /// How a run behaves.
@@ -42,6 +48,8 @@ pub struct RunOptions {
     pub exploration_tools: Vec<String>,
     /// What every call of a case honours: the target's, the judges' and the code judges'.
     pub context: RunContext,
+    /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
+    pub budget: Option<Budget>,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -92,6 +100,8 @@ pub struct RunReport {
     pub unwritten: usize,
     /// Sinks whose final write failed: their output is incomplete.
     pub unfinished: usize,
+    /// Cases recorded as not run because the run's cost reached `--budget-usd`.
+    pub over_budget: usize,
 }
 
 impl RunReport {
@@ -131,30 +141,28 @@ pub struct Probe {
 }
 
 impl Plan {
-    /// The jobs, lazily: JSONL datasets are read as the run goes.
-    pub fn into_jobs(self) -> Jobs {
+    /// The jobs, lazily: JSONL datasets are read as the run goes. `total` is how many
+    /// `expansion` makes ([`Expansion::count`]).
+    pub fn into_jobs(self, expansion: Expansion, total: usize) -> Jobs {
         let batching = self.targets.iter().any(|t| t.batching);
         let probes = health_probes(&self.suites);
-        let iter = self.suites.into_iter().flat_map(|(suite, target)| {
-            suite.into_cases().map(move |loaded| Job {
-                case: loaded.case,
-                graders: loaded.graders,
-                target: target.clone(),
-            })
-        });
+        let iter = jobs::expand(self.suites, expansion);
         Jobs {
             probes,
             iter: Box::new(iter),
-            total: self.total,
+            total,
             batching,
         }
     }
 }
 
 /// One probe per distinct target of `suites`, in first-use order.
-pub fn health_probes(suites: &[(LoadedSuite, Arc<ResolvedTarget>)]) -> Vec<Probe> {
+pub fn health_probes(suites: &[(LoadedSuite, Vec<Arc<ResolvedTarget>>)]) -> Vec<Probe> {
     let mut probes: Vec<Probe> = Vec::new();
-    for (suite, target) in suites {
+    for (suite, target) in suites
+        .iter()
+        .flat_map(|(s, targets)| targets.iter().map(move |t| (s, t)))
+    {
         if !probes.iter().any(|p| Arc::ptr_eq(&p.target, target)) {
             probes.push(Probe {
                 target: target.clone(),
@@ -210,6 +218,10 @@ pub async fn run(
     let (started_tx, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
     let stop = interrupt.stop.clone();
     let abort = interrupt.abort.clone();
+    let mut spending = budget::Spending::new(options.budget);
+    // Shared so that the jobs left when the budget is reached can be recorded as not run.
+    let source = Arc::new(std::sync::Mutex::new(jobs));
+    let jobs = budget_gate(source.clone(), spending.flag());
     let stream = futures::stream::iter(jobs.enumerate())
         .take_while(move |_| futures::future::ready(finish_in_flight || !stop.is_cancelled()))
         .map(|(index, job)| {
@@ -270,10 +282,27 @@ pub async fn run(
                     }
                     observer.case_finished(&record, elapsed, done, total);
                     summary.add_timed(&record, elapsed);
+                    spending.add(&record);
                 }
             },
             Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
+        }
+    }
+    let mut over_budget = 0;
+    if spending.reached() && !interrupted {
+        let message = spending.not_run_message();
+        // Lazily, as they were going to run: a large dataset is still never held.
+        let mut rest = source.lock().ok();
+        for job in rest.iter_mut().flat_map(|jobs| jobs.by_ref()) {
+            let record = case::not_run_record(&job, &message);
+            done += 1;
+            over_budget += 1;
+            if !write_to_sinks(sinks, &record, &mut failed_sinks, observer) {
+                unwritten += 1;
+            }
+            observer.case_finished(&record, Duration::ZERO, done, total);
+            summary.add(&record);
         }
     }
     let mut unfinished = 0;
@@ -291,7 +320,22 @@ pub async fn run(
         not_run: total.saturating_sub(done),
         unwritten,
         unfinished,
+        over_budget,
     }
+}
+
+/// The jobs of `source` until `reached` is raised: then none more start, and what is left
+/// stays in `source`.
+fn budget_gate(
+    source: Arc<std::sync::Mutex<Box<dyn Iterator<Item = Job> + Send>>>,
+    reached: Arc<std::sync::atomic::AtomicBool>,
+) -> impl Iterator<Item = Job> + Send {
+    std::iter::from_fn(move || {
+        if reached.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        source.lock().ok()?.next()
+    })
 }
 
 /// Hands `record` to every sink; false when one failed. Each sink's first failure is reported

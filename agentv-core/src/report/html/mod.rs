@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compare::{Comparison, Entry};
-use super::sink::{Row, Sink, redacted, redacted_trace};
+use super::sink::{Row, Sink, redacted};
 use super::tally::{Tally, first_problem, shorten};
-use crate::model::{EvaluationRecord, ExecutionStatus, TraceEvent};
+use crate::model::{EvaluationRecord, ExecutionStatus};
 use crate::redact::Secrets;
 
 /// Longest first-miss text kept in the index, in characters (the drill-down has it whole).
@@ -169,16 +169,15 @@ impl HtmlReport {
             .or_insert(next)
     }
 
-    fn write_row(&mut self, r: &EvaluationRecord, trace: Option<&[TraceEvent]>) -> io::Result<()> {
+    fn write_row(&mut self, r: &EvaluationRecord) -> io::Result<()> {
         let index = self.rows.len();
+        /// A case's block: the record, its full trace (if any) under `r.trace`.
         #[derive(Serialize)]
         struct Detail<'a> {
             r: &'a EvaluationRecord,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            trace: Option<&'a [TraceEvent]>,
         }
         self.buf.clear();
-        serde_json::to_writer(&mut self.buf, &Detail { r, trace })?;
+        serde_json::to_writer(&mut self.buf, &Detail { r })?;
         let out = self.out.as_mut().ok_or_else(finished)?;
         write!(out, "<script type=\"application/json\" id=\"c{index}\">")?;
         write_script_json(out, &self.buf)?;
@@ -301,8 +300,7 @@ pub fn write_script_json(out: &mut impl Write, json: &[u8]) -> io::Result<()> {
 impl Sink for HtmlReport {
     fn write(&mut self, row: Row<'_>) -> io::Result<()> {
         let record = redacted(row.record, &self.secrets);
-        let trace = row.trace.map(|t| redacted_trace(t, &self.secrets));
-        self.write_row(record.as_ref(), trace.as_deref())
+        self.write_row(record.as_ref())
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -216,8 +216,9 @@
     col.appendChild(section('Answer', pre(r.candidate_answer || '(empty)')));
     col.appendChild(section('Graders', graders(r)));
     if (r.reasoning) col.appendChild(section('Reasoning', pre(r.reasoning)));
-    var tl = timeline(data.trace, r.trace_summary, r.execution_metrics);
+    var tl = timeline(r.trace, r.trace_summary, r.execution_metrics);
     if (tl) col.appendChild(section('Tool calls', tl));
+    if (r.truncated) col.appendChild(el('p', 'kv', 'The trace was cut to keep the record under ' + r.truncated.max_bytes + ' bytes (it had ' + r.truncated.original_bytes + '): ' + json(r.truncated)));
     if (r.execution_metrics) col.appendChild(section('Metrics', metrics(r.execution_metrics)));
     col.appendChild(fold('Raw record', pre(json(r))));
     return col;
@@ -272,7 +273,7 @@
     if (Array.isArray(trace) && trace.length) {
       return el('ol', 'timeline', trace.map(function (e) {
         return el('li', e.type || '',
-          el('strong', null, e.name || e.type || 'event'), ' ', el('span', 'kv', (e.type || '') + (e.timestamp ? ' · ' + e.timestamp : '') + (e.id ? ' · ' + e.id : '')),
+          el('strong', null, e.name || e.type || 'event'), ' ', el('span', 'kv', (e.type || '') + (e.timestamp ? ' · ' + e.timestamp : '') + (typeof e.duration_ms === 'number' ? ' · ' + seconds(e.duration_ms) : '') + (e.id ? ' · ' + e.id : '')),
           e.text ? pre(e.text) : null,
           e.input !== undefined ? fold('input', pre(typeof e.input === 'string' ? e.input : json(e.input))) : null,
           e.output !== undefined ? fold('output', pre(typeof e.output === 'string' ? e.output : json(e.output))) : null);
