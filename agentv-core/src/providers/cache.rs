@@ -6,6 +6,10 @@
 //! temperature: asking for the cache means wanting it. Errors are never cached. Entries are
 //! written through the redaction layer like every other output, so a cached answer that held a
 //! secret reads back with `***` in its place.
+//!
+//! A code judge's calls through the target proxy go through the same [`CachedProvider`]s (the
+//! registry builds the judge's providers too); [`Provider::invoke_sourced`] tells the proxy a
+//! hit from a model call, so it can report cached calls apart.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
