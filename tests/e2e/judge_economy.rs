@@ -104,12 +104,20 @@ async fn second_cached_run_makes_no_judge_model_call_and_scores_the_same() {
     let first = target_proxy(&p, "r1.jsonl");
     assert_eq!(first["call_count"], 2);
     assert_eq!(first["cached_calls"], 1);
-    assert_eq!(first["token_usage"], json!({"input": 20, "output": 5}), "only the model call");
+    assert_eq!(
+        first["token_usage"],
+        json!({"input": 20, "output": 5}),
+        "only the model call"
+    );
     run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
         .await
         .code(0)
         .stdout_has("Cache: 2 hits, 0 misses");
-    assert_eq!(server.requests().await.len(), 1, "the second run made no judge model call");
+    assert_eq!(
+        server.requests().await.len(),
+        1,
+        "the second run made no judge model call"
+    );
     let second = target_proxy(&p, "r2.jsonl");
     assert_eq!(
         second,
@@ -129,7 +137,10 @@ async fn without_cache_every_judge_call_reaches_the_model() {
     for out in ["r1.jsonl", "r2.jsonl"] {
         run(&p, &["eval", "e.yaml", "--out", out]).await.code(0);
         let proxy = target_proxy(&p, out);
-        assert_eq!((proxy["cached_calls"].clone(), proxy["deduplicated_calls"].clone()), (json!(0), json!(0)));
+        assert_eq!(
+            (proxy["cached_calls"].clone(), proxy["deduplicated_calls"].clone()),
+            (json!(0), json!(0))
+        );
     }
     assert_eq!(server.requests().await.len(), 4);
     assert!(!p.path().join(".agentv/cache").exists());

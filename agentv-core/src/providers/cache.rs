@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{AnswerSource, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::{
+    AnswerSource, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
+};
 use crate::redact::{self, Secrets};
 
 /// The on-disk store, shared by every target of a run (it counts hits and misses).
@@ -144,7 +146,10 @@ impl Provider for CachedProvider {
         Box::pin(async move { Ok(self.invoke_sourced(request).await?.0) })
     }
 
-    fn invoke_sourced<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
+    fn invoke_sourced<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+    ) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
         Box::pin(async move {
             let key = ResponseCache::key(self.inner.as_ref(), request);
             if let Some(hit) = self.cache.get(&key) {

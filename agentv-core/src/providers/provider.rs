@@ -142,7 +142,10 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Answers one request and says where the answer came from: only `--cache`
     /// ([`super::CachedProvider`]) answers without the model. The target proxy reports such
     /// calls apart, since they cost nothing.
-    fn invoke_sourced<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
+    fn invoke_sourced<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+    ) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
         Box::pin(async move { Ok((self.invoke(request).await?, AnswerSource::Model)) })
     }
 

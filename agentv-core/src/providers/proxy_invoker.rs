@@ -101,7 +101,9 @@ impl ProviderInvoker {
     /// registered for the calls that follow.
     fn flight(&self, key: FlightKey, provider: Arc<dyn Provider>, request: ProviderRequest) -> Flight {
         let Ok(mut in_flight) = self.in_flight.lock() else {
-            return call(provider, request, self.usage.clone(), self.secrets()).boxed().shared();
+            return call(provider, request, self.usage.clone(), self.secrets())
+                .boxed()
+                .shared();
         };
         if let Some(flight) = in_flight.get(&key) {
             if let Ok(mut usage) = self.usage.lock() {
@@ -127,7 +129,12 @@ impl ProviderInvoker {
 }
 
 /// Makes one call and adds what it cost to `usage`.
-async fn call(provider: Arc<dyn Provider>, request: ProviderRequest, usage: Arc<Mutex<ProxyUsage>>, secrets: Secrets) -> Answer {
+async fn call(
+    provider: Arc<dyn Provider>,
+    request: ProviderRequest,
+    usage: Arc<Mutex<ProxyUsage>>,
+    secrets: Secrets,
+) -> Answer {
     let (response, source) = provider
         .invoke_sourced(&request)
         .await
@@ -224,7 +231,11 @@ mod tests {
         fn invoke<'a>(&'a self, r: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
             let n = self.calls.fetch_add(1, Ordering::SeqCst);
             Box::pin(async move {
-                let _permit = self.gate.acquire().await.map_err(|e| ProviderError::failed(e.to_string()))?;
+                let _permit = self
+                    .gate
+                    .acquire()
+                    .await
+                    .map_err(|e| ProviderError::failed(e.to_string()))?;
                 if self.fail {
                     return Err(ProviderError::failed("model down"));
                 }
@@ -284,11 +295,19 @@ mod tests {
         assert_eq!(text(&a).as_deref(), Some("q #0"));
         assert_eq!(text(&b), text(&a), "the second call got the first one's answer");
         assert!(text(&c).is_some_and(|t| t.starts_with("q #")));
-        assert_eq!(model.calls.load(Ordering::SeqCst), 2, "a different system prompt is a new call");
+        assert_eq!(
+            model.calls.load(Ordering::SeqCst),
+            2,
+            "a different system prompt is a new call"
+        );
         let usage = invoker.usage();
         assert_eq!(usage.deduplicated_calls, 1);
         assert_eq!(usage.cached_calls, 0);
-        assert_eq!(usage.token_usage.map(|t| t.input), Some(20), "tokens of the two model calls");
+        assert_eq!(
+            usage.token_usage.map(|t| t.input),
+            Some(20),
+            "tokens of the two model calls"
+        );
         assert_eq!(usage.cost_usd, Some(1.0));
     }
 
