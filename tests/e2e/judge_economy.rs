@@ -99,7 +99,7 @@ async fn second_cached_run_makes_no_judge_model_call_and_scores_the_same() {
     run(&p, &["eval", "e.yaml", "--out", "r1.jsonl", "--cache"])
         .await
         .code(0)
-        .stdout_has("Cache: 1 hit, 1 miss");
+        .stdout_has(" 1 hit, 1 miss");
     assert_eq!(server.requests().await.len(), 1);
     let first = target_proxy(&p, "r1.jsonl");
     assert_eq!(first["call_count"], 2);
@@ -112,7 +112,7 @@ async fn second_cached_run_makes_no_judge_model_call_and_scores_the_same() {
     run(&p, &["eval", "e.yaml", "--out", "r2.jsonl", "--cache"])
         .await
         .code(0)
-        .stdout_has("Cache: 2 hits, 0 misses");
+        .stdout_has(" 2 hits, 0 misses");
     assert_eq!(
         server.requests().await.len(),
         1,
