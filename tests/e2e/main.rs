@@ -10,6 +10,7 @@ mod examples;
 mod graders_deterministic;
 mod help;
 mod input_files;
+mod judge_economy;
 mod judge_generations;
 mod llm_providers;
 mod proxy_judges;

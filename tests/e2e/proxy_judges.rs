@@ -59,7 +59,8 @@ fn budget_override_and_credentials_as_the_judge_sees_them() {
     assert_eq!(calls[3], serde_json::json!([429, "Max calls exceeded (limit: 1)"]));
     assert_eq!(
         with["target_proxy"],
-        serde_json::json!({"target_name": "judge", "call_count": 1, "max_calls": 1, "batch_used": false})
+        serde_json::json!({"target_name": "judge", "call_count": 1, "max_calls": 1, "batch_used": false,
+                           "cached_calls": 0, "deduplicated_calls": 0})
     );
     let without = &r["evaluator_results"][1]["details"];
     assert_eq!(

@@ -407,6 +407,8 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
             "call_count": stats.call_count,
             "max_calls": stats.max_calls,
             "batch_used": stats.batch_used,
+            "cached_calls": usage.cached_calls,
+            "deduplicated_calls": usage.deduplicated_calls,
         });
         if let Some(tokens) = usage.token_usage {
             target["token_usage"] = json!(tokens);

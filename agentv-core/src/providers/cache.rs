@@ -6,6 +6,10 @@
 //! temperature: asking for the cache means wanting it. Errors are never cached. Entries are
 //! written through the redaction layer like every other output, so a cached answer that held a
 //! secret reads back with `***` in its place.
+//!
+//! A code judge's calls through the target proxy go through the same [`CachedProvider`]s (the
+//! registry builds the judge's providers too); [`Provider::invoke_sourced`] tells the proxy a
+//! hit from a model call, so it can report cached calls apart.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -15,7 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse};
+use super::{
+    AnswerSource, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
+};
 use crate::redact::{self, Secrets};
 
 /// The on-disk store, shared by every target of a run (it counts hits and misses).
@@ -137,17 +143,24 @@ impl Provider for CachedProvider {
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move { Ok(self.invoke_sourced(request).await?.0) })
+    }
+
+    fn invoke_sourced<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+    ) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
         Box::pin(async move {
             let key = ResponseCache::key(self.inner.as_ref(), request);
             if let Some(hit) = self.cache.get(&key) {
                 tracing::debug!(eval_id = %request.eval_id, "cache hit");
-                return Ok(hit);
+                return Ok((hit, AnswerSource::Cache));
             }
             let response = self.inner.invoke(request).await?;
             if let Err(e) = self.cache.put(&key, &response) {
                 tracing::warn!("cannot write the response cache in {}: {e}", self.cache.dir().display());
             }
-            Ok(response)
+            Ok((response, AnswerSource::Model))
         })
     }
 

@@ -26,7 +26,7 @@ pub use cli::CliProvider;
 pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};
 pub use mock::MockProvider;
 pub use provider::{
-    ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
+    AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;

@@ -106,6 +106,15 @@ impl ProviderError {
     }
 }
 
+/// Where an answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerSource {
+    /// The model was called.
+    Model,
+    /// `--cache` held the answer; no call was made.
+    Cache,
+}
+
 /// A future returned by providers (dyn-compatible async).
 pub type ProviderFuture<'a, T> = BoxFuture<'a, Result<T, ProviderError>>;
 
@@ -129,6 +138,16 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
 
     /// Answers one request.
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse>;
+
+    /// Answers one request and says where the answer came from: only `--cache`
+    /// ([`super::CachedProvider`]) answers without the model. The target proxy reports such
+    /// calls apart, since they cost nothing.
+    fn invoke_sourced<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+    ) -> ProviderFuture<'a, (ProviderResponse, AnswerSource)> {
+        Box::pin(async move { Ok((self.invoke(request).await?, AnswerSource::Model)) })
+    }
 
     /// Checks once, before the run, that the target can answer (a `cli` target's
     /// `healthcheck`); `eval_dir` is where its commands run by default. The error says why
