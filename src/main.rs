@@ -32,6 +32,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Compare(compare) => commands::compare::run(compare, printer),
         cli::Command::Report(report) => commands::report::run(report, printer),
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
+        cli::Command::Init(init) => commands::init::run(init, printer),
     };
     status.into()
 }
