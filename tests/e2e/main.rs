@@ -9,6 +9,7 @@ mod eval_errors;
 mod examples;
 mod graders_deterministic;
 mod help;
+mod init;
 mod input_files;
 mod judge_generations;
 mod llm_providers;
