@@ -15,6 +15,7 @@ mod judge_generations;
 mod llm_providers;
 mod proxy_judges;
 mod readme;
+mod readme_judges;
 mod ready_made_judges;
 mod results;
 mod run_behaviour;
