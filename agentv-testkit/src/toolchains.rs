@@ -29,17 +29,22 @@ pub fn judge_target_dir() -> PathBuf {
 /// Sets what a `cargo` run by agentv (a judge's `cargo run`) needs in tests: the shared target
 /// directory, and no network.
 pub fn rust_judge_env(cmd: &mut Command) -> &mut Command {
-    cmd.env("CARGO_TARGET_DIR", judge_target_dir()).env("CARGO_NET_OFFLINE", "true")
+    cmd.env("CARGO_TARGET_DIR", judge_target_dir())
+        .env("CARGO_NET_OFFLINE", "true")
 }
 
 /// Builds the crate of `manifest` offline into [`judge_target_dir`], panicking with cargo's
 /// output when it fails. No deadline: the first build compiles the SDK's dependencies.
 #[track_caller]
 pub fn cargo_build(manifest: &Path) {
-    let out = rust_judge_env(Command::new("cargo").args(["build", "--quiet", "--manifest-path"]).arg(manifest))
-        .stdin(Stdio::null())
-        .output()
-        .expect("cargo runs");
+    let out = rust_judge_env(
+        Command::new("cargo")
+            .args(["build", "--quiet", "--manifest-path"])
+            .arg(manifest),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .expect("cargo runs");
     assert!(
         out.status.success(),
         "cargo build --manifest-path {} failed\n{}",

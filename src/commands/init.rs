@@ -65,23 +65,31 @@ pub fn run(args: InitArgs, printer: Printer) -> ExitStatus {
         }
     }
 
-    let mut summary = format!(
-        "Created a {} suite with a {} judge in {}:\n",
+    let place = if args.dir == Path::new(".") {
+        "here".to_owned()
+    } else {
+        format!("in {}", args.dir.display())
+    };
+    let mut created = format!(
+        "Created a {} suite with a {} judge {place}:\n",
         args.template.name(),
-        args.judge.name(),
-        args.dir.display()
+        args.judge.name()
     );
     for f in &files {
-        summary.push_str(&format!("  {}\n", f.path));
+        created.push_str(&format!("  {}\n", f.path));
     }
+    printer.note(created.trim_end());
     let cd = if args.dir == Path::new(".") {
         String::new()
     } else {
         format!("cd {} && ", shell_word(&args.dir.display().to_string()))
     };
-    summary.push_str(&format!("\nRun it (offline): {cd}agentv eval evals/\n"));
+    let mut summary = format!("Run it (offline): {cd}agentv eval evals/\n");
     if args.judge == JudgeLanguage::Rust {
-        summary.push_str("The first case builds the Rust judge with cargo; build it ahead with: cargo build --manifest-path judges/judge/Cargo.toml\n");
+        summary.push_str(
+            "The first case builds the Rust judge with cargo; to build it ahead: \
+             cargo build --manifest-path judges/judge/Cargo.toml\n",
+        );
     }
     printer.result(&summary);
     ExitStatus::Success
@@ -99,8 +107,22 @@ fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-/// `text` quoted for a POSIX shell when it needs it.
+/// `text` quoted for a shell when it needs it; control characters (which a terminal would act
+/// on) are written as `$'\xHH'` escapes.
 fn shell_word(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in text.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
     let plain = !text.is_empty()
         && text
             .chars()
@@ -123,6 +145,8 @@ mod tests {
             ("my suite", "'my suite'"),
             ("it's", r"'it'\''s'"),
             ("", "''"),
+            ("a\u{1}b'c\\", r"$'a\x01b\'c\\'"),
+            ("\u{9b}x", r"$'\x9bx'"),
         ] {
             assert_eq!(shell_word(dir), want, "{dir}");
         }

@@ -49,7 +49,10 @@ fn assert_scores(p: &Project, template: &str, judge: &str, run: &Run) {
             assert!(grade.get("error").is_none(), "{template}/{judge} {id}: {grade}");
         }
         let got = record["score"].as_f64().expect("a score");
-        assert!((got - score).abs() < 1e-9, "{template}/{judge} {id}: score {got}, want {score}");
+        assert!(
+            (got - score).abs() < 1e-9,
+            "{template}/{judge} {id}: score {got}, want {score}"
+        );
     }
 }
 
@@ -138,7 +141,10 @@ fn init_refuses_to_overwrite_files_and_names_them() {
         std::fs::read_to_string(p.path().join("targets.yaml")).expect("kept"),
         "mine\n"
     );
-    assert!(!p.path().join("evals").exists(), "nothing is written when a file is refused");
+    assert!(
+        !p.path().join("evals").exists(),
+        "nothing is written when a file is refused"
+    );
 
     p.run(&["init", "--template", "rag", "--force"]).code(0);
     let targets = std::fs::read_to_string(p.path().join("targets.yaml")).expect("replaced");
@@ -155,8 +161,6 @@ fn init_into_a_file_is_a_usage_error() {
 #[test]
 fn init_v4_format_is_refused_while_4x_files_cannot_be_loaded() {
     let p = Project::new();
-    p.run(&["init", "--format", "v4"])
-        .code(2)
-        .stderr_has("--format v2");
+    p.run(&["init", "--format", "v4"]).code(2).stderr_has("--format v2");
     assert!(!p.path().join("targets.yaml").exists());
 }

@@ -132,10 +132,21 @@ async fn readme_judges_grade_the_mock_example_through_the_target_proxy() {
     evaluators.push_str(&evaluator("rust", &format!("[{:?}]", rust_judge.display().to_string())));
     std::fs::write(p.path().join("evals/capitals.yaml"), capitals_graded_by(&evaluators)).expect("eval file");
 
-    let cmd = p.command(&["eval", "evals/capitals.yaml", "--eval-id", "capital-of-*", "--out", "r.jsonl"]);
+    let cmd = p.command(&[
+        "eval",
+        "evals/capitals.yaml",
+        "--eval-id",
+        "capital-of-*",
+        "--out",
+        "r.jsonl",
+    ]);
     p.output_async(cmd).await.code(0);
 
-    let judges: &[&str] = if node { &["python", "typescript", "rust"] } else { &["python", "rust"] };
+    let judges: &[&str] = if node {
+        &["python", "typescript", "rust"]
+    } else {
+        &["python", "rust"]
+    };
     let bodies: Vec<String> = fake
         .requests()
         .await
@@ -143,8 +154,16 @@ async fn readme_judges_grade_the_mock_example_through_the_target_proxy() {
         .map(|r| String::from_utf8_lossy(&r.body).into_owned())
         .collect();
     for (id, question, answer) in [
-        ("capital-of-france", "What is the capital of France?", "The capital of France is Paris."),
-        ("capital-of-japan", "What is the capital of Japan?", "Tokyo is the capital of Japan"),
+        (
+            "capital-of-france",
+            "What is the capital of France?",
+            "The capital of France is Paris.",
+        ),
+        (
+            "capital-of-japan",
+            "What is the capital of Japan?",
+            "Tokyo is the capital of Japan",
+        ),
     ] {
         let record = p.result("r.jsonl", id);
         for name in judges {
@@ -157,13 +176,20 @@ async fn readme_judges_grade_the_mock_example_through_the_target_proxy() {
             assert!(grade.get("error").is_none(), "{id} {name}: {grade}");
             assert_eq!(grade["score"], 0.8, "{id} {name}: {grade}");
             assert_eq!(grade["reasoning"], "the fake judge model agrees", "{id} {name}");
-            assert_eq!(grade["details"]["target_proxy"]["call_count"], 1, "{id} {name}: {grade}");
+            assert_eq!(
+                grade["details"]["target_proxy"]["call_count"], 1,
+                "{id} {name}: {grade}"
+            );
         }
         let asked = bodies
             .iter()
             .filter(|b| b.contains(question) && b.contains(answer))
             .count();
-        assert_eq!(asked, judges.len(), "{id}: one model call per judge, with question and answer");
+        assert_eq!(
+            asked,
+            judges.len(),
+            "{id}: one model call per judge, with question and answer"
+        );
     }
 }
 
@@ -173,7 +199,10 @@ fn section_blocks_stop_at_the_next_section() {
     let blocks = section_blocks(md, "Write a judge");
     assert_eq!(
         blocks,
-        [("python".to_owned(), "a\n".to_owned()), ("rust".to_owned(), "b\n".to_owned())]
+        [
+            ("python".to_owned(), "a\n".to_owned()),
+            ("rust".to_owned(), "b\n".to_owned())
+        ]
     );
     assert!(section_blocks(md, "Missing").is_empty());
 }

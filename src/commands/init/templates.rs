@@ -126,7 +126,10 @@ fn judge(language: JudgeLanguage, sdk: SdkSource<'_>) -> Judge {
     match language {
         JudgeLanguage::Python => Judge {
             files: vec![
-                file("judges/judge.py", include_str!("../../../templates/init/judges/judge.py")),
+                file(
+                    "judges/judge.py",
+                    include_str!("../../../templates/init/judges/judge.py"),
+                ),
                 file(
                     "judges/agentv_eval.py",
                     include_str!("../../../sdk/python/agentv_eval/__init__.py"),
@@ -142,7 +145,10 @@ fn judge(language: JudgeLanguage, sdk: SdkSource<'_>) -> Judge {
         },
         JudgeLanguage::Typescript => Judge {
             files: vec![
-                file("judges/judge.mjs", include_str!("../../../templates/init/judges/judge.mjs")),
+                file(
+                    "judges/judge.mjs",
+                    include_str!("../../../templates/init/judges/judge.mjs"),
+                ),
                 file(
                     "judges/agentv-eval/index.js",
                     include_str!("../../../sdk/typescript/dist/index.js"),
@@ -193,10 +199,12 @@ fn sdk_dependency(sdk: SdkSource<'_>) -> String {
             Some(dir) => format!("agentv-eval-sdk = {{ path = \"{}\" }}", toml_escape(dir)),
             None => sdk_dependency(SdkSource::Unknown),
         },
-        SdkSource::Unknown => "# agentv-eval-sdk is not on crates.io: point `path` at the agentv-eval-sdk directory of an \
+        SdkSource::Unknown => {
+            "# agentv-eval-sdk is not on crates.io: point `path` at the agentv-eval-sdk directory of an \
              agentv checkout\n# (or use `git = \"<agentv repository URL>\"`).\n\
              agentv-eval-sdk = { path = \"../../../agentv/agentv-eval-sdk\" }"
-            .to_owned(),
+                .to_owned()
+        }
     }
 }
 
@@ -300,7 +308,10 @@ mod tests {
             for language in JudgeLanguage::ALL {
                 let files = scaffold(template, language, SdkSource::Unknown);
                 let mut paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-                assert!(paths.iter().all(|p| !p.starts_with('/') && !p.contains("..")), "{paths:?}");
+                assert!(
+                    paths.iter().all(|p| !p.starts_with('/') && !p.contains("..")),
+                    "{paths:?}"
+                );
                 paths.sort_unstable();
                 let n = paths.len();
                 paths.dedup();
