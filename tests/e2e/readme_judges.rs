@@ -26,11 +26,7 @@ fn section_blocks(markdown: &str, title: &str) -> Vec<(String, String)> {
                 }
                 heading = Some(String::new());
             }
-            Event::End(TagEnd::Heading(_)) => {
-                if heading.take().is_some_and(|h| h == title) {
-                    in_section = true;
-                }
-            }
+            Event::End(TagEnd::Heading(_)) => in_section |= heading.take().is_some_and(|h| h == title),
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(lang))) if in_section => {
                 open = Some((lang.to_string(), String::new()));
             }
