@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::commands::init::templates::{JudgeLanguage, Template};
 use crate::printer::{ColorChoice, Level};
 
 #[derive(Debug, Parser)]
@@ -81,7 +82,21 @@ pub enum Command {
     Merge(MergeArgs),
     /// Print the JSON Schema of eval files or targets files (for editors).
     Schema(SchemaArgs),
+    /// Create a suite that runs offline at once: targets, an eval file, a code judge, a README.
+    #[command(after_help = INIT_EXAMPLES)]
+    Init(InitArgs),
 }
+
+const INIT_EXAMPLES: &str = "\
+Examples:
+  agentv init
+  agentv init my-evals --template rag --judge typescript
+  agentv init agent-evals --template agent --judge rust
+
+Then `agentv eval evals/` in that directory runs the suite offline.
+
+Exit codes: 0 written; 2 usage error, a file already there (without --force;
+nothing is written) or a file that cannot be written.";
 
 const EVAL_EXAMPLES: &str = "\
 Examples:
@@ -466,6 +481,37 @@ pub struct ValidateArgs {
     /// targets.yaml file, or a directory holding one, as for `eval --targets`.
     #[arg(long, value_name = "PATH")]
     pub targets: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Directory to write the suite in (created when missing).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+
+    /// What the suite shows: basic (keywords and a code judge), rag (answers from retrieved
+    /// context, graded through the target proxy), agent (tool-call trajectories).
+    #[arg(long, value_enum, default_value = "basic", hide_possible_values = true)]
+    pub template: Template,
+
+    /// The code judge's language: python, typescript (run by node) or rust (run by cargo).
+    #[arg(long, value_enum, default_value = "python", hide_possible_values = true)]
+    pub judge: JudgeLanguage,
+
+    /// Eval file format: v2 (AgentV 2.x) or v4 (AgentV 4.x).
+    #[arg(long, value_enum, default_value = "v2", hide_possible_values = true)]
+    pub format: EvalFormat,
+
+    /// Replace files that are already there.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The generation of eval files `agentv init` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalFormat {
+    V2,
+    V4,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Report(report) => commands::report::run(report, printer),
         cli::Command::Merge(merge) => commands::merge::run(merge, printer),
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
+        cli::Command::Init(init) => commands::init::run(init, printer),
     };
     status.into()
 }

@@ -9,6 +9,7 @@
 //! - [`llm`]: fake OpenAI, Azure OpenAI, Anthropic and Gemini services on 127.0.0.1.
 //! - [`agents`]: fake agent CLIs replaying recorded Claude Code and Codex transcripts.
 //! - [`terminal`]: a child with its stderr on a pseudo-terminal, to see what a user would.
+//! - [`toolchains`]: whether node or cargo is installed; Rust judge crates built offline.
 //! - [`assert_run_snapshot!`]: snapshots of a run with paths, durations and versions filtered.
 //!
 //! Nothing here reaches the internet.
@@ -19,6 +20,7 @@ pub mod process;
 pub mod project;
 pub mod snapshot;
 pub mod terminal;
+pub mod toolchains;
 
 pub use insta;
 pub use process::{Run, Spawned};

@@ -1,5 +1,6 @@
 pub mod compare;
 pub mod eval;
+pub mod init;
 pub mod merge;
 pub mod report;
 pub mod schema;
