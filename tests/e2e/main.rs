@@ -12,6 +12,7 @@ mod help;
 mod input_files;
 mod judge_generations;
 mod llm_providers;
+mod persistent_judges;
 mod proxy_judges;
 mod readme;
 mod ready_made_judges;

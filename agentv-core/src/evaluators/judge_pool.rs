@@ -194,7 +194,12 @@ impl JudgeProcess {
         }
         // Each request carries its case's proxy; a variable left from agentv's own environment
         // would point every case at the wrong one.
-        for name in [PROXY_URL_ENV, PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, JUDGE_PROXY_TOKEN_ENV] {
+        for name in [
+            PROXY_URL_ENV,
+            PROXY_TOKEN_ENV,
+            JUDGE_PROXY_URL_ENV,
+            JUDGE_PROXY_TOKEN_ENV,
+        ] {
             command.env_remove(name);
         }
         command.env(PERSISTENT_ENV, "1");
@@ -372,10 +377,16 @@ pub fn request_line(id: &Value, payload: &Value, proxy: Option<&Value>) -> Vec<u
 pub fn check_ready(line: &str) -> Result<(), String> {
     let shown = || crate::process::tail(line, 200);
     let Ok(Value::Object(ready)) = serde_json::from_str::<Value>(line) else {
-        return Err(format!("its first stdout line is not the ready line (got: {:?})", shown()));
+        return Err(format!(
+            "its first stdout line is not the ready line (got: {:?})",
+            shown()
+        ));
     };
     if ready.get("ready") != Some(&Value::Bool(true)) {
-        return Err(format!("its first stdout line is not the ready line (got: {:?})", shown()));
+        return Err(format!(
+            "its first stdout line is not the ready line (got: {:?})",
+            shown()
+        ));
     }
     match ready.get("protocol").and_then(Value::as_u64) {
         Some(PROTOCOL_VERSION) => Ok(()),
@@ -562,7 +573,9 @@ mod tests {
         let secrets = Secrets::default();
         let first = pool.grade(case(&secrets, 0.3)).await.expect_err("refused");
         assert!(
-            first.to_string().starts_with("code judge is not speaking the persistent protocol: no ready line within 0.3s"),
+            first
+                .to_string()
+                .starts_with("code judge is not speaking the persistent protocol: no ready line within 0.3s"),
             "{first}"
         );
         let second = pool.grade(case(&secrets, 0.3)).await.expect_err("refused");
@@ -583,7 +596,10 @@ mod tests {
         secrets.add("sk-secret-1");
         let died = pool.grade(case(&secrets, 10.0)).await.expect_err("died");
         let text = died.to_string();
-        assert!(text.starts_with("code judge exited with code 3 while grading this case"), "{text}");
+        assert!(
+            text.starts_with("code judge exited with code 3 while grading this case"),
+            "{text}"
+        );
         assert!(text.contains("stderr: dying with"), "{text}");
         assert!(!text.contains("sk-secret-1"), "{text}");
         assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 0.5})));
