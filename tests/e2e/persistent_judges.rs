@@ -296,3 +296,32 @@ defineCodeJudge(async (payload, { target }) => {
         );
     }
 }
+
+#[test]
+fn persistent_judges_still_running_at_the_end_of_the_run_are_killed() {
+    // Serves the protocol, then ignores the end of its stdin and keeps a child running.
+    let judge = r#"echo $$ > judge.pid
+echo '{"ready":true,"protocol":1}'
+n=0
+while read -r line; do n=$((n+1)); echo "{\"id\":$n,\"result\":{\"score\":1}}"; done
+sleep 300 &
+echo $! > child.pid
+wait
+"#;
+    let p = Project::new()
+        .file("judge.sh", judge)
+        .file("targets.yaml", &agentv_testkit::mock_targets("the answer"))
+        .file(
+            "e.yaml",
+            &suite(
+                &["q0", "q1"],
+                "{name: sh, type: code_judge, script: [sh, judge.sh], persistent: true}",
+            ),
+        );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    assert_eq!(evaluator(&p, "c1")["score"], 1.0);
+    for file in ["judge.pid", "child.pid"] {
+        let pid = std::fs::read_to_string(p.path().join(file)).expect("pid written");
+        gone_soon(&pid).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}

@@ -37,6 +37,9 @@ const STDERR_KEEP: usize = 16 * 1024;
 const STDERR_SHOWN: usize = 2000;
 /// How long to wait for the exit status of a judge that closed its stdout.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long idle judges get to exit by themselves once their stdin is closed at the end of a
+/// run, before their process groups are killed.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
 
 /// The processes of one persistent judge program.
 pub struct JudgePool {
@@ -56,6 +59,30 @@ impl std::fmt::Debug for JudgePool {
             .field("cwd", &self.cwd)
             .field("starts", &self.starts.load(Ordering::Relaxed))
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for JudgePool {
+    /// The end of the run: closes every idle judge's stdin (the protocol's "end": an SDK judge
+    /// exits 0), waits briefly for them, then kills the groups of those still running. Waiting
+    /// here also reaps them, so no zombie is left and their CPU time is counted as agentv's
+    /// children's.
+    fn drop(&mut self) {
+        let mut idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for process in &mut idle {
+            process.stdin = None;
+        }
+        let deadline = std::time::Instant::now() + CLOSE_GRACE;
+        for process in &mut idle {
+            while std::time::Instant::now() < deadline {
+                match process.child.try_wait() {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                    Ok(Some(_)) | Err(_) => break,
+                }
+            }
+        }
+        // Dropping each one kills its group (whatever is left of it).
+        drop(idle);
     }
 }
 
@@ -163,7 +190,8 @@ impl JudgePool {
 /// stderr (read all along so a chatty judge never blocks on a full pipe).
 struct JudgeProcess {
     child: Box<dyn ChildWrapper>,
-    stdin: ChildStdin,
+    /// `None` once closed, at the end of the run.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Vec<u8>>>,
     next_id: u64,
@@ -217,7 +245,7 @@ impl JudgeProcess {
         tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
         Ok(Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
             next_id: 0,
@@ -264,9 +292,12 @@ impl JudgeProcess {
     }
 
     async fn send_and_read(&mut self, line: &[u8]) -> Result<String, Broken> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(Broken::Closed);
+        };
         let written = async {
-            self.stdin.write_all(line).await?;
-            self.stdin.flush().await
+            stdin.write_all(line).await?;
+            stdin.flush().await
         };
         if written.await.is_err() {
             return Err(Broken::Closed);
