@@ -325,3 +325,40 @@ wait
         gone_soon(&pid).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
 }
+
+#[test]
+fn sigterm_kills_a_persistent_judge_busy_with_a_case() {
+    // Announces itself, then takes forever on the first case, with a child of its own.
+    let judge = r#"echo '{"ready":true,"protocol":1}'
+read -r line
+sleep 300 &
+echo $! > child.pid
+echo $$ > judge.pid
+wait
+"#;
+    let p = Project::new()
+        .file("judge.sh", judge)
+        .file("targets.yaml", &agentv_testkit::mock_targets("the answer"))
+        .file(
+            "e.yaml",
+            &suite(
+                &["q0", "q1"],
+                "{name: sh, type: code_judge, script: [sh, judge.sh], persistent: true}",
+            ),
+        );
+    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !p.path().join("judge.pid").exists() {
+        assert!(std::time::Instant::now() < deadline, "the judge never got its case");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The first SIGTERM stops scheduling, the second cancels the running case.
+    agentv_testkit::process::send_signal(child.pid(), "TERM");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    agentv_testkit::process::send_signal(child.pid(), "TERM");
+    child.wait().code(143);
+    for file in ["judge.pid", "child.pid"] {
+        let pid = std::fs::read_to_string(p.path().join(file)).expect("pid written");
+        gone_soon(&pid).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}
