@@ -112,7 +112,7 @@ pub enum PoolError {
     NotPersistent(String),
     #[error("code judge timed out after {secs}s on this case; it was stopped and the next case starts a fresh one{1}", secs = .0.as_secs_f64())]
     TimedOut(Duration, String),
-    #[error("code judge {0} while grading this case; the next case starts a fresh one{1}")]
+    #[error("code judge {0}; the next case starts a fresh one{1}")]
     Died(String, String),
     #[error("code judge broke the persistent protocol: {0}; it was stopped and the next case starts a fresh one")]
     Protocol(String),
@@ -284,7 +284,10 @@ impl JudgeProcess {
             Err(_) => Err(PoolError::TimedOut(case.timeout, self.stderr_suffix(case.secrets))),
             Ok(Err(Broken::Closed)) => {
                 let how = self.exit_text().await;
-                Err(PoolError::Died(how, self.stderr_suffix(case.secrets)))
+                Err(PoolError::Died(
+                    format!("{how} while grading this case"),
+                    self.stderr_suffix(case.secrets),
+                ))
             }
             Ok(Err(Broken::Bad(e))) => Err(PoolError::Protocol(e)),
             Ok(Ok(answer)) => read_response(&answer, &id),
