@@ -272,7 +272,7 @@ impl JudgeProcess {
                 self.stderr_suffix(secrets),
             ));
         };
-        check_ready(&line).map_err(|e| PoolError::NotPersistent(format!("{e}{NOT_PERSISTENT_HINT}")))
+        check_ready(&line, secrets).map_err(|e| PoolError::NotPersistent(format!("{e}{NOT_PERSISTENT_HINT}")))
     }
 
     /// Sends one case and reads its answer.
@@ -290,7 +290,7 @@ impl JudgeProcess {
                 ))
             }
             Ok(Err(Broken::Bad(e))) => Err(PoolError::Protocol(e)),
-            Ok(Ok(answer)) => read_response(&answer, &id),
+            Ok(Ok(answer)) => read_response(&answer, &id, case.secrets),
         }
     }
 
@@ -337,7 +337,7 @@ impl JudgeProcess {
     fn stderr_suffix(&self, secrets: &Secrets) -> String {
         let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let text = String::from_utf8_lossy(&bytes);
-        let shown = crate::process::tail(&secrets.redact(&text), STDERR_SHOWN);
+        let shown = crate::process::tail(&text, STDERR_SHOWN, secrets);
         if shown.is_empty() {
             String::new()
         } else {
@@ -408,8 +408,8 @@ pub fn request_line(id: &Value, payload: &Value, proxy: Option<&Value>) -> Vec<u
 }
 
 /// Checks a judge's first line: `{"ready": true, "protocol": 1, …}`.
-pub fn check_ready(line: &str) -> Result<(), String> {
-    let shown = || crate::process::tail(line, 200);
+pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), String> {
+    let shown = || crate::process::tail(line, 200, secrets);
     let Ok(Value::Object(ready)) = serde_json::from_str::<Value>(line) else {
         return Err(format!(
             "its first stdout line is not the ready line (got: {:?})",
@@ -432,8 +432,8 @@ pub fn check_ready(line: &str) -> Result<(), String> {
 }
 
 /// Reads a response line to request `id`: its `result` object, or the judge's `error`.
-pub fn read_response(line: &str, id: &Value) -> Result<Value, PoolError> {
-    let shown = || crate::process::tail(line, 200);
+pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value, PoolError> {
+    let shown = || crate::process::tail(line, 200, secrets);
     let Ok(Value::Object(mut response)) = serde_json::from_str::<Value>(line) else {
         return Err(PoolError::Protocol(format!(
             "its response is not a JSON object (got: {:?})",
@@ -455,7 +455,7 @@ pub fn read_response(line: &str, id: &Value) -> Result<Value, PoolError> {
             Value::String(s) => s,
             other => other.to_string(),
         };
-        return Err(PoolError::Judge(message));
+        return Err(PoolError::Judge(secrets.redact(&message).into_owned()));
     }
     match response.remove("result") {
         Some(result) => Ok(result),
@@ -510,7 +510,11 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            assert_eq!(check_ready(line), want.map_err(str::to_owned), "{line}");
+            assert_eq!(
+                check_ready(line, &Secrets::default()),
+                want.map_err(str::to_owned),
+                "{line}"
+            );
         }
     }
 
@@ -553,7 +557,7 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            assert_eq!(read_response(line, &id), want, "{line}");
+            assert_eq!(read_response(line, &id, &Secrets::default()), want, "{line}");
         }
     }
 
