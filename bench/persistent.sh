@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: bench/persistent.sh [CASES]
+# Usage: [PROFILE=debug] bench/persistent.sh [CASES]
 #
 # CPU per case of agentv plus its code judge, one process per case against `persistent: true`,
 # for a minimal Python judge (the SDK's `run_judge`) and a minimal Rust judge (`bench-judge`),
@@ -10,8 +10,14 @@ set -euo pipefail
 cases="${1:-300}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
-bin="$root/target/release"
+# PROFILE=debug measures the debug build instead (no release build needed).
+profile="${PROFILE:-release}"
+if [ "$profile" = release ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
+else
+  cargo build --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
+fi
+bin="$root/target/$profile"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp "$root/sdk/python/agentv_eval/__init__.py" "$work/agentv_eval.py"
