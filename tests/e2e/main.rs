@@ -14,6 +14,7 @@ mod input_files;
 mod judge_economy;
 mod judge_generations;
 mod llm_providers;
+mod persistent_judges;
 mod proxy_judges;
 mod readme;
 mod readme_judges;

@@ -14,6 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::code_judge::{self, Execution, Program, ProxyBudget};
+use super::judge_pool::JudgePool;
 use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
 use crate::config::keys::to_snake_case;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
@@ -46,6 +47,7 @@ const OWN: &[Key] = &[
     )
     .aliases(&["timeoutSeconds"]),
     code_judge::TARGET_KEY,
+    code_judge::PERSISTENT_KEY,
     Key::new(
         "config",
         Kind::Map(&Kind::Any),
@@ -72,6 +74,8 @@ pub struct CodeGrader {
     pub cwd: PathBuf,
     pub timeout: Option<std::time::Duration>,
     pub proxy: Option<ProxyBudget>,
+    /// Set with `persistent: true`: the pool of long-lived processes of this grader.
+    pub persistent: Option<Arc<JudgePool>>,
     /// `config` over the other keys, with keys in snake_case as 4.x sends them.
     pub config: Map<String, Value>,
 }
@@ -111,6 +115,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             Map::new()
         }
     };
+    let persistent = f.boolean("persistent", cx.diags).unwrap_or(false);
     let _ = f.take("preprocessors");
     if cx.drop_grader_if_errors(mark) {
         return None;
@@ -121,11 +126,13 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
     };
     let mut config = other_keys(f, cx);
     config.extend(explicit);
+    let persistent = persistent.then(|| JudgePool::shared(&command, &cwd));
     Some(Arc::new(CodeGrader {
         command,
         cwd,
         timeout,
         proxy,
+        persistent,
         config: snake_case_keys(config),
     }))
 }
@@ -250,6 +257,7 @@ async fn run(spec: &CodeGrader, ctx: &GradeContext<'_>) -> Grade {
         cwd: &spec.cwd,
         timeout: spec.timeout,
         proxy: spec.proxy,
+        persistent: spec.persistent.as_deref(),
     };
     let payload = code_judge::payload_with(spec.config.clone(), ctx);
     let Execution { outcome, request, .. } = code_judge::execute(program, payload, ctx, |p| {

@@ -9,6 +9,7 @@ use agentv_eval_sdk::{CodeJudgePayload, JudgeOutput, MAX_INLINE_OUTPUT_CHARS, Ou
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+use super::judge_pool::{CaseRequest, JudgePool};
 use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
 use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
 use crate::model::Message;
@@ -48,6 +49,7 @@ const OWN: &[Key] = &[
     )
     .aliases(&["timeoutSeconds"]),
     TARGET_KEY,
+    PERSISTENT_KEY,
 ];
 
 /// `target`: the target proxy of a grading program (code judges and 4.x code graders).
@@ -57,6 +59,12 @@ pub(crate) const TARGET_KEY: Key = Key::new(
     "Let the judge call targets through the proxy: `true`, or `{max_calls: N}` (default 50).",
 )
 .aliases(&["judge"]);
+/// `persistent`: start the judge once per worker and send it one case per line.
+pub(crate) const PERSISTENT_KEY: Key = Key::new(
+    "persistent",
+    Kind::Bool,
+    "Start the judge once per worker and send it one JSON line per case (the SDKs' persistent mode) instead of once per case.",
+);
 const KEYS: KeyTable = KeyTable::new(
     "code_judge",
     "A code judge; keys not listed here are passed to it in `config`.",
@@ -87,6 +95,8 @@ pub struct CodeJudge {
     pub proxy: Option<ProxyBudget>,
     /// The grader's other keys, passed to the judge untouched.
     pub config: Map<String, Value>,
+    /// Set with `persistent: true`: the pool of long-lived processes of this judge.
+    pub persistent: Option<Arc<JudgePool>>,
 }
 
 /// How many target calls a judge may make through the proxy.
@@ -145,6 +155,10 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         None => None,
         Some(node) => parse_proxy(node, cx)?,
     };
+    let persistent = f
+        .boolean("persistent", cx.diags)
+        .unwrap_or(false)
+        .then(|| JudgePool::shared(&script, &cwd));
     let known = f.known();
     let config: Map<String, Value> = f
         .take_rest()
@@ -167,6 +181,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         timeout,
         proxy,
         config,
+        persistent,
     }))
 }
 
@@ -319,6 +334,8 @@ pub(crate) struct Program<'a> {
     pub cwd: &'a std::path::Path,
     pub timeout: Option<Duration>,
     pub proxy: Option<ProxyBudget>,
+    /// The program's pool when it runs persistent: the case goes to a long-lived process.
+    pub persistent: Option<&'a JudgePool>,
 }
 
 /// A grading program that ran (or could not): its outcome, and what to record about the run.
@@ -359,11 +376,16 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
         Ok(file) => file,
         Err(e) => return failed(format!("cannot write the long answer for the judge: {e}"), request),
     };
-    let stdin = match encode(&payload) {
-        Ok(bytes) => bytes,
-        Err(e) => return failed(format!("cannot encode the judge payload: {e}"), request),
+    // A persistent judge gets the payload inside its request line instead.
+    let stdin = match program.persistent {
+        Some(_) => Vec::new(),
+        None => match encode(&payload) {
+            Ok(bytes) => bytes,
+            Err(e) => return failed(format!("cannot encode the judge payload: {e}"), request),
+        },
     };
     let mut env: Vec<(String, String)> = ctx.run.child_env.to_vec();
+    let mut case_proxy = None;
     let proxy = match program.proxy {
         None => None,
         Some(budget) => {
@@ -381,6 +403,11 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
                     ] {
                         env.push((name.to_owned(), value.to_owned()));
                     }
+                    case_proxy = Some(json!({
+                        "url": handle.url(),
+                        "token": handle.token(),
+                        "max_calls": budget.max_calls,
+                    }));
                     Some((handle, invoker))
                 }
                 Err(e) => return failed(format!("cannot start the target proxy: {e}"), request),
@@ -388,17 +415,30 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
         }
     };
     let timeout = program.timeout.unwrap_or(ctx.run.timeout);
-    let outcome = process::run(ProcessSpec {
-        argv: program.argv,
-        cwd: program.cwd,
-        env: &env,
-        env_remove: &[],
-        stdin: Some(&stdin),
-        timeout,
-        tee: None,
-        keep_children: false,
-    })
-    .await;
+    let outcome = match program.persistent {
+        Some(pool) => {
+            request["persistent"] = Value::Bool(true);
+            // The process outlives this case: it gets the case's proxy in the request, not in
+            // its environment.
+            let env = &ctx.run.child_env;
+            grade_persistent(pool, env, &payload, case_proxy, timeout, ctx).await
+        }
+        None => process::run(ProcessSpec {
+            argv: program.argv,
+            cwd: program.cwd,
+            env: &env,
+            env_remove: &[],
+            stdin: Some(&stdin),
+            timeout,
+            tee: None,
+            keep_children: false,
+        })
+        .await
+        .map_err(|e| match e {
+            ProcessError::TimedOut(d) => ProcessErrorText::TimedOut(format!("timed out after {}s", d.as_secs_f64())),
+            e => ProcessErrorText::Other(e.to_string()),
+        }),
+    };
     let mut proxy_usage = None;
     if let Some((handle, invoker)) = proxy {
         let (stats, usage) = (handle.shutdown().await, invoker.usage());
@@ -420,12 +460,40 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
         proxy_usage = Some(target);
     }
     Execution {
-        outcome: outcome.map_err(|e| match e {
-            ProcessError::TimedOut(d) => ProcessErrorText::TimedOut(format!("timed out after {}s", d.as_secs_f64())),
-            e => ProcessErrorText::Other(e.to_string()),
-        }),
+        outcome,
         request,
         proxy_usage,
+    }
+}
+
+/// Sends the case to a pooled persistent judge. Its `result` reads like the stdout of a
+/// one-shot judge that exited 0, so both generations keep their own reading of results.
+async fn grade_persistent(
+    pool: &JudgePool,
+    env: &[(String, String)],
+    payload: &CodeJudgePayload,
+    proxy: Option<Value>,
+    timeout: Duration,
+    ctx: &GradeContext<'_>,
+) -> Result<process::Finished, ProcessErrorText> {
+    use std::os::unix::process::ExitStatusExt as _;
+    let payload = serde_json::to_value(payload)
+        .map_err(|e| ProcessErrorText::Other(format!("cannot encode the judge payload: {e}")))?;
+    let case = CaseRequest {
+        env,
+        payload,
+        proxy,
+        timeout,
+        secrets: &ctx.run.secrets,
+    };
+    match pool.grade(case).await {
+        Ok(result) => Ok(process::Finished {
+            status: std::process::ExitStatus::from_raw(0),
+            stdout: serde_json::to_vec(&result).unwrap_or_default(),
+            stderr: Vec::new(),
+        }),
+        Err(e) if e.is_timeout() => Err(ProcessErrorText::TimedOut(e.to_string())),
+        Err(e) => Err(ProcessErrorText::Other(e.to_string())),
     }
 }
 
@@ -435,12 +503,14 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
         cwd: &spec.cwd,
         timeout: spec.timeout,
         proxy: spec.proxy,
+        persistent: spec.persistent.as_deref(),
     };
     let ran = execute(program, payload(spec, ctx), ctx, |p| {
         serde_json::to_vec(p).map_err(|e| e.to_string())
     })
     .await;
     let mut grade = match ran.outcome {
+        Err(ProcessErrorText::TimedOut(m)) if m.starts_with("code judge") => Grade::crashed(m),
         Err(ProcessErrorText::TimedOut(m)) => Grade::crashed(format!("code judge {m}")),
         Err(ProcessErrorText::Other(m)) => Grade::crashed(m),
         Ok(done) if !done.status.success() => Grade::crashed(format!(

@@ -8,6 +8,7 @@ pub mod candidate;
 mod grader;
 pub mod js;
 pub mod js_regex;
+pub mod judge_pool;
 mod list;
 mod llm_prompt;
 mod llm_reply;

@@ -1,0 +1,662 @@
+//! Persistent code judges: one long-lived judge process per worker, one JSON line per case.
+//!
+//! Starting an interpreter per case costs tens of milliseconds of CPU; a judge with
+//! `persistent: true` is started once and then fed cases over stdin (docs/judges.md,
+//! "Persistent judges"). A pool holds the idle processes of one program (its argv and working
+//! directory): a case takes one, or starts one when none is idle, so there are never more than
+//! the cases graded at the same time (the run's workers). A process that dies, times out or
+//! breaks the protocol is killed with its process group and never returned: the next case gets
+//! a fresh one. Every process left when the pool is dropped (the end of the run, or a run
+//! cancelled by Ctrl-C/SIGTERM) is killed with its group.
+//!
+//! Pools are shared by program through a registry of weak references, so graders parsed once
+//! per case (case-level `evaluators`) share their processes too, and a pool lives exactly as
+//! long as the graders using it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::Duration;
+
+use agentv_eval_sdk::persistent::{PERSISTENT_ENV, PROTOCOL_VERSION};
+use agentv_eval_sdk::proxy::{JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+use crate::redact::Secrets;
+
+/// A response line longer than this is a protocol error (a judge printing without end).
+const MAX_LINE: u64 = crate::process::MAX_CAPTURE as u64;
+/// How much of a judge's stderr is kept for error messages (the end of it).
+const STDERR_KEEP: usize = 16 * 1024;
+/// How many characters of stderr an error message quotes.
+const STDERR_SHOWN: usize = 2000;
+/// How long to wait for the exit status of a judge that closed its stdout.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long idle judges get to exit by themselves once their stdin is closed at the end of a
+/// run, before their process groups are killed.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// The processes of one persistent judge program.
+pub struct JudgePool {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    idle: Mutex<Vec<JudgeProcess>>,
+    /// Set when a started judge answered with something other than the ready line: every
+    /// later case fails at once with the same message instead of waiting for a timeout.
+    refused: Mutex<Option<String>>,
+    starts: AtomicU64,
+}
+
+impl std::fmt::Debug for JudgePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgePool")
+            .field("argv", &self.argv)
+            .field("cwd", &self.cwd)
+            .field("starts", &self.starts.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for JudgePool {
+    /// The end of the run: closes every idle judge's stdin (the protocol's "end": an SDK judge
+    /// exits 0), waits briefly for them, then kills the groups of those still running. Waiting
+    /// here also reaps them, so no zombie is left and their CPU time is counted as agentv's
+    /// children's.
+    fn drop(&mut self) {
+        let mut idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for process in &mut idle {
+            process.stdin = None;
+        }
+        let deadline = std::time::Instant::now() + CLOSE_GRACE;
+        for process in &mut idle {
+            while std::time::Instant::now() < deadline {
+                match process.child.try_wait() {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                    Ok(Some(_)) | Err(_) => break,
+                }
+            }
+        }
+        // Dropping each one kills its group (whatever is left of it).
+        drop(idle);
+    }
+}
+
+type Registry = Mutex<HashMap<(Vec<String>, PathBuf), Weak<JudgePool>>>;
+static POOLS: LazyLock<Registry> = LazyLock::new(Registry::default);
+
+/// Everything a case needs to be graded by a pooled judge.
+pub struct CaseRequest<'a> {
+    /// Added to agentv's environment when a process has to be started.
+    pub env: &'a [(String, String)],
+    /// The payload, the same object a one-shot judge reads on stdin.
+    pub payload: Value,
+    /// `{url, token, max_calls}` of this case's target proxy, when the evaluator has one.
+    pub proxy: Option<Value>,
+    /// For the case and, when a process must be started, for the ready line.
+    pub timeout: Duration,
+    /// Redacted from the stderr quoted in error messages.
+    pub secrets: &'a Secrets,
+}
+
+/// Why a pooled judge could not grade a case. Every message starts with "code judge".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    #[error("code judge cannot start: {0}")]
+    Spawn(String),
+    #[error("code judge is not speaking the persistent protocol: {0}")]
+    NotPersistent(String),
+    #[error("code judge timed out after {secs}s on this case; it was stopped and the next case starts a fresh one{1}", secs = .0.as_secs_f64())]
+    TimedOut(Duration, String),
+    #[error("code judge {0}; the next case starts a fresh one{1}")]
+    Died(String, String),
+    #[error("code judge broke the persistent protocol: {0}; it was stopped and the next case starts a fresh one")]
+    Protocol(String),
+    #[error("code judge reported an error: {0}")]
+    Judge(String),
+}
+
+impl PoolError {
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::TimedOut(..))
+    }
+}
+
+impl JudgePool {
+    /// The pool of `argv` run in `cwd`, shared with every grader of the same program.
+    pub fn shared(argv: &[String], cwd: &Path) -> Arc<Self> {
+        let key = (argv.to_vec(), cwd.to_path_buf());
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.get(&key).and_then(Weak::upgrade) {
+            return pool;
+        }
+        pools.retain(|_, pool| pool.strong_count() > 0);
+        let pool = Arc::new(Self {
+            argv: key.0.clone(),
+            cwd: key.1.clone(),
+            idle: Mutex::new(Vec::new()),
+            refused: Mutex::new(None),
+            starts: AtomicU64::new(0),
+        });
+        pools.insert(key, Arc::downgrade(&pool));
+        pool
+    }
+
+    /// How many processes this pool has started.
+    pub fn starts(&self) -> u64 {
+        self.starts.load(Ordering::Relaxed)
+    }
+
+    /// Grades one case: its result object (the judge's `result`), or why there is none.
+    pub async fn grade(&self, case: CaseRequest<'_>) -> Result<Value, PoolError> {
+        if let Some(message) = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Err(PoolError::NotPersistent(message));
+        }
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut process = match idle {
+            Some(process) => process,
+            None => self.start(&case).await?,
+        };
+        let answer = process.exchange(&case).await;
+        match &answer {
+            // The process answered in step: it can serve the next case.
+            Ok(_) | Err(PoolError::Judge(_)) => self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(process),
+            // Dropping it kills its process group.
+            Err(_) => drop(process),
+        }
+        answer
+    }
+
+    async fn start(&self, case: &CaseRequest<'_>) -> Result<JudgeProcess, PoolError> {
+        self.starts.fetch_add(1, Ordering::Relaxed);
+        let mut process = JudgeProcess::spawn(&self.argv, &self.cwd, case.env)?;
+        match process.handshake(case.timeout, case.secrets).await {
+            Ok(()) => Ok(process),
+            Err(e) => {
+                if let PoolError::NotPersistent(message) = &e {
+                    *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.clone());
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// One running judge: its process group, the request and response pipes, and the end of its
+/// stderr (read all along so a chatty judge never blocks on a full pipe).
+struct JudgeProcess {
+    child: Box<dyn ChildWrapper>,
+    /// `None` once closed, at the end of the run.
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    next_id: u64,
+}
+
+impl Drop for JudgeProcess {
+    fn drop(&mut self) {
+        // The whole group: a judge's own children must not outlive it. ESRCH (already gone) is
+        // fine.
+        let _ = self.child.start_kill();
+    }
+}
+
+impl JudgeProcess {
+    fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Result<Self, PoolError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| PoolError::Spawn("the command is empty".to_owned()))?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        // Each request carries its case's proxy; a variable left from agentv's own environment
+        // would point every case at the wrong one.
+        for name in [
+            PROXY_URL_ENV,
+            PROXY_TOKEN_ENV,
+            JUDGE_PROXY_URL_ENV,
+            JUDGE_PROXY_TOKEN_ENV,
+        ] {
+            command.env_remove(name);
+        }
+        command.env(PERSISTENT_ENV, "1");
+        let mut wrap = CommandWrap::from(command);
+        wrap.wrap(ProcessGroup::leader());
+        let mut child = wrap
+            .spawn()
+            .map_err(|e| PoolError::Spawn(format!("`{program}`: {e}")))?;
+        let pipes = (child.stdin().take(), child.stdout().take(), child.stderr().take());
+        let (Some(stdin), Some(stdout), Some(stderr_pipe)) = pipes else {
+            let _ = child.start_kill();
+            return Err(PoolError::Spawn(format!("`{program}`: its pipes are not available")));
+        };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
+        Ok(Self {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            stderr,
+            next_id: 0,
+        })
+    }
+
+    /// Waits for the ready line.
+    async fn handshake(&mut self, timeout: Duration, secrets: &Secrets) -> Result<(), PoolError> {
+        let first = match tokio::time::timeout(timeout, next_line(&mut self.stdout)).await {
+            Err(_) => {
+                return Err(PoolError::NotPersistent(format!(
+                    "no ready line within {}s{}",
+                    timeout.as_secs_f64(),
+                    NOT_PERSISTENT_HINT
+                )));
+            }
+            Ok(Err(e)) => return Err(PoolError::Protocol(e)),
+            Ok(Ok(line)) => line,
+        };
+        let Some(line) = first else {
+            let how = self.exit_text().await;
+            return Err(PoolError::Died(
+                format!("{how} before announcing itself"),
+                self.stderr_suffix(secrets),
+            ));
+        };
+        check_ready(&line, secrets).map_err(|e| PoolError::NotPersistent(format!("{e}{NOT_PERSISTENT_HINT}")))
+    }
+
+    /// Sends one case and reads its answer.
+    async fn exchange(&mut self, case: &CaseRequest<'_>) -> Result<Value, PoolError> {
+        self.next_id += 1;
+        let id = Value::from(self.next_id);
+        let line = request_line(&id, &case.payload, case.proxy.as_ref());
+        match tokio::time::timeout(case.timeout, self.send_and_read(&line)).await {
+            Err(_) => Err(PoolError::TimedOut(case.timeout, self.stderr_suffix(case.secrets))),
+            Ok(Err(Broken::Closed)) => {
+                let how = self.exit_text().await;
+                Err(PoolError::Died(
+                    format!("{how} while grading this case"),
+                    self.stderr_suffix(case.secrets),
+                ))
+            }
+            Ok(Err(Broken::Bad(e))) => Err(PoolError::Protocol(e)),
+            Ok(Ok(answer)) => read_response(&answer, &id, case.secrets),
+        }
+    }
+
+    async fn send_and_read(&mut self, line: &[u8]) -> Result<String, Broken> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(Broken::Closed);
+        };
+        let written = async {
+            stdin.write_all(line).await?;
+            stdin.flush().await
+        };
+        if written.await.is_err() {
+            return Err(Broken::Closed);
+        }
+        loop {
+            match next_line(&mut self.stdout).await {
+                Err(e) => return Err(Broken::Bad(e)),
+                Ok(None) => return Err(Broken::Closed),
+                Ok(Some(line)) if line.trim().is_empty() => {}
+                Ok(Some(line)) => return Ok(line),
+            }
+        }
+    }
+
+    /// "exited with code N" / "was killed by signal N", once the process has ended (or "closed
+    /// its output" when it does not end within [`EXIT_GRACE`]).
+    async fn exit_text(&mut self) -> String {
+        match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
+            Ok(Ok(status)) => match status.code() {
+                Some(code) => format!("exited with code {code}"),
+                None => {
+                    use std::os::unix::process::ExitStatusExt as _;
+                    match status.signal() {
+                        Some(signal) => format!("was killed by signal {signal}"),
+                        None => "exited".to_owned(),
+                    }
+                }
+            },
+            _ => "closed its stdout".to_owned(),
+        }
+    }
+
+    /// `; stderr: …` with the end of what the judge wrote there, redacted; empty when nothing.
+    fn stderr_suffix(&self, secrets: &Secrets) -> String {
+        let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let text = String::from_utf8_lossy(&bytes);
+        let shown = crate::process::tail(&text, STDERR_SHOWN, secrets);
+        if shown.is_empty() {
+            String::new()
+        } else {
+            format!("; stderr: {shown}")
+        }
+    }
+}
+
+const NOT_PERSISTENT_HINT: &str = " (a persistent judge first prints `{\"ready\": true, \"protocol\": 1}` when started with AGENTV_JUDGE_PERSISTENT=1, as the SDK runners `run_judge` and `defineCodeJudge` do; remove `persistent: true` to run it once per case)";
+
+enum Broken {
+    /// The judge closed its end: it exited or crashed.
+    Closed,
+    /// A line that cannot be read.
+    Bad(String),
+}
+
+/// The next line without its `\n` (and `\r`); `None` at the end of the stream.
+async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<String>, String> {
+    let mut buf = Vec::new();
+    let read = (&mut *reader)
+        .take(MAX_LINE + 1)
+        .read_until(b'\n', &mut buf)
+        .await
+        .map_err(|e| format!("cannot read its stdout: {e}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if buf.len() as u64 > MAX_LINE {
+        return Err(format!("a stdout line is longer than {MAX_LINE} bytes"));
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|_| "a stdout line is not UTF-8".to_owned())
+}
+
+/// Reads the judge's stderr to the end, keeping its last [`STDERR_KEEP`] bytes.
+async fn keep_tail<R: AsyncRead + Unpin>(mut reader: R, tail: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = [0u8; 8 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut kept = tail.lock().unwrap_or_else(|e| e.into_inner());
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > STDERR_KEEP {
+                    let cut = kept.len() - STDERR_KEEP;
+                    kept.drain(..cut);
+                }
+            }
+        }
+    }
+}
+
+/// One request line: `{"id", "payload", "proxy"}` and a `\n`.
+pub fn request_line(id: &Value, payload: &Value, proxy: Option<&Value>) -> Vec<u8> {
+    let request = json!({ "id": id, "payload": payload, "proxy": proxy });
+    // A `Value` always serializes; its compact form has no raw newline.
+    let mut line = serde_json::to_vec(&request).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Checks a judge's first line: `{"ready": true, "protocol": 1, …}`.
+pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), String> {
+    let shown = || crate::process::tail(line, 200, secrets);
+    let Ok(Value::Object(ready)) = serde_json::from_str::<Value>(line) else {
+        return Err(format!(
+            "its first stdout line is not the ready line (got: {:?})",
+            shown()
+        ));
+    };
+    if ready.get("ready") != Some(&Value::Bool(true)) {
+        return Err(format!(
+            "its first stdout line is not the ready line (got: {:?})",
+            shown()
+        ));
+    }
+    match ready.get("protocol").and_then(Value::as_u64) {
+        Some(PROTOCOL_VERSION) => Ok(()),
+        Some(other) => Err(format!(
+            "it speaks protocol {other}; agentv speaks protocol {PROTOCOL_VERSION}"
+        )),
+        None => Err(format!("its ready line names no protocol (got: {:?})", shown())),
+    }
+}
+
+/// Reads a response line to request `id`: its `result` object, or the judge's `error`.
+pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value, PoolError> {
+    let shown = || crate::process::tail(line, 200, secrets);
+    let Ok(Value::Object(mut response)) = serde_json::from_str::<Value>(line) else {
+        return Err(PoolError::Protocol(format!(
+            "its response is not a JSON object (got: {:?})",
+            shown()
+        )));
+    };
+    match response.get("id") {
+        Some(got) if got == id => {}
+        got => {
+            return Err(PoolError::Protocol(format!(
+                "it answered request {} with id {}",
+                id,
+                got.unwrap_or(&Value::Null)
+            )));
+        }
+    }
+    if let Some(error) = response.remove("error").filter(|e| !e.is_null()) {
+        let message = match error {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        return Err(PoolError::Judge(secrets.redact(&message).into_owned()));
+    }
+    match response.remove("result") {
+        Some(result) => Ok(result),
+        None => Err(PoolError::Protocol(format!(
+            "its response has neither `result` nor `error` (got: {:?})",
+            shown()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_lines_are_one_line_of_json() {
+        let payload = json!({"candidate_answer": "two\nlines", "config": {"k": [1]}});
+        let proxy = json!({"url": "http://127.0.0.1:1", "token": "t", "max_calls": 5});
+        for (proxy, want_proxy) in [(None, Value::Null), (Some(&proxy), proxy.clone())] {
+            let line = request_line(&json!(7), &payload, proxy);
+            assert_eq!(line.last(), Some(&b'\n'));
+            assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1, "only the terminator");
+            let back: Value = serde_json::from_slice(&line).expect("json");
+            assert_eq!(back, json!({"id": 7, "payload": payload, "proxy": want_proxy}));
+        }
+    }
+
+    #[test]
+    fn ready_lines() {
+        let cases = [
+            (r#"{"ready": true, "protocol": 1, "sdk": "python/0.1.0"}"#, Ok(())),
+            (r#"{"ready":true,"protocol":1}"#, Ok(())),
+            (
+                r#"{"score": 1}"#,
+                Err(r#"its first stdout line is not the ready line (got: "{\"score\": 1}")"#),
+            ),
+            (
+                "hello",
+                Err(r#"its first stdout line is not the ready line (got: "hello")"#),
+            ),
+            (
+                r#"{"ready": "yes", "protocol": 1}"#,
+                Err(r#"its first stdout line is not the ready line (got: "{\"ready\": \"yes\", \"protocol\": 1}")"#),
+            ),
+            (
+                r#"{"ready": true, "protocol": 2}"#,
+                Err("it speaks protocol 2; agentv speaks protocol 1"),
+            ),
+            (
+                r#"{"ready": true}"#,
+                Err(r#"its ready line names no protocol (got: "{\"ready\": true}")"#),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(
+                check_ready(line, &Secrets::default()),
+                want.map_err(str::to_owned),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn responses() {
+        let id = json!(3);
+        let cases: [(&str, Result<Value, PoolError>); 8] = [
+            (r#"{"id": 3, "result": {"score": 1}}"#, Ok(json!({"score": 1}))),
+            (
+                r#"{"id": 3, "error": "boom"}"#,
+                Err(PoolError::Judge("boom".to_owned())),
+            ),
+            (
+                r#"{"id": 3, "error": {"why": 1}}"#,
+                Err(PoolError::Judge(r#"{"why":1}"#.to_owned())),
+            ),
+            (
+                r#"{"id": 3, "error": null, "result": {"score": 0}}"#,
+                Ok(json!({"score": 0})),
+            ),
+            (
+                r#"{"id": 2, "result": {"score": 1}}"#,
+                Err(PoolError::Protocol("it answered request 3 with id 2".to_owned())),
+            ),
+            (
+                r#"{"id": "3", "result": {"score": 1}}"#,
+                Err(PoolError::Protocol(r#"it answered request 3 with id "3""#.to_owned())),
+            ),
+            (
+                r#"{"id": 3}"#,
+                Err(PoolError::Protocol(
+                    r#"its response has neither `result` nor `error` (got: "{\"id\": 3}")"#.to_owned(),
+                )),
+            ),
+            (
+                "[1]",
+                Err(PoolError::Protocol(
+                    r#"its response is not a JSON object (got: "[1]")"#.to_owned(),
+                )),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(read_response(line, &id, &Secrets::default()), want, "{line}");
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_lose_their_terminators_and_end_with_none() {
+        let input: &[u8] = b"one\r\ntwo\n\nlast";
+        let mut reader = BufReader::new(input);
+        let mut got = Vec::new();
+        while let Some(line) = next_line(&mut reader).await.expect("reads") {
+            got.push(line);
+        }
+        assert_eq!(got, ["one", "two", "", "last"]);
+        let mut bad = BufReader::new(&b"\xff\n"[..]);
+        assert_eq!(next_line(&mut bad).await, Err("a stdout line is not UTF-8".to_owned()));
+    }
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn case<'a>(secrets: &'a Secrets, timeout: f64) -> CaseRequest<'a> {
+        CaseRequest {
+            env: &[],
+            payload: json!({"eval_id": "c"}),
+            proxy: None,
+            timeout: Duration::from_secs_f64(timeout),
+            secrets,
+        }
+    }
+
+    /// A judge in shell: the ready line, then `{"id": N, "result": {"score": 1}}` per request.
+    const ECHO_JUDGE: &str = r#"echo '{"ready":true,"protocol":1}'; n=0; while read -r line; do n=$((n+1)); echo "{\"id\":$n,\"result\":{\"score\":1}}"; done"#;
+
+    #[tokio::test]
+    async fn one_process_serves_many_cases() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let pool = JudgePool::shared(&sh(ECHO_JUDGE), dir.path());
+        let secrets = Secrets::default();
+        for _ in 0..5 {
+            assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
+        }
+        assert_eq!(pool.starts(), 1);
+        let same = JudgePool::shared(&sh(ECHO_JUDGE), dir.path());
+        assert!(Arc::ptr_eq(&pool, &same), "graders of one program share a pool");
+    }
+
+    #[tokio::test]
+    async fn a_judge_without_the_ready_line_is_refused_at_once_afterwards() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let pool = JudgePool::shared(&sh(r#"read -r line; echo '{"score": 1}'"#), dir.path());
+        let secrets = Secrets::default();
+        let first = pool.grade(case(&secrets, 0.3)).await.expect_err("refused");
+        assert!(
+            first
+                .to_string()
+                .starts_with("code judge is not speaking the persistent protocol: no ready line within 0.3s"),
+            "{first}"
+        );
+        let second = pool.grade(case(&secrets, 0.3)).await.expect_err("refused");
+        assert_eq!(first, second);
+        assert_eq!(pool.starts(), 1, "no second start once refused");
+    }
+
+    #[tokio::test]
+    async fn a_dead_judge_is_replaced_and_its_stderr_quoted_redacted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("died");
+        let script = format!(
+            r#"echo '{{"ready":true,"protocol":1}}'; read -r line; if [ ! -e {m} ]; then touch {m}; echo "dying with sk-secret-1" >&2; exit 3; fi; echo '{{"id":1,"result":{{"score":0.5}}}}'; cat >/dev/null"#,
+            m = marker.display()
+        );
+        let pool = JudgePool::shared(&sh(&script), dir.path());
+        let secrets = Secrets::default();
+        secrets.add("sk-secret-1");
+        let died = pool.grade(case(&secrets, 10.0)).await.expect_err("died");
+        let text = died.to_string();
+        assert!(
+            text.starts_with("code judge exited with code 3 while grading this case"),
+            "{text}"
+        );
+        assert!(text.contains("stderr: dying with"), "{text}");
+        assert!(!text.contains("sk-secret-1"), "{text}");
+        assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 0.5})));
+        assert_eq!(pool.starts(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_hanging_case_times_out_and_the_next_case_gets_a_fresh_judge() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("hung");
+        let script = format!(
+            r#"echo '{{"ready":true,"protocol":1}}'; read -r line; if [ ! -e {m} ]; then touch {m}; sleep 30; fi; echo '{{"id":1,"result":{{"score":1}}}}'; cat >/dev/null"#,
+            m = marker.display()
+        );
+        let pool = JudgePool::shared(&sh(&script), dir.path());
+        let secrets = Secrets::default();
+        let hung = pool.grade(case(&secrets, 0.5)).await.expect_err("times out");
+        assert!(hung.is_timeout(), "{hung}");
+        assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
+        assert_eq!(pool.starts(), 2);
+    }
+}
