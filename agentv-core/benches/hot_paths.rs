@@ -130,6 +130,7 @@ fn result_record_serialization(bencher: Bencher) {
         trace_summary: Some(TraceSummary::default()),
         execution_metrics: None,
         error: None,
+        v4: Default::default(),
     };
     let mut buf = Vec::with_capacity(4096);
     bencher.bench_local(|| {

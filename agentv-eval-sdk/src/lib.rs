@@ -108,7 +108,9 @@ pub use messages::{OutputMessage, ToolCall, content_text, last_assistant_text};
 pub use metrics::{ExecutionMetrics, TokenCounts, TokenUsage};
 pub use payload::{CodeJudgePayload, MAX_INLINE_OUTPUT_CHARS, PayloadError};
 pub use proxy::{BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, ProxyInfo};
-pub use results::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict, failure_miss};
+pub use results::{
+    EvaluationRecord, EvaluatorResult, ExecutionStatus, GraderScore, V4Fields, Verdict, assertions_of, failure_miss,
+};
 pub use trace::{TraceEvent, TraceEventKind, TraceSummary};
 pub use trace4::{Trace, TraceStep, TraceTool};
 pub use wire::WireError;

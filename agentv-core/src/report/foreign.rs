@@ -71,6 +71,7 @@ pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, String> {
         trace_summary,
         execution_metrics,
         error,
+        v4: Default::default(),
     })
 }
 
@@ -186,6 +187,7 @@ pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationR
         trace_summary: None,
         execution_metrics: metrics(obj),
         error,
+        v4: Default::default(),
     })
 }
 
@@ -222,6 +224,7 @@ fn ts4_grader(obj: &Map<String, Value>) -> EvaluatorResult {
         weight: number(obj, "weight").unwrap_or(1.0),
         verdict: match raw_verdict.as_deref() {
             Some("pass") => Verdict::Pass,
+            Some("skip") => Verdict::Skip,
             Some(_) => Verdict::Fail,
             None => Verdict::from_score(score),
         },

@@ -86,6 +86,7 @@ mod tests {
             trace_summary: None,
             execution_metrics: None,
             error: None,
+            v4: Default::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! hands each record to the sink as soon as it is complete.
 
 mod case;
+mod conversation;
 mod outcome;
 
 use std::collections::HashMap;
@@ -27,6 +28,8 @@ pub use outcome::{Outcome, RunFacts, decide};
 pub struct Job {
     pub case: EvalCase,
     pub graders: Arc<[ConfiguredGrader]>,
+    /// The graders of each turn of a conversation case (empty otherwise).
+    pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
     pub target: Arc<ResolvedTarget>,
 }
 
@@ -37,6 +40,8 @@ pub struct RunOptions {
     pub workers: usize,
     /// Extra attempts after a timeout.
     pub max_retries: u32,
+    /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
+    pub threshold: Option<f64>,
     /// After an interrupt, how long in-flight cases may still finish.
     pub grace: Duration,
     pub exploration_tools: Vec<String>,
@@ -139,6 +144,7 @@ impl Plan {
             suite.into_cases().map(move |loaded| Job {
                 case: loaded.case,
                 graders: loaded.graders,
+                turn_graders: loaded.turn_graders,
                 target: target.clone(),
             })
         });
