@@ -875,16 +875,16 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(".agentv").join("assertions");
         std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join("word-count.ts"), "export default {}").expect("write");
+        std::fs::write(dir.join("word-budget.ts"), "export default {}").expect("write");
         let (graders, problems) = parse_in(
-            "- {type: word-count, max: 3}\n- {type: keywords, expected: [a]}\n",
+            "- {type: word-budget, max: 3}\n- {type: keywords, expected: [a]}\n",
             Generation::V4,
             Some(tmp.path()),
         );
         assert_eq!(graders.expect("valid").len(), 1);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
-            problems[0].contains("custom assertion type `word-count`")
+            problems[0].contains("custom assertion type `word-budget`")
                 && problems[0].contains("not supported by agentv, ignored"),
             "{}",
             problems[0]

@@ -174,6 +174,7 @@ impl Loader {
                         .iter()
                         .any(|m| m.content != Content::Empty || m.tool_calls.is_some())
                     || conversation.as_ref().is_some_and(|c| !c.turns.is_empty())
+                    || (self.v2_cases_key && (evaluators.is_some() || exec.evaluators.is_some()))
                     || match assertions {
                         // 4.x datasets count `assert` only (`agentv-4.md` §1.9).
                         Some(_) if self.jsonl => assertions_written == "assert",

@@ -148,6 +148,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         suite_evaluators: SuiteEvaluators::Default,
         generation: Generation::V2,
         jsonl: false,
+        v2_cases_key: false,
         env: None,
         defaults: SuiteDefaults::default(),
         settings: SuiteSettings::default(),
@@ -262,6 +263,9 @@ pub(super) struct Loader {
     pub(super) generation: Generation,
     /// A JSONL dataset (4.x datasets follow their own rules, `agentv-4.md` §1.9).
     pub(super) jsonl: bool,
+    /// The cases are under 2.x's `evalcases`: a case's `evaluators` then make it complete even
+    /// when 4.x grader types make the file 4.x (AgentV 4.x itself would skip such a case).
+    pub(super) v2_cases_key: bool,
     /// Variables for `${{ VAR }}` (4.x files).
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
@@ -294,6 +298,7 @@ impl Loader {
         };
         self.read_suite_keys(&mut f, diags);
         let written = f.written("tests").to_owned();
+        self.v2_cases_key = written == "evalcases";
         let cases = f.take("tests");
         f.warn_unknown(diags);
         let Some(node) = cases else {
