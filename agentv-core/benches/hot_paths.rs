@@ -135,6 +135,7 @@ fn result_record_serialization(bencher: Bencher) {
         output_messages: None,
         trace: None,
         truncated: None,
+        v4: Default::default(),
     };
     let mut buf = Vec::with_capacity(4096);
     bencher.bench_local(|| {

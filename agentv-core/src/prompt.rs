@@ -158,6 +158,7 @@ mod tests {
                 file: Arc::from(Path::new("e.yaml")),
                 line: 1,
             },
+            ..EvalCase::default()
         }
     }
 

@@ -80,20 +80,48 @@ fn graders() -> Value {
     let branches: Vec<Value> = crate::evaluators::entries()
         .map(|entry| {
             let keys: Vec<&Key> = GRADER_KEYS.keys().chain(entry.keys.keys()).collect();
+            let mut names: Vec<String> = entry.names.iter().map(|n| (*n).to_owned()).collect();
+            for name in entry.names {
+                let snake = name.replace('-', "_");
+                if !names.contains(&snake) {
+                    names.push(snake);
+                }
+            }
             json!({
-                "if": {"properties": {"type": {"enum": entry.names}}, "required": ["type"]},
+                "if": {"properties": {"type": {"enum": names}}, "required": ["type"]},
                 "then": table_schema_of(keys, entry.doc, entry.keys.open, Spelling::default()),
             })
         })
         .collect();
+    // A 4.x file may write a type in snake_case where the table lists it in kebab-case.
+    let mut spellings: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    for name in &names {
+        let snake = name.replace('-', "_");
+        if !spellings.contains(&snake) {
+            spellings.push(snake);
+        }
+    }
     json!({
         "type": "array",
-        "description": "Graders; a case's score is their weighted mean.",
+        "description": "Graders; a case's score is their weighted mean. An entry may also be a bare string \
+                        (a rubric) or `{include: NAME}` (an assertion template) in AgentV 4.x files.",
         "items": {
-            "type": "object",
-            "required": ["type"],
-            "properties": {"type": {"enum": names, "description": "Which grader."}},
-            "allOf": branches,
+            "anyOf": [
+                {"type": "string", "description": "A rubric (AgentV 4.x): the list's strings form one `rubrics` grader."},
+                {
+                    "type": "object",
+                    "description": "The `assertions` of template NAME (.agentv/templates/NAME.yaml, or a path).",
+                    "properties": {"include": {"type": "string"}},
+                    "required": ["include"],
+                    "additionalProperties": false,
+                },
+                {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {"type": {"enum": spellings, "description": "Which grader."}},
+                    "allOf": branches,
+                },
+            ],
         },
     })
 }

@@ -4,18 +4,24 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Assertion, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary};
+use crate::{Assertion, ExecutionMetrics, OutputMessage, TokenUsage, TraceEvent, TraceSummary};
 
-/// How a score reads: `pass` ≥ 0.8, `borderline` ≥ 0.6, else `fail`.
+/// How a score reads. A 2.x file's verdicts are `pass` ≥ 0.8, `borderline` ≥ 0.6, else `fail`
+/// ([`Verdict::from_score`]); a 4.x file's are `pass` or `fail` against a threshold
+/// ([`Verdict::pass_fail`]), and a 4.x grader that could not reach a conclusion says `skip`
+/// (`docs/architecture.md#generations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
     Borderline,
     Fail,
+    /// A 4.x grader could not grade (its judge's reply never parsed): the case scores 0.
+    Skip,
 }
 
 impl Verdict {
+    /// The 2.x verdict of a score.
     pub fn from_score(score: f64) -> Self {
         if score >= 0.8 {
             Self::Pass
@@ -26,13 +32,71 @@ impl Verdict {
         }
     }
 
+    /// The 4.x verdict of a score: `pass` at or above `threshold`, else `fail`.
+    pub fn pass_fail(score: f64, threshold: f64) -> Self {
+        if score >= threshold { Self::Pass } else { Self::Fail }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pass => "pass",
             Self::Borderline => "borderline",
             Self::Fail => "fail",
+            Self::Skip => "skip",
         }
     }
+
+    /// The verdict of the negated score: pass and fail swap, the others stay.
+    pub fn negated(self) -> Self {
+        match self {
+            Self::Pass => Self::Fail,
+            Self::Fail => Self::Pass,
+            other => other,
+        }
+    }
+}
+
+/// One grader's entry in a record's `scores` list: the shape an AgentV 4.x reader expects
+/// (`docs/results.md#reading-agentv-results-as-an-agentv-4x-index`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraderScore {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub score: f64,
+    pub weight: f64,
+    pub verdict: Verdict,
+    pub assertions: Vec<Assertion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Map<String, Value>>,
+}
+
+impl From<&EvaluatorResult> for GraderScore {
+    /// The grader's own assertions, else its hits (passed) then its misses (failed).
+    fn from(r: &EvaluatorResult) -> Self {
+        Self {
+            name: r.name.clone(),
+            kind: r.kind.clone(),
+            score: r.score,
+            weight: r.weight,
+            verdict: r.verdict,
+            assertions: if r.assertions.is_empty() {
+                assertions_of(&r.hits, &r.misses)
+            } else {
+                r.assertions.clone()
+            },
+            details: r.details.clone(),
+        }
+    }
+}
+
+/// Hits as passed assertions, then misses as failed ones (the mapping the reference gives for
+/// 2.x results, `agentv-4.md` §3.4).
+pub fn assertions_of(hits: &[String], misses: &[String]) -> Vec<Assertion> {
+    hits.iter()
+        .map(|h| Assertion::new(h.clone(), true))
+        .chain(misses.iter().map(|m| Assertion::new(m.clone(), false)))
+        .collect()
 }
 
 /// Whether a case was run and graded (`docs/architecture.md#grader-errors`). A case that ran and
@@ -165,6 +229,9 @@ pub struct EvaluationRecord {
     /// Set when `trace` and `output_messages` were cut to keep the record within its size cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncation>,
+    /// The keys an AgentV 4.x reader looks for (`docs/results.md`), beside ours.
+    #[serde(flatten)]
+    pub v4: V4Fields,
 }
 
 /// The `failure_reason_code` of a case not run because the run's cost reached `--budget-usd`
@@ -205,6 +272,48 @@ pub struct Truncation {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// The keys of an AgentV 4.x `index.jsonl` row that a 4.x reader (its `compare`, dashboards)
+/// needs and our keys do not already give under the same name
+/// (`docs/results.md#reading-agentv-results-as-an-agentv-4x-index`). Filled from the rest of the
+/// record when it is written; absent in files written before they existed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct V4Fields {
+    /// `eval_id` under its 4.x name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_id: Option<String>,
+    /// `dataset` under its 4.x name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// One entry per grader, as `evaluator_results` in the 4.x shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<Vec<GraderScore>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// The case's merged `metadata` (4.x files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl EvaluationRecord {
+    /// Fills the 4.x keys from the rest of the record (and the case's `metadata`).
+    pub fn fill_v4_fields(&mut self, metadata: Option<Map<String, Value>>) {
+        let metrics = self.execution_metrics.as_ref();
+        self.v4 = V4Fields {
+            test_id: Some(self.eval_id.clone()),
+            suite: Some(self.dataset.clone()),
+            scores: Some(self.evaluator_results.iter().map(GraderScore::from).collect()),
+            token_usage: metrics.and_then(|m| m.token_usage),
+            cost_usd: metrics.and_then(|m| m.cost_usd),
+            duration_ms: metrics.and_then(|m| m.duration_ms),
+            metadata,
+        };
+    }
 }
 
 #[cfg(test)]

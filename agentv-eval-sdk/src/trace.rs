@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::TokenUsage;
 use crate::wire::{Path, Reader, Wire, WireError, deserialize_from_wire};
 
 /// What a trace event records.
@@ -135,6 +136,16 @@ pub struct TraceSummary {
     /// Number of model turns (4.x: assistant messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_call_count: Option<usize>,
+    /// The provider's token counts: 2.x judges read them here (AgentV 2.1 puts them in the
+    /// summary), as well as in `execution_metrics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenUsage>,
+    /// The provider's cost in USD (2.x place, as `token_usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The provider call's duration in ms (2.x place, as `token_usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
     /// Keys this type does not know, kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -189,6 +200,9 @@ impl TraceSummary {
             tool_calls: r.opt_counts("tool_calls")?,
             tool_durations: r.opt_durations("tool_durations")?,
             llm_call_count: r.opt_usize("llm_call_count")?,
+            token_usage: r.nested("token_usage", TokenUsage::from_wire)?,
+            cost_usd: r.opt_number("cost_usd")?,
+            duration_ms: r.opt_number("duration_ms")?,
             extra: r.extra(),
         })
     }

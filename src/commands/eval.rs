@@ -103,6 +103,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         grace: INTERRUPT_GRACE,
         exploration_tools: args.exploration_tools.clone(),
         dump_prompts: args.dump_prompts,
+        threshold: args.threshold,
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();

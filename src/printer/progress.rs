@@ -172,7 +172,7 @@ impl Progress {
                 let (mark, style) = match record.verdict {
                     Verdict::Pass => ("✔", styles::GOOD),
                     Verdict::Borderline => ("~", styles::SO_SO),
-                    Verdict::Fail => ("✘", styles::BAD),
+                    Verdict::Fail | Verdict::Skip => ("✘", styles::BAD),
                 };
                 text.push_str(&format!(
                     "{head} {} {id}  {:.3} {}  {}\n",

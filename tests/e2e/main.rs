@@ -7,6 +7,7 @@ mod broken_runs;
 mod console;
 mod eval_errors;
 mod examples;
+mod file_generations;
 mod graders_deterministic;
 mod help;
 mod init;

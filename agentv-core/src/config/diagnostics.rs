@@ -249,6 +249,12 @@ impl Diagnostics {
         any
     }
 
+    /// Takes in the problems of another file read on this one's behalf (an included template,
+    /// a cases file); they keep their own file name, and count in [`Diagnostics::error_count`].
+    pub fn absorb(&mut self, other: Diagnostics) {
+        self.items.extend(other.items);
+    }
+
     /// Records why a YAML text could not be read (see [`super::node::parse_yaml`]).
     pub fn yaml_syntax(&mut self, errors: &[YamlError]) {
         for e in errors {

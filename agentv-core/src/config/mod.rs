@@ -6,6 +6,7 @@
 
 mod diagnostics;
 mod fields;
+pub mod interpolate;
 pub mod keys;
 pub mod node;
 pub mod schema;

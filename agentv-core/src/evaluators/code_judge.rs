@@ -34,8 +34,9 @@ const OWN: &[Key] = &[
     Key::new(
         "script",
         Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Text)]),
-        "An argv list (`[python3, judge.py]`), or a command string run by `sh -c`.",
+        "An argv list (`[python3, judge.py]`), or a command string run by `sh -c` (4.x spells it `command`).",
     )
+    .aliases(&["command"])
     .required(),
     Key::new(
         "cwd",
@@ -301,6 +302,7 @@ pub(crate) fn payload_with(config: Map<String, Value>, ctx: &GradeContext<'_>) -
         execution_metrics: Some(ctx.metrics.clone()),
         config,
         input: case.input_messages.iter().map(Message::to_json).collect(),
+        metadata: case.metadata.clone().unwrap_or_default(),
         ..CodeJudgePayload::default()
     };
     payload.fill_v4_keys();

@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 
 use crate::config::{Diagnostics, Fields, KeyTable, Node, Pos};
 use crate::context::RunContext;
+use crate::env::Env;
+pub use crate::model::Generation;
 use crate::model::{EvalCase, ExecutionMetrics, OutputMessage, TraceEvent, TraceSummary};
 use crate::paths::Workspace;
 use crate::providers::ResolvedTarget;
@@ -94,7 +96,13 @@ pub struct ConfiguredGrader {
     pub name: String,
     /// Share in the case score (≥ 0; 0 excludes the grader).
     pub weight: f64,
-    /// `negate: true` (4.x): the grade is inverted after the grader ran ([`super::negate`]).
+    /// A gate: when this grader scores below `min_score` (else the case's threshold), the case
+    /// scores 0 (`docs/architecture.md#generations`).
+    pub required: bool,
+    /// The gate's threshold; without `required` it does nothing (as in AgentV 4.x).
+    pub min_score: Option<f64>,
+    /// Invert the result: score `1 − s`, pass and fail swapped, hits and misses swapped. Applied
+    /// by the case score, not by a grader made of graders.
     pub negate: bool,
     pub entry: &'static GraderEntry,
     pub grader: Arc<dyn Grader>,
@@ -105,16 +113,6 @@ impl ConfiguredGrader {
     pub fn type_name(&self) -> &'static str {
         self.entry.type_name()
     }
-}
-
-/// Which AgentV generation a file is written for: its semantics follow it
-/// (`docs/architecture.md#generations`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Generation {
-    /// AgentV 2.x (the spec): `evalcases`, snake_case grader types.
-    V2,
-    /// AgentV 4.x: `tests`, `assertions`, kebab-case grader types.
-    V4,
 }
 
 /// What parsing a grader may use besides its own keys.
@@ -128,6 +126,8 @@ pub struct ParseContext<'p> {
     /// The grader being parsed, as the list parser found it: its `type` as written and
     /// whether its mapping names any kebab-case type (for [`ParseContext::generation`]).
     pub(crate) current: Option<(String, bool)>,
+    /// Variables for `${{ VAR }}` in files a list includes (`{include: NAME}`, 4.x).
+    pub env: Option<&'p Env>,
 }
 
 impl<'p> ParseContext<'p> {
@@ -138,7 +138,22 @@ impl<'p> ParseContext<'p> {
             diags,
             file_generation: None,
             current: None,
+            env: None,
         }
+    }
+
+    /// The same context for a file whose generation the loader has decided
+    /// (`docs/architecture.md#generations`).
+    pub fn with_generation(self, generation: Generation) -> Self {
+        Self {
+            file_generation: Some(generation),
+            ..self
+        }
+    }
+
+    /// The same context with the variables `${{ VAR }}` references in included files read.
+    pub fn with_env(self, env: Option<&'p Env>) -> Self {
+        Self { env, ..self }
     }
 
     /// A nested grader list (the members of a grader made of graders). `None` when any entry
@@ -219,6 +234,13 @@ impl GradeVerdict {
             Self::Fail => "fail",
             Self::Skip => "skip",
         }
+    }
+}
+
+impl GradeContext<'_> {
+    /// The generation of the file the case was written in.
+    pub fn generation(&self) -> Generation {
+        self.case.generation
     }
 }
 

@@ -14,6 +14,7 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+mod score;
 mod string_check;
 #[cfg(test)]
 mod testkit;
@@ -21,8 +22,9 @@ mod testkit;
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
 };
-pub use list::{GRADER_KEYS, aggregate, default_graders, evaluate, parse_graders};
+pub use list::{GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
 pub use negate::negate;
+pub use score::{CaseScore, score_case};
 
 /// Declares the grader modules and lists their entries, in the order messages name them.
 macro_rules! grader_table {

@@ -551,6 +551,8 @@ fn configured(items: Vec<RubricItem>, weight: f64) -> ConfiguredGrader {
     ConfiguredGrader {
         name: "rubrics".to_owned(),
         weight,
+        required: false,
+        min_score: None,
         negate: false,
         entry: &ENTRY,
         grader: Arc::new(LlmGrader {

@@ -144,6 +144,7 @@ impl Answered {
                 file: Arc::from(Path::new("/evals/e.yaml")),
                 line: 1,
             },
+            ..EvalCase::default()
         };
         let env = Arc::new(Env::from_pairs(Vec::new()));
         let target_provider: Arc<dyn Provider> = FakeProvider::llm(&["unused"]);

@@ -425,6 +425,8 @@ pub struct RunOptions {
     pub exploration_tools: Vec<String>,
     /// `--dump-prompts`: each request is written under `.agentv/prompts/`.
     pub dump_prompts: bool,
+    /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
+    pub threshold: Option<f64>,
 }
 
 /// A finished run, ready for [`report`].
@@ -480,6 +482,7 @@ pub async fn run(
     let run_options = crate::run::RunOptions {
         workers,
         max_retries: options.max_retries,
+        threshold: options.threshold,
         grace: options.grace,
         exploration_tools: options
             .exploration_tools

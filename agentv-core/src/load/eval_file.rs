@@ -1,29 +1,50 @@
-//! Loads eval files: YAML suites and JSONL datasets (with an optional sidecar YAML).
+//! Loads eval files: YAML suites and JSONL datasets (with an optional sidecar YAML), of either
+//! AgentV generation (`docs/architecture.md#generations`). The suite is read here; each case
+//! in `load::case`.
 
-use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::cases_source::{self, CaseFile, CaseNode};
 use super::guidelines::GuidelineMatcher;
-use super::keys::{CASE, EXECUTION, MESSAGE, SEGMENT, SIDECAR, SUITE};
+use super::keys::{EXECUTION, NOT_HONOURED, SIDECAR, SUITE};
+use crate::config::interpolate::interpolate_env;
 use crate::config::node::parse_yaml;
-use crate::config::{Diagnostic, Diagnostics, Fields, Node, NodeValue, Pos, Severity, describe};
-use crate::evaluators::{CaseField, ConfiguredGrader, ParseContext, default_graders, parse_graders};
-use crate::model::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};
+use crate::config::{Diagnostic, Diagnostics, Fields, Node, Pos, Severity};
+use crate::env::Env;
+use crate::evaluators::{ConfiguredGrader, ParseContext, parse_graders};
+use crate::model::{EvalCase, Generation};
 use crate::paths::Workspace;
+
+pub(super) use super::case::CaseIds;
 
 /// A case and the graders that grade it.
 #[derive(Debug, Clone)]
 pub struct LoadedCase {
     pub case: EvalCase,
     pub graders: Arc<[ConfiguredGrader]>,
+    /// The graders of each turn of a conversation case (empty otherwise).
+    pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
 }
 
 /// Which case ids to keep (`--eval-id`).
 pub type CaseFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The suite's descriptive keys (4.x): metadata only, kept for reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SuiteInfo {
+    pub description: Option<String>,
+    pub version: Option<String>,
+    pub author: Option<String>,
+    pub license: Option<String>,
+    pub tags: Vec<String>,
+    pub category: Option<String>,
+    /// `requires` as written.
+    pub requires: Option<Value>,
+}
 
 /// The cases of one eval file and every problem found in it.
 ///
@@ -42,6 +63,15 @@ pub struct LoadedSuite {
     /// Cases left out because of errors.
     pub skipped: usize,
     pub diagnostics: Vec<Diagnostic>,
+    /// The file's generation.
+    pub generation: Generation,
+    /// `execution.workers`: cases at once (after `--workers`, before the target's).
+    pub workers: Option<usize>,
+    /// `execution.cache: true`.
+    pub cache: bool,
+    /// `execution.targets` (a matrix run): kept; the suite runs on one target.
+    pub matrix: Vec<String>,
+    pub info: SuiteInfo,
     /// Set for JSONL datasets: what is needed to read the cases again.
     stream: Option<Arc<Loader>>,
     filter: Option<CaseFilter>,
@@ -129,8 +159,15 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         target: None,
         guidelines,
         suite_evaluators: SuiteEvaluators::Default,
+        generation: Generation::V2,
+        jsonl: false,
+        v2_cases_key: false,
+        env: None,
+        defaults: SuiteDefaults::default(),
+        settings: SuiteSettings::default(),
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
+    loader.jsonl = is_jsonl;
     let mut tally = Tally {
         cases: Vec::new(),
         count: 0,
@@ -146,6 +183,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
     }
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
+    let settings = std::mem::take(&mut loader.settings);
     LoadedSuite {
         file: path.to_path_buf(),
         dataset: loader.dataset.clone(),
@@ -154,6 +192,11 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         case_count: tally.count,
         skipped: tally.skipped,
         diagnostics,
+        generation: loader.generation,
+        workers: settings.workers,
+        cache: settings.cache,
+        matrix: settings.matrix,
+        info: settings.info,
         stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
         filter,
     }
@@ -189,55 +232,62 @@ impl Tally {
     }
 }
 
-/// The suite-level grader list cases inherit (`docs/architecture.md#default-grader`).
-enum SuiteEvaluators {
-    /// None configured: cases without their own list get the default grader.
+/// The suite-level grader list cases inherit (2.x: a case without its own list; 4.x: after
+/// the case's own; `docs/architecture.md#generations`).
+pub(super) enum SuiteEvaluators {
+    /// None configured.
     Default,
     Valid(Arc<[ConfiguredGrader]>),
     /// Configured but invalid (already reported): inheriting cases are skipped.
     Invalid,
 }
 
-/// A case's input messages with guideline files split out.
+/// What a 4.x suite gives each of its cases (unless the case sets `execution.skip_defaults`).
 #[derive(Default)]
-struct Inputs {
-    messages: Vec<Message>,
-    /// As written, for judges.
-    raw: Vec<Value>,
-    guidelines: Vec<FileRef>,
-    files: Vec<PathBuf>,
+pub(super) struct SuiteDefaults {
+    /// `input`, as written (`vars` are applied per case).
+    pub(super) input: Option<Node>,
+    /// `input_files`, as written.
+    pub(super) input_files: Option<Node>,
+    /// `metadata` with `governance` placed in it.
+    pub(super) metadata: Option<Map<String, Value>>,
+    /// `execution.threshold`.
+    pub(super) threshold: Option<f64>,
 }
 
-impl Inputs {
-    /// The `input: "text"` short form: one user message.
-    fn question(text: &str, raw: Value) -> Self {
-        Self {
-            messages: vec![Message {
-                role: Role::User,
-                content: Content::Text(text.to_owned()),
-                name: None,
-                tool_calls: None,
-            }],
-            raw: vec![serde_json::json!({"role": "user", "content": raw})],
-            ..Self::default()
-        }
-    }
+/// Suite settings that go to the [`LoadedSuite`].
+#[derive(Default)]
+struct SuiteSettings {
+    workers: Option<usize>,
+    cache: bool,
+    matrix: Vec<String>,
+    info: SuiteInfo,
 }
 
 /// The context cases of one file are read in (kept to read a JSONL dataset again).
-struct Loader {
-    ws: Workspace,
-    dir: PathBuf,
-    file: Arc<Path>,
-    dataset: Arc<str>,
-    target: Option<Arc<str>>,
-    guidelines: GuidelineMatcher,
-    suite_evaluators: SuiteEvaluators,
+pub(super) struct Loader {
+    pub(super) ws: Workspace,
+    pub(super) dir: PathBuf,
+    pub(super) file: Arc<Path>,
+    pub(super) dataset: Arc<str>,
+    pub(super) target: Option<Arc<str>>,
+    pub(super) guidelines: GuidelineMatcher,
+    pub(super) suite_evaluators: SuiteEvaluators,
+    pub(super) generation: Generation,
+    /// A JSONL dataset (4.x datasets follow their own rules, `agentv-4.md` §1.9).
+    pub(super) jsonl: bool,
+    /// The cases are under 2.x's `evalcases`: a case's `evaluators` then make it complete even
+    /// when 4.x grader types make the file 4.x (AgentV 4.x itself would skip such a case).
+    pub(super) v2_cases_key: bool,
+    /// Variables for `${{ VAR }}` (4.x files).
+    pub(super) env: Option<Arc<Env>>,
+    pub(super) defaults: SuiteDefaults,
+    settings: SuiteSettings,
 }
 
 impl Loader {
     fn load_yaml(&mut self, text: &str, diags: &mut Diagnostics, tally: &mut Tally) {
-        let root = match parse_yaml(text) {
+        let mut root = match parse_yaml(text) {
             Ok(root) => root,
             Err(e) => {
                 diags.yaml_syntax(&e);
@@ -248,42 +298,114 @@ impl Loader {
             diags.error(
                 Pos::new(1, 1),
                 "the eval file holds no YAML (it is empty or only comments)",
-                Some("add `evalcases:` with one `- id: ...` entry per case".to_owned()),
+                Some("add `tests:` (or `evalcases:`) with one `- id: ...` entry per case".to_owned()),
             );
             return;
+        }
+        self.generation = super::generation::of_suite(&root);
+        if self.generation == Generation::V4 {
+            self.use_env(&mut root, diags);
         }
         let Some(mut f) = Fields::of(&root, &SUITE, diags) else {
             return;
         };
         self.read_suite_keys(&mut f, diags);
-        let cases = f.take("evalcases");
+        let written = f.written("tests").to_owned();
+        self.v2_cases_key = written == "evalcases";
+        let cases = f.take("tests");
         f.warn_unknown(diags);
-        match cases {
-            None => diags.error(
+        let Some(node) = cases else {
+            let key = if self.generation == Generation::V4 {
+                "tests"
+            } else {
+                "evalcases"
+            };
+            diags.error(
                 root.pos,
-                "eval file is missing the `evalcases` list",
-                Some("add `evalcases:` with one `- id: ...` entry per case".to_owned()),
-            ),
-            Some(node) => match node.as_seq() {
-                Some(items) => {
-                    let mut ids = CaseIds::default();
-                    for item in items {
-                        tally.add(self.checked_case(item, &mut ids, diags));
-                    }
-                }
-                None => diags.error(
-                    node.pos,
-                    format!("`evalcases` must be a list, found {}", node.type_name()),
-                    None,
-                ),
-            },
+                format!("eval file is missing the `{key}` list"),
+                Some(format!("add `{key}:` with one `- id: ...` entry per case")),
+            );
+            return;
+        };
+        if self.generation == Generation::V4 && written == "evalcases" || written == "eval_cases" {
+            diags.warn(
+                root.get(&written).map_or(root.pos, |_| node.pos),
+                format!("`{written}` is a deprecated spelling of `tests`"),
+                Some("rename it `tests`".to_owned()),
+            );
         }
+        let mut files: Vec<CaseFile> = Vec::new();
+        let sources: Vec<CaseNode> = if self.generation == Generation::V4 {
+            let src = cases_source::Source {
+                eval_dir: &self.dir,
+                cwd: &self.ws.cwd,
+                env: self.env.as_deref(),
+            };
+            cases_source::cases(node, &src, diags, &mut files)
+        } else {
+            match node.as_seq() {
+                Some(items) => items
+                    .iter()
+                    .map(|item| CaseNode {
+                        node: item.clone(),
+                        file: None,
+                    })
+                    .collect(),
+                None => {
+                    diags.error(
+                        node.pos,
+                        format!("`{written}` must be a list, found {}", node.type_name()),
+                        None,
+                    );
+                    Vec::new()
+                }
+            }
+        };
+        let mut ids = CaseIds::default();
+        for source in &sources {
+            let case = match source.file {
+                None => self.checked_case(&source.node, &self.file.clone(), &mut ids, diags),
+                Some(i) => {
+                    let path: Arc<Path> = Arc::from(files[i].path.as_path());
+                    self.checked_case(&source.node, &path, &mut ids, &mut files[i].diags)
+                }
+            };
+            tally.add(case);
+        }
+        for file in files {
+            diags.absorb(file.diags);
+        }
+    }
+
+    /// Loads the variables of the eval file's directory and replaces `${{ VAR }}` in `root`
+    /// (4.x files; `agentv-4.md` §1.2). An unset variable reads as empty text, with a warning.
+    fn use_env(&mut self, root: &mut Node, diags: &mut Diagnostics) {
+        // Problems of `.env` files are reported when targets are resolved.
+        let (env, _) = Env::load(std::slice::from_ref(&self.dir), &self.ws);
+        for unset in interpolate_env(root, &|name| env.get(name)) {
+            diags.warn(unset.pos, cases_source::unset_message(&unset.name), None);
+        }
+        self.env = Some(Arc::new(env));
     }
 
     /// Validates a JSONL dataset line by line (its cases are read again when the run consumes
     /// them). A line that is not UTF-8 or not valid JSON is an error for that line only.
     fn load_jsonl(&mut self, diags: &mut Diagnostics, extra: &mut Vec<Diagnostic>, tally: &mut Tally) {
-        if let Some(sidecar) = self.sidecar_path() {
+        let sidecar = self.sidecar_path();
+        let sidecar_root = sidecar.as_deref().and_then(|p| {
+            let mut side = Diagnostics::new(p);
+            let root = read_sidecar(p, &mut side);
+            (side.error_count() == 0).then_some(root).flatten()
+        });
+        self.generation = match &sidecar_root {
+            Some(root) if super::generation::of_dataset_part(root) == Generation::V4 => Generation::V4,
+            _ => self.dataset_generation(),
+        };
+        if self.generation == Generation::V4 {
+            let (env, _) = Env::load(std::slice::from_ref(&self.dir), &self.ws);
+            self.env = Some(Arc::new(env));
+        }
+        if let Some(sidecar) = sidecar {
             let mut side = Diagnostics::new(&sidecar);
             self.load_sidecar(&sidecar, &mut side);
             if side.error_count() > 0 {
@@ -339,6 +461,21 @@ impl Loader {
         }
     }
 
+    /// A dataset is 4.x when any of its lines uses a 4.x spelling (one more pass over the
+    /// file, a line at a time).
+    fn dataset_generation(&self) -> Generation {
+        let Ok(file) = std::fs::File::open(&self.file) else {
+            return Generation::V2;
+        };
+        let v4 = jsonl_lines(std::io::BufReader::new(file)).any(|(line_no, line)| match line {
+            JsonlLine::Text(text) => serde_json::from_str::<Value>(&text).is_ok_and(|value| {
+                super::generation::of_dataset_part(&Node::from_json(&value, Pos::new(line_no, 1))) == Generation::V4
+            }),
+            _ => false,
+        });
+        if v4 { Generation::V4 } else { Generation::V2 }
+    }
+
     /// `<name>.yaml` (or `.yml`) beside the dataset, if there is one.
     fn sidecar_path(&self) -> Option<PathBuf> {
         ["yaml", "yml"]
@@ -349,31 +486,35 @@ impl Loader {
 
     /// Reads the suite keys of a dataset's sidecar; problems go to `side`.
     fn load_sidecar(&mut self, sidecar: &Path, side: &mut Diagnostics) {
-        let Some(text) = crate::config::source::read_text(sidecar, "dataset sidecar", side) else {
+        let Some(mut root) = read_sidecar(sidecar, side) else {
             return;
         };
-        match parse_yaml(&text) {
-            Err(e) => side.yaml_syntax(&e),
-            // An empty sidecar sets nothing.
-            Ok(root) if root.is_null() => {}
-            Ok(root) => {
-                if let Some(mut f) = Fields::of(&root, &SIDECAR, side) {
-                    self.read_suite_keys(&mut f, side);
-                    if let Some(cases) = f.take("evalcases") {
-                        side.error(
-                            cases.pos,
-                            "a dataset sidecar cannot hold `evalcases`",
-                            Some("put the cases in the .jsonl file, one per line".to_owned()),
-                        );
-                    }
-                    f.warn_unknown(side);
-                }
+        if let Some(env) = self.env.clone() {
+            for unset in interpolate_env(&mut root, &|name| env.get(name)) {
+                side.warn(unset.pos, cases_source::unset_message(&unset.name), None);
             }
+        }
+        if let Some(mut f) = Fields::of(&root, &SIDECAR, side) {
+            self.read_suite_keys(&mut f, side);
+            if let Some(cases) = f.take("tests") {
+                side.error(
+                    cases.pos,
+                    "a dataset sidecar cannot hold cases",
+                    Some("put the cases in the .jsonl file, one per line".to_owned()),
+                );
+            }
+            f.warn_unknown(side);
         }
     }
 
     /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
-    fn jsonl_case(&self, line: &str, line_no: u64, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
+    pub(super) fn jsonl_case(
+        &self,
+        line: &str,
+        line_no: u64,
+        ids: &mut CaseIds,
+        diags: &mut Diagnostics,
+    ) -> Option<LoadedCase> {
         if line.trim().is_empty() {
             return None;
         }
@@ -389,7 +530,15 @@ impl Loader {
                 );
                 None
             }
-            Ok(value) => self.checked_case(&Node::from_json(&value, Pos::new(line_no, 1)), ids, diags),
+            Ok(value) => {
+                let mut node = Node::from_json(&value, Pos::new(line_no, 1));
+                if let Some(env) = &self.env {
+                    for unset in interpolate_env(&mut node, &|name| env.get(name)) {
+                        diags.warn(unset.pos, cases_source::unset_message(&unset.name), None);
+                    }
+                }
+                self.checked_case(&node, &self.file.clone(), ids, diags)
+            }
             Err(e) => {
                 let text = e.to_string();
                 let message = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
@@ -414,22 +563,50 @@ impl Loader {
 
     fn read_suite_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
         let _ = f.take("$schema");
-        let _ = f.take("description");
+        // Read leniently: a description is never worth an error.
+        self.settings.info.description = f.take("description").and_then(Node::scalar_text);
         if let Some(name) = f.string("dataset", diags) {
             self.dataset = Arc::from(name);
+        } else if self.generation == Generation::V4 {
+            self.dataset = Arc::from(default_suite_name(&self.file));
         }
-        let mut evaluators = None;
+        let name_node = f.take("name");
+        if let Some(name) = f.string("name", diags) {
+            if !valid_suite_name(&name) {
+                diags.warn(
+                    name_node.map_or(f.pos, |n| n.pos),
+                    format!("suite name `{name}` is not valid in AgentV 4.x, which rejects the file"),
+                    Some("use lowercase letters, digits and dashes (at most 64)".to_owned()),
+                );
+            }
+            self.dataset = Arc::from(name);
+        }
+        self.read_suite_v4_keys(f, diags);
+        let mut lists: Vec<&Node> = Vec::new();
+        if f.known().contains(&"assertions")
+            && let Some(node) = f.take("assertions")
+        {
+            lists.push(node);
+        }
         if let Some(exec) = f.take("execution")
             && let Some(mut ef) = Fields::of(exec, &EXECUTION, diags)
         {
             self.target = ef.string("target", diags).map(Arc::from);
-            evaluators = ef.take("evaluators");
+            if let Some(node) = ef.take("assertions") {
+                lists.push(node);
+            }
+            if let Some(node) = ef.take("evaluators") {
+                lists.push(node);
+            }
+            self.read_suite_execution(&mut ef, diags);
             ef.warn_unknown(diags);
         }
         if self.target.is_none() {
             self.target = f.string("target", diags).map(Arc::from);
         }
-        if let Some(node) = evaluators {
+        // The first list present: top-level `assertions` (`assert`), then
+        // `execution.assertions` (`assert`), then `execution.evaluators`.
+        if let Some(node) = lists.first() {
             self.suite_evaluators = match self.graders(node, diags) {
                 Some(graders) => SuiteEvaluators::Valid(Arc::from(graders)),
                 None => SuiteEvaluators::Invalid,
@@ -437,6 +614,7 @@ impl Loader {
         }
         if let Some(kind) = f.string("evaluator", diags)
             && kind != "llm_judge"
+            && kind != "llm-grader"
         {
             let pos = f.take("evaluator").map_or(f.pos, |n| n.pos);
             diags.warn(
@@ -447,389 +625,164 @@ impl Loader {
         }
     }
 
-    /// A grader list, read with the grader table.
-    fn graders(&self, node: &Node, diags: &mut Diagnostics) -> Option<Vec<ConfiguredGrader>> {
-        let mut cx = ParseContext::new(&self.ws, &self.dir, diags);
-        parse_graders(node, &mut cx)
-    }
-
-    /// A case, or `None` when it has any error.
-    fn checked_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
-        let before = diags.error_count();
-        let case = self.parse_case(node, ids, diags);
-        case.filter(|_| diags.error_count() == before)
-    }
-
-    fn parse_case(&self, node: &Node, ids: &mut CaseIds, diags: &mut Diagnostics) -> Option<LoadedCase> {
-        let mut f = Fields::of(node, &CASE, diags)?;
-        let id = f.required_string("id", "eval case", diags);
-        if let (Some(id), Some(id_node)) = (&id, f.take("id")) {
-            ids.check(id, id_node.pos, diags);
+    /// The 4.x suite keys: metadata, defaults for cases, and keys agentv cannot honour.
+    fn read_suite_v4_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
+        if !f.known().contains(&"version") {
+            // A sidecar has none of them.
+            return;
         }
-        let outcome_node = f.take("expected_outcome");
-        let before_outcome = diags.error_count();
-        let expected_outcome = f
-            .string("expected_outcome", diags)
-            .filter(|text| !text.trim().is_empty());
-        let outcome_reported = diags.error_count() > before_outcome;
-        let conversation_id = f.string("conversation_id", diags);
-        let _ = f.take("note");
-
-        let inputs = self.input_messages(&mut f, diags);
-        let expected = self.expected_messages(&mut f, diags);
-
-        let mut own_evaluators = f.take("evaluators");
-        if let Some(exec) = f.take("execution")
-            && let Some(mut ef) = Fields::of(exec, &EXECUTION, diags)
-        {
-            own_evaluators = ef.take("evaluators").or(own_evaluators);
-            if let Some(t) = ef.take("target") {
-                diags.warn(
-                    t.pos,
-                    "a per-case `execution.target` is ignored",
-                    Some("set the target on the eval file or with --target".to_owned()),
-                );
+        let info = &mut self.settings.info;
+        info.version = f.string("version", diags);
+        info.author = f.string("author", diags);
+        info.license = f.string("license", diags);
+        info.category = f.string("category", diags);
+        info.requires = f.take("requires").map(Node::to_json);
+        if let Some(tags) = f.take("tags") {
+            match tags.as_seq() {
+                Some(items) => info.tags = items.iter().filter_map(Node::scalar_text).collect(),
+                None => diags.error(
+                    tags.pos,
+                    format!("`tags` must be a list of strings, found {}", tags.type_name()),
+                    None,
+                ),
             }
-            ef.warn_unknown(diags);
         }
-        if let Some(kind) = f.string("evaluator", diags)
-            && kind != "llm_judge"
-        {
+        let mut metadata = f.take("metadata").and_then(|n| object_of(n, "metadata", diags));
+        if let Some(governance) = f.take("governance") {
+            metadata
+                .get_or_insert_with(Map::new)
+                .insert("governance".to_owned(), governance.to_json());
+        }
+        self.defaults.metadata = metadata;
+        self.defaults.input = f.take("input").cloned();
+        self.defaults.input_files = f.take("input_files").cloned();
+        let known = f.known();
+        for (key, what) in NOT_HONOURED {
+            if known.contains(key)
+                && let Some(node) = f.take(key)
+            {
+                diags.warn(node.pos, not_honoured(key, what), None);
+            }
+        }
+    }
+
+    /// The 4.x `execution` keys of a suite.
+    fn read_suite_execution(&mut self, ef: &mut Fields<'_>, diags: &mut Diagnostics) {
+        self.defaults.threshold = ef.number("threshold", diags);
+        self.settings.workers = ef.integer("workers", diags).and_then(|w| usize::try_from(w).ok());
+        self.settings.cache = ef.boolean("cache", diags).unwrap_or(false);
+        if let Some(node) = ef.take("cache_path") {
             diags.warn(
-                f.pos,
-                format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
+                node.pos,
+                "`cache_path` is ignored: agentv caches under .agentv/cache",
                 None,
             );
         }
-        f.warn_unknown(diags);
-
-        let graders: Arc<[ConfiguredGrader]> = match own_evaluators {
-            Some(list) => Arc::from(self.graders(list, diags)?),
-            None => match &self.suite_evaluators {
-                SuiteEvaluators::Valid(graders) => graders.clone(),
-                SuiteEvaluators::Default => default_graders(),
-                SuiteEvaluators::Invalid => {
-                    diags.error(
-                        f.pos,
-                        "case inherits the eval file's invalid `evaluators`",
-                        Some("fix the errors reported for `execution.evaluators`".to_owned()),
-                    );
-                    return None;
-                }
-            },
-        };
-        let Inputs {
-            messages: input_messages,
-            raw: raw_input_messages,
-            guidelines,
-            files: input_files,
-        } = inputs?;
-        let expected_messages = expected?;
-        let has = |field: CaseField| match field {
-            // An `expected_outcome` already reported as invalid is not reported missing too.
-            CaseField::ExpectedOutcome => expected_outcome.is_some() || outcome_reported,
-        };
-        check_needs(&graders, has, outcome_node.map_or(f.pos, |n| n.pos), diags)?;
-        let question = input_messages
-            .iter()
-            .flat_map(Message::text_parts)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let reference_answer = expected_messages.last().map(reference_text).unwrap_or_default();
-        let case = EvalCase {
-            id: id?,
-            dataset: self.dataset.clone(),
-            conversation_id,
-            expected_outcome: expected_outcome.unwrap_or_default(),
-            input_messages,
-            raw_input_messages,
-            expected_messages,
-            guidelines,
-            input_files,
-            question,
-            reference_answer,
-            suite_target: self.target.clone(),
-            source: SourceRef {
-                file: self.file.clone(),
-                line: node.pos.line,
-            },
-        };
-        Some(LoadedCase { case, graders })
-    }
-
-    fn input_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Inputs> {
-        let (key, node) = match (f.take("input_messages"), f.take("input")) {
-            (Some(node), _) => ("input_messages", node),
-            (None, Some(input)) => match input.as_str() {
-                Some(text) => return Some(Inputs::question(text, input.to_json())),
-                None => ("input", input),
-            },
-            (None, None) => {
-                diags.error(
-                    f.pos,
-                    "eval case is missing the required key `input_messages`",
-                    Some("add `input_messages: [{role: user, content: ...}]`".to_owned()),
-                );
-                return None;
-            }
-        };
-        let Some(items) = node.as_seq() else {
-            diags.error(
+        if let Some(node) = ef.take("targets") {
+            self.settings.matrix = node
+                .as_seq()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| t.scalar_text().or_else(|| t.get("name").and_then(Node::scalar_text)))
+                .collect();
+            diags.warn(
                 node.pos,
-                format!("`{key}` must be a list of messages, found {}", node.type_name()),
-                Some("write `input_messages: [{role: user, content: ...}]`, or `input: \"question text\"`".to_owned()),
-            );
-            return None;
-        };
-        let mut inputs = Inputs {
-            raw: items.iter().map(Node::to_json).collect(),
-            ..Inputs::default()
-        };
-        let before = diags.error_count();
-        for item in items {
-            if let Some(mut msg) = self.message(item, diags) {
-                if let Content::Segments(segs) = &mut msg.content {
-                    segs.retain(|seg| match seg {
-                        Segment::File(file) if self.guidelines.is_guideline(&self.ws.repo_relative(&file.path)) => {
-                            if !inputs.guidelines.iter().any(|g| g.path == file.path) {
-                                inputs.guidelines.push(file.clone());
-                            }
-                            false
-                        }
-                        Segment::File(file) => {
-                            if !inputs.files.contains(&file.path) {
-                                inputs.files.push(file.path.clone());
-                            }
-                            true
-                        }
-                        _ => true,
-                    });
-                }
-                inputs.messages.push(msg);
-            }
-        }
-        if inputs.messages.is_empty() && diags.error_count() == before {
-            diags.error(
-                node.pos,
-                "`input_messages` is empty",
-                Some("add at least one `{role: user, content: ...}`".to_owned()),
+                "`execution.targets` (a matrix run) is not supported by agentv yet: the suite runs once, on `--target` or `execution.target`",
+                Some("run the suite once per target with `--target NAME`".to_owned()),
             );
         }
-        (diags.error_count() == before).then_some(inputs)
-    }
-
-    fn expected_messages(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Vec<Message>> {
-        if let Some(node) = f.take("expected_messages") {
-            let Some(items) = node.as_seq() else {
-                diags.error(
+        if let Some(node) = ef.take("trials") {
+            let count = node.get("count").and_then(Node::as_f64).unwrap_or(1.0);
+            if count > 1.0 {
+                diags.warn(
                     node.pos,
-                    format!("`expected_messages` must be a list, found {}", node.type_name()),
+                    "`execution.trials` is not supported by agentv yet: each case runs once",
                     None,
                 );
-                return None;
-            };
-            let before = diags.error_count();
-            let messages: Vec<Message> = items.iter().filter_map(|m| self.message(m, diags)).collect();
-            return (diags.error_count() == before).then_some(messages);
+            }
         }
-        if let Some(node) = f.take("expected_output") {
-            let content = match &node.value {
-                NodeValue::Str(s) => Content::Text(s.clone()),
-                _ => Content::Json(node.to_json()),
-            };
-            return Some(vec![Message {
-                role: Role::Assistant,
-                content,
-                name: None,
-                tool_calls: None,
-            }]);
+        for (key, what) in [
+            ("budget_usd", "a suite cost budget"),
+            ("fail_on_error", "stopping after the first execution error"),
+        ] {
+            if let Some(node) = ef.take(key) {
+                diags.warn(node.pos, not_honoured(ef.written(key), what), None);
+            }
         }
-        Some(Vec::new())
-    }
-
-    fn message(&self, node: &Node, diags: &mut Diagnostics) -> Option<Message> {
-        let mut f = Fields::of(node, &MESSAGE, diags)?;
-        let role_node = f.take("role");
-        let role = match role_node.and_then(Node::as_str).map(|r| (r, Role::parse(r))) {
-            Some((_, Some(role))) => role,
-            Some((text, None)) => {
-                diags.error(
-                    role_node.map_or(node.pos, |n| n.pos),
-                    format!("unknown message role `{text}`"),
-                    Some("use system, user, assistant or tool".to_owned()),
-                );
-                return None;
-            }
-            None => {
-                diags.error(
-                    node.pos,
-                    "message is missing `role`",
-                    Some("add `role: user` (or system, assistant, tool)".to_owned()),
-                );
-                return None;
-            }
-        };
-        let name = f.string("name", diags);
-        let tool_calls = f.take("tool_calls").map(Node::to_json);
-        let content_node = f.take("content");
-        f.warn_unknown(diags);
-        let has_calls = tool_calls
-            .as_ref()
-            .and_then(Value::as_array)
-            .is_some_and(|c| !c.is_empty());
-        let content = match content_node.map(|n| (n, &n.value)) {
-            None | Some((_, NodeValue::Null)) if role == Role::Assistant && has_calls => Content::Empty,
-            None | Some((_, NodeValue::Null)) => {
-                diags.error(
-                    node.pos,
-                    "message has no `content`",
-                    Some("add `content: ...` (text, a mapping, or a list of segments)".to_owned()),
-                );
-                return None;
-            }
-            Some((_, NodeValue::Str(s))) => Content::Text(s.clone()),
-            Some((n, NodeValue::Map(_))) => Content::Json(n.to_json()),
-            Some((_, NodeValue::Seq(items))) => {
-                Content::Segments(items.iter().filter_map(|s| self.segment(s, diags)).collect())
-            }
-            Some((n, _)) => Content::Text(n.scalar_text().unwrap_or_default()),
-        };
-        Some(Message {
-            role,
-            content,
-            name,
-            tool_calls,
-        })
-    }
-
-    fn segment(&self, node: &Node, diags: &mut Diagnostics) -> Option<Segment> {
-        if let Some(text) = node.as_str() {
-            return Some(Segment::Text(text.to_owned()));
-        }
-        if node.as_map().is_none() {
-            return Some(Segment::Other(node.to_json()));
-        }
-        // An open table: a segment of another type keeps its own keys for judges.
-        let mut f = Fields::of(node, &SEGMENT, diags)?;
-        let kind = f.take("type").and_then(Node::as_str);
-        let value = f.take("value");
-        match (kind, value) {
-            (Some("text"), Some(v)) => Some(Segment::Text(
-                v.scalar_text().unwrap_or_else(|| v.to_json().to_string()),
-            )),
-            (Some("file"), Some(v)) => {
-                let Some(rel) = v.as_str() else {
-                    diags.error(
-                        v.pos,
-                        format!("file segment `value` must be a path, found {}", describe(v)),
-                        None,
-                    );
-                    return None;
-                };
-                self.file_segment(rel, v.pos, diags)
-            }
-            (Some("text" | "file"), None) => {
-                diags.error(
-                    node.pos,
-                    "segment is missing `value`",
-                    Some("write `{type: file, value: path/to/file}`".to_owned()),
-                );
-                None
-            }
-            _ => Some(Segment::Other(node.to_json())),
+        if let Some(node) = ef.take("skip_defaults") {
+            diags.warn(
+                node.pos,
+                "`skip_defaults` is read on cases only; here it is ignored",
+                None,
+            );
         }
     }
 
-    fn file_segment(&self, rel: &str, pos: Pos, diags: &mut Diagnostics) -> Option<Segment> {
-        match self.ws.resolve_file(rel, &self.dir) {
-            Ok(path) => match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
-                    Some(Segment::File(FileRef {
-                        value: rel.to_owned(),
-                        path,
-                        text: Arc::from(text),
-                    }))
-                }
-                Err(e) => {
-                    diags.error(
-                        pos,
-                        format!("cannot read file `{rel}` ({}): {e}", path.display()),
-                        Some("the case is not run without the files it attaches".to_owned()),
-                    );
-                    None
-                }
-            },
-            Err(tried) => {
-                let list = tried
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                diags.error(
-                    pos,
-                    format!("file `{rel}` not found; the case is not run without it"),
-                    Some(format!("tried: {list}")),
-                );
-                None
-            }
+    /// A grader list, read with the grader table.
+    pub(super) fn graders(&self, node: &Node, diags: &mut Diagnostics) -> Option<Vec<ConfiguredGrader>> {
+        let mut cx = ParseContext::new(&self.ws, &self.dir, diags)
+            .with_generation(self.generation)
+            .with_env(self.env.as_deref());
+        parse_graders(node, &mut cx)
+    }
+}
+
+/// The sidecar's tree; `None` (reported) when it cannot be read, or is empty.
+fn read_sidecar(path: &Path, side: &mut Diagnostics) -> Option<Node> {
+    let text = crate::config::source::read_text(path, "dataset sidecar", side)?;
+    match parse_yaml(&text) {
+        Err(e) => {
+            side.yaml_syntax(&e);
+            None
+        }
+        // An empty sidecar sets nothing.
+        Ok(root) if root.is_null() => None,
+        Ok(root) => Some(root),
+    }
+}
+
+/// The warning for a key agentv reads but cannot honour.
+pub(super) fn not_honoured(key: &str, what: &str) -> String {
+    format!("`{key}` ({what}) is not supported by agentv, ignored")
+}
+
+/// A mapping as JSON; `None` (reported) for anything else.
+pub(super) fn object_of(node: &Node, key: &str, diags: &mut Diagnostics) -> Option<Map<String, Value>> {
+    match node.to_json() {
+        Value::Object(map) => Some(map),
+        Value::Null => None,
+        _ => {
+            diags.error(
+                node.pos,
+                format!("`{key}` must be a mapping, found {}", node.type_name()),
+                None,
+            );
+            None
         }
     }
 }
 
-/// Case ids seen so far in one file (ids are unique within a suite;
-/// `docs/architecture.md#case-ids`).
-#[derive(Default)]
-struct CaseIds {
-    /// Id → line of the case that used it first.
-    first: HashMap<String, u64>,
-}
-
-impl CaseIds {
-    /// Reports `id` at `pos` when an earlier case already uses it.
-    fn check(&mut self, id: &str, pos: Pos, diags: &mut Diagnostics) {
-        match self.first.get(id) {
-            Some(line) => diags.error(
-                pos,
-                format!("duplicate case id `{id}`: the case at line {line} already uses it"),
-                Some("give each case a unique id; this case is skipped".to_owned()),
-            ),
-            None => {
-                self.first.insert(id.to_owned(), pos.line);
-            }
+/// A 4.x suite's default name: the file name without `.eval.yaml` / `.yaml` (or `.yml`).
+fn default_suite_name(file: &Path) -> String {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for suffix in [".eval.yaml", ".eval.yml", ".yaml", ".yml", ".jsonl"] {
+        if let Some(stem) = name.strip_suffix(suffix).filter(|s| !s.is_empty()) {
+            return stem.to_owned();
         }
     }
+    if name.is_empty() { "eval".to_owned() } else { name }
 }
 
-/// Errors when the case lacks what one of its graders needs (`has` says what the case has):
-/// the first grader in need is named, with its reason and a fix.
-fn check_needs(
-    graders: &[ConfiguredGrader],
-    has: impl Fn(CaseField) -> bool,
-    pos: Pos,
-    diags: &mut Diagnostics,
-) -> Option<()> {
-    let Some((grader, need)) = graders
-        .iter()
-        .find_map(|g| g.grader.needs().into_iter().find(|n| !has(n.field)).map(|n| (g, n)))
-    else {
-        return Some(());
-    };
-    let who = if grader.name == grader.type_name() {
-        format!("the {} evaluator", grader.type_name())
-    } else {
-        format!("{} `{}`", grader.type_name(), grader.name)
-    };
-    diags.error(
-        pos,
-        format!(
-            "eval case is missing `{}`, which {who} needs ({})",
-            need.field.key(),
-            need.why
-        ),
-        Some(need.fix.to_owned()),
-    );
-    None
+/// AgentV 4.x suite names: lowercase letters, digits and dashes, at most 64.
+fn valid_suite_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// One line of a JSONL file.
@@ -870,24 +823,11 @@ fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
     })
 }
 
-/// The reference answer: the last expected message's text, else its content or tool calls as
-/// pretty JSON.
-fn reference_text(msg: &Message) -> String {
-    match &msg.content {
-        Content::Text(t) => t.clone(),
-        Content::Empty => msg
-            .tool_calls
-            .as_ref()
-            .map(crate::model::pretty_json)
-            .unwrap_or_default(),
-        _ => crate::model::pretty_json(msg.to_json().get("content").unwrap_or(&Value::Null)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::Segment;
+    use crate::model::{Content, Role};
 
     fn load(files: &[(&str, &str)], eval: &str) -> (LoadedSuite, tempfile::TempDir) {
         let tmp = tempfile::tempdir().expect("tmp");

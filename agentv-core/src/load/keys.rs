@@ -1,12 +1,27 @@
-//! The key tables of eval files: the suite, a dataset's sidecar, `execution`, a case, a
+//! The key tables of eval files: the suite, a dataset's sidecar, `execution`, a case, a turn, a
 //! message and a content segment. The loader reads through them and `agentv schema eval` is
 //! generated from them.
+//!
+//! Both AgentV generations are declared here (`docs/architecture.md#generations`): the 2.x keys
+//! of the spec and the 4.x keys of `reference/agentv-4.md`, which load into the same model.
 
-use crate::config::{Key, KeyTable, Kind};
+use crate::config::{IntRange, Key, KeyTable, Kind, NumberRange};
 use crate::model::Role;
 
 /// A grader list, described once in the schema (`#/definitions/graders`).
 pub const GRADERS: Kind = Kind::Ref("graders");
+
+/// Scores and thresholds.
+const UNIT: NumberRange = NumberRange { min: 0.0, max: 1.0 };
+
+/// Keys AgentV 4.x reads that agentv does not honour: each is a warning saying so.
+pub const NOT_HONOURED: &[(&str, &str)] = &[
+    ("workspace", "workspaces (templates, repos, hooks, docker)"),
+    ("preprocessors", "content preprocessors"),
+    ("depends_on", "case dependencies (cases run in any order)"),
+    ("on_dependency_failure", "case dependencies"),
+    ("hooks", "target hooks"),
+];
 
 const SUITE_COMMON: &[Key] = &[
     Key::new("$schema", Kind::Str, "A JSON Schema for editors; not read."),
@@ -14,12 +29,17 @@ const SUITE_COMMON: &[Key] = &[
     Key::new(
         "dataset",
         Kind::Text,
-        "The dataset name in results (default: the file's name without extension).",
+        "The suite name in results, 2.x spelling (default: the file's name without extension).",
+    ),
+    Key::new(
+        "name",
+        Kind::Text,
+        "The suite name in results (4.x spelling of `dataset`; lowercase letters, digits and dashes).",
     ),
     Key::new(
         "execution",
         Kind::Object(&EXECUTION),
-        "The target and the graders of every case without its own.",
+        "The target and the graders of every case, and how the suite runs.",
     ),
     Key::new("target", Kind::Text, "Legacy form of `execution.target`."),
     Key::new(
@@ -29,16 +49,77 @@ const SUITE_COMMON: &[Key] = &[
     ),
 ];
 
-const CASES: &[Key] = &[Key::new("evalcases", Kind::List(&Kind::Object(&CASE)), "The cases.").required()];
+const SUITE_V4: &[Key] = &[
+    Key::new("version", Kind::Text, "The suite's version; metadata only."),
+    Key::new("author", Kind::Text, "Metadata only."),
+    Key::new("license", Kind::Text, "Metadata only."),
+    Key::new("tags", Kind::List(&Kind::Text), "Metadata only."),
+    Key::new(
+        "requires",
+        Kind::Map(&Kind::Any),
+        "`{agentv: <version range>}`; metadata only (not enforced).",
+    ),
+    Key::new("category", Kind::Text, "Metadata only."),
+    Key::new(
+        "metadata",
+        Kind::Map(&Kind::Any),
+        "Merged into every case's `metadata` (lists: suite first; mappings: merged; values: the case wins).",
+    ),
+    Key::new(
+        "governance",
+        Kind::Map(&Kind::Any),
+        "Placed at `metadata.governance` of every case (wins over the suite's `metadata.governance`).",
+    ),
+    Key::new(
+        "input",
+        Kind::Any,
+        "Input put before every case's input (unless the case sets `execution.skip_defaults`).",
+    ),
+    Key::new(
+        "input_files",
+        Kind::List(&Kind::Text),
+        "Files attached to every case whose `input` is text, unless it has its own `input_files`.",
+    ),
+    Key::new(
+        "assertions",
+        GRADERS,
+        "Graders added after every case's own (unless the case sets `execution.skip_defaults`).",
+    )
+    .aliases(&["assert"]),
+    Key::new(
+        "preprocessors",
+        Kind::Any,
+        "AgentV 4.x content preprocessors: not supported by agentv, ignored.",
+    ),
+    Key::new(
+        "workspace",
+        Kind::Any,
+        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+    ),
+];
+
+const CASES: &[Key] = &[Key::new(
+    "tests",
+    Kind::OneOf(&[Kind::Str, Kind::List(&Kind::OneOf(&[Kind::Str, Kind::Object(&CASE)]))]),
+    "The cases: a list (items may be `file://<path or glob>`), or the path of a cases file or directory. \
+     `evalcases` (2.x), `eval_cases` and `cases` are other spellings.",
+)
+.aliases(&["eval_cases", "evalcases", "cases"])
+.required()];
 
 /// The top level of a YAML eval file.
-pub const SUITE: KeyTable = KeyTable::new("the eval file", "An agentv eval suite.", &[SUITE_COMMON, CASES]);
+pub const SUITE: KeyTable = KeyTable::new(
+    "the eval file",
+    "An agentv eval suite (AgentV 2.x or 4.x keys).",
+    &[SUITE_COMMON, SUITE_V4, CASES],
+);
 
 const NO_CASES: &[Key] = &[Key::new(
-    "evalcases",
+    "tests",
     Kind::Any,
     "Not allowed in a sidecar: the cases are the lines of the .jsonl file.",
-)];
+)
+.aliases(&["eval_cases", "evalcases"])];
 
 /// The suite keys a JSONL dataset's sidecar (`<name>.yaml` beside it) may set.
 pub const SIDECAR: KeyTable = KeyTable::new(
@@ -47,20 +128,93 @@ pub const SIDECAR: KeyTable = KeyTable::new(
     &[SUITE_COMMON, NO_CASES],
 );
 
+const TRIALS_KEYS: &[Key] = &[
+    Key::new(
+        "count",
+        Kind::Int(IntRange::at_least(1)),
+        "How many times each case runs.",
+    ),
+    Key::new(
+        "strategy",
+        Kind::Enum(&["pass_at_k", "mean", "confidence_interval"]),
+        "How trial scores combine.",
+    ),
+    Key::new(
+        "cost_limit_usd",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Stop trials once they cost this much.",
+    ),
+];
+
+/// `execution.trials` (AgentV 4.x).
+pub const TRIALS: KeyTable = KeyTable::new("`execution.trials`", "Repeated runs of each case.", &[TRIALS_KEYS]);
+
 const EXECUTION_KEYS: &[Key] = &[
     Key::new(
         "target",
         Kind::Text,
         "The target from targets.yaml (overridden by `--target`); ignored on a case.",
     ),
-    Key::new("evaluators", GRADERS, "The graders."),
+    Key::new("evaluators", GRADERS, "The graders (2.x place; 4.x: `assertions`)."),
+    Key::new("assertions", GRADERS, "Legacy place of the suite's `assertions`.").aliases(&["assert"]),
+    Key::new(
+        "targets",
+        Kind::List(&Kind::OneOf(&[Kind::Text, Kind::Map(&Kind::Any)])),
+        "Matrix run over several targets (suite), or the targets a case runs on: kept, not run yet.",
+    ),
+    Key::new(
+        "workers",
+        Kind::Int(IntRange { min: 1, max: 50 }),
+        "Cases of this suite run at once (`--workers` wins).",
+    ),
+    Key::new(
+        "threshold",
+        Kind::Number(UNIT),
+        "Suite: gates the exit code when `--threshold` is not given. Case: the score it needs to pass.",
+    ),
+    Key::new(
+        "trials",
+        Kind::Object(&TRIALS),
+        "Repeated runs of each case: kept, not run yet.",
+    ),
+    Key::new("cache", Kind::Bool, "Cache answers (as `--cache`)."),
+    Key::new("cache_path", Kind::Text, "Where AgentV 4.x keeps its cache: ignored."),
+    Key::new(
+        "budget_usd",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "AgentV 4.x suite cost budget: not supported by agentv, ignored.",
+    )
+    .aliases(&["budgetUsd"]),
+    Key::new(
+        "fail_on_error",
+        Kind::Bool,
+        "AgentV 4.x: stop after the first execution error: not supported by agentv, ignored.",
+    )
+    .aliases(&["failOnError"]),
+    Key::new(
+        "skip_defaults",
+        Kind::Bool,
+        "On a case: leave out the suite's `assertions`, `input` and `input_files`.",
+    ),
 ];
 
 /// `execution` of a suite or a case.
 pub const EXECUTION: KeyTable = KeyTable::new("`execution`", "How cases are run and graded.", &[EXECUTION_KEYS]);
 
+const INPUT_KINDS: &[Kind] = &[
+    Kind::Str,
+    Kind::Object(&MESSAGE),
+    Kind::List(&Kind::Object(&MESSAGE)),
+    Kind::Map(&Kind::Any),
+];
+
 const CASE_KEYS: &[Key] = &[
     Key::new("id", Kind::Text, "Unique within the suite.").required(),
+    Key::new(
+        "criteria",
+        Kind::Text,
+        "What a good answer does; LLM graders grade against it (4.x spelling of `expected_outcome`).",
+    ),
     Key::new(
         "expected_outcome",
         Kind::Text,
@@ -74,8 +228,13 @@ const CASE_KEYS: &[Key] = &[
     ),
     Key::new(
         "input",
-        Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Object(&MESSAGE))]),
-        "Short form of `input_messages`: the question as text, or the messages.",
+        Kind::OneOf(INPUT_KINDS),
+        "The input: the question as text, one message, a list of messages, or structured content.",
+    ),
+    Key::new(
+        "input_files",
+        Kind::List(&Kind::Text),
+        "Files attached before a text `input` (4.x short form).",
     ),
     Key::new(
         "expected_messages",
@@ -85,7 +244,7 @@ const CASE_KEYS: &[Key] = &[
     Key::new(
         "expected_output",
         Kind::Any,
-        "Short form of `expected_messages`: the reference answer, as text or JSON.",
+        "The reference answer: text, JSON, one message or a list of messages.",
     ),
     Key::new(
         "conversation_id",
@@ -93,17 +252,97 @@ const CASE_KEYS: &[Key] = &[
         "Groups cases of one conversation in results.",
     ),
     Key::new(
+        "assertions",
+        GRADERS,
+        "The case's graders (4.x: before the suite's `assertions`).",
+    )
+    .aliases(&["assert"]),
+    Key::new(
         "evaluators",
         GRADERS,
-        "The case's own graders (instead of the suite's).",
+        "The case's own graders (2.x: instead of the suite's).",
     ),
-    Key::new("execution", Kind::Object(&EXECUTION), "`evaluators` of this case."),
+    Key::new(
+        "execution",
+        Kind::Object(&EXECUTION),
+        "`evaluators`, `threshold`, `skip_defaults` of this case.",
+    ),
     Key::new("evaluator", Kind::Text, "Legacy; only `llm_judge` is supported."),
     Key::new("note", Kind::Any, "A note for people; not read."),
+    Key::new(
+        "rubrics",
+        Kind::List(&Kind::Any),
+        "Deprecated inline rubrics: a rubrics grader put first in the case's list.",
+    ),
+    Key::new(
+        "vars",
+        Kind::Map(&Kind::Any),
+        "Values for `{{ name }}` in `criteria`, `input`, `input_files` and `expected_output`.",
+    ),
+    Key::new(
+        "metadata",
+        Kind::Map(&Kind::Any),
+        "Free-form; merged with the suite's, passed to graders and results.",
+    ),
+    Key::new(
+        "workspace",
+        Kind::Any,
+        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+    ),
+    Key::new(
+        "depends_on",
+        Kind::List(&Kind::Text),
+        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+    ),
+    Key::new(
+        "on_dependency_failure",
+        Kind::Enum(&["skip", "fail", "run"]),
+        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+    ),
+    Key::new(
+        "mode",
+        Kind::Enum(&["conversation"]),
+        "`conversation`: the target answers each of `turns` in turn.",
+    ),
+    Key::new(
+        "turns",
+        Kind::List(&Kind::Object(&TURN)),
+        "The user turns of a conversation case.",
+    ),
+    Key::new(
+        "aggregation",
+        Kind::Enum(&["mean", "min", "max"]),
+        "How turn scores combine (default mean).",
+    ),
+    Key::new(
+        "on_turn_failure",
+        Kind::Enum(&["continue", "stop"]),
+        "`stop`: once a turn fails, later turns score 0.",
+    ),
+    Key::new(
+        "window_size",
+        Kind::Int(IntRange::at_least(1)),
+        "Send only the last N exchanges of the conversation (and its system messages).",
+    ),
+    Key::new("suite", Kind::Text, "Accepted and ignored (as AgentV 4.x does)."),
 ];
 
 /// One case of a suite, or one line of a JSONL dataset.
 pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS]);
+
+const TURN_KEYS: &[Key] = &[
+    Key::new("input", Kind::OneOf(INPUT_KINDS), "What the user says in this turn.").required(),
+    Key::new("expected_output", Kind::Any, "The reference answer of this turn."),
+    Key::new(
+        "assertions",
+        GRADERS,
+        "Graders of this turn's answer (bare strings: one rubric each).",
+    )
+    .aliases(&["assert"]),
+];
+
+/// One turn of a conversation case.
+pub const TURN: KeyTable = KeyTable::new("a turn", "One turn of a conversation.", &[TURN_KEYS]);
 
 const MESSAGE_KEYS: &[Key] = &[
     Key::new("role", Kind::Enum(Role::NAMES), "Who speaks.").required(),

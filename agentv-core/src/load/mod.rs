@@ -6,10 +6,16 @@
 //! tree, diagnostics, the key-table reader, paths, the environment) live in `config`, `paths`
 //! and `env`, and are re-exported here for callers that knew them from this module.
 
+mod case;
+mod cases_source;
 mod discover;
 mod eval_file;
+pub mod generation;
 mod guidelines;
 pub mod keys;
+mod metadata;
+#[cfg(test)]
+mod shapes_tests;
 mod targets;
 
 pub use crate::config::keys::to_snake_case;
@@ -21,6 +27,6 @@ pub use crate::redact::Secrets;
 pub use discover::{
     DiscoverError, EVAL_EXTENSIONS, FileKind, Purpose, classify, discover, expand_paths, is_sidecar, walk,
 };
-pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, load_eval_file, load_eval_file_filtered};
+pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, SuiteInfo, load_eval_file, load_eval_file_filtered};
 pub use guidelines::{CONFIG_FILE, DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher};
 pub use targets::{TARGET_FILE_NAMES, TARGETS_FILE, find_targets_file, is_targets_file_name, load_targets_file};

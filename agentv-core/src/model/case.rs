@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,8 +159,70 @@ pub struct SourceRef {
     pub line: u64,
 }
 
-/// One eval case, ready to run: files read, guidelines split out.
+impl Default for SourceRef {
+    fn default() -> Self {
+        Self {
+            file: Arc::from(Path::new("")),
+            line: 0,
+        }
+    }
+}
+
+/// Which AgentV file format a case was written in (`docs/architecture.md#generations`).
+/// Semantics follow it: verdicts, how the case score is made, which grader list applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Generation {
+    /// AgentV 2.x (the spec): `evalcases`, `expected_outcome`, `input_messages`, snake_case
+    /// graders; verdicts pass / borderline / fail.
+    #[default]
+    V2,
+    /// AgentV 4.x: `tests`, `criteria`, `input`, `assertions`, kebab-case graders; verdicts
+    /// pass / fail against the case's threshold.
+    V4,
+}
+
+impl Generation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2 => "2.x",
+            Self::V4 => "4.x",
+        }
+    }
+}
+
+/// How the turns of a conversation case are combined into its score (4.x `aggregation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TurnAggregation {
+    #[default]
+    Mean,
+    Min,
+    Max,
+}
+
+/// One turn of a conversation case: what the user says, and how the answer is graded.
 #[derive(Debug, Clone)]
+pub struct Turn {
+    pub input: Vec<Message>,
+    /// The reference answer of the turn (`expected_output`).
+    pub expected: Vec<Message>,
+    /// Line of the turn in its file.
+    pub line: u64,
+}
+
+/// A 4.x conversation case (`mode: conversation`): the target is called once per turn with the
+/// growing history. The turns' graders travel with the case's (`load::LoadedCase`).
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    pub turns: Vec<Turn>,
+    pub aggregation: TurnAggregation,
+    /// `on_turn_failure: stop`: once a turn scores below the threshold, later turns score 0.
+    pub stop_on_failure: bool,
+    /// Send only the system messages and the last `2n` other messages (`window_size: n`).
+    pub window_size: Option<usize>,
+}
+
+/// One eval case, ready to run: files read, guidelines split out.
+#[derive(Debug, Clone, Default)]
 pub struct EvalCase {
     pub id: String,
     pub dataset: Arc<str>,
@@ -182,14 +244,35 @@ pub struct EvalCase {
     /// Target named by the eval file, if any.
     pub suite_target: Option<Arc<str>>,
     pub source: SourceRef,
+    /// The file format the case was written in.
+    pub generation: Generation,
+    /// Free-form metadata (4.x), merged with the suite's; passed to graders and results.
+    pub metadata: Option<Map<String, Value>>,
+    /// The case's own pass threshold (4.x `execution.threshold`).
+    pub threshold: Option<f64>,
+    /// The suite's `execution.threshold` (4.x): it only gates the exit code, when
+    /// `--threshold` is not given.
+    pub suite_threshold: Option<f64>,
+    /// Set for a 4.x conversation case (`mode: conversation`).
+    pub conversation: Option<Arc<Conversation>>,
 }
 
 impl EvalCase {
+    /// The threshold the case's verdict (and a 4.x required grader without `min_score`) is
+    /// judged against: its own (4.x), else `--threshold`, else 0.8
+    /// (`docs/architecture.md#generations`).
+    pub fn pass_threshold(&self, cli: Option<f64>) -> f64 {
+        self.threshold.or(cli).unwrap_or(DEFAULT_THRESHOLD)
+    }
+
     /// Directory of the eval file the case comes from.
     pub fn eval_dir(&self) -> &Path {
         self.source.file.parent().unwrap_or_else(|| Path::new("."))
     }
 }
+
+/// The score at or above which a case passes when nothing says otherwise.
+pub const DEFAULT_THRESHOLD: f64 = 0.8;
 
 pub(crate) fn pretty_json(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())

@@ -5,8 +5,11 @@
 mod case;
 
 pub use agentv_eval_sdk::{
-    Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, OutputMessage, TokenUsage,
-    ToolCall, TraceEvent, TraceEventKind, TraceSummary, Verdict,
+    Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, GraderScore, OutputMessage,
+    TokenUsage, ToolCall, TraceEvent, TraceEventKind, TraceSummary, V4Fields, Verdict,
 };
 pub(crate) use case::pretty_json;
-pub use case::{Content, EvalCase, FileRef, Message, Role, Segment, SourceRef};
+pub use case::{
+    Content, Conversation, DEFAULT_THRESHOLD, EvalCase, FileRef, Generation, Message, Role, Segment, SourceRef, Turn,
+    TurnAggregation,
+};

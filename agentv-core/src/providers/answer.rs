@@ -1,7 +1,8 @@
 //! Reads an answer written by a command or configured for a mock.
 //!
 //! The text is either a JSON object `{text?, output_messages?, token_usage?, cost_usd?,
-//! duration_ms?, trace?, trace_ref?}` or anything else, which becomes one assistant message.
+//! duration_ms?, trace?, trace_ref?}` (AgentV 4.x writes `output` for `output_messages`) or
+//! anything else, which becomes one assistant message.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,7 +15,7 @@ use crate::model::{OutputMessage, TokenUsage, TraceEvent};
 struct Structured {
     #[serde(default)]
     text: Option<Value>,
-    #[serde(default, alias = "outputMessages")]
+    #[serde(default, alias = "outputMessages", alias = "output")]
     output_messages: Option<Vec<OutputMessage>>,
     #[serde(default, alias = "tokenUsage")]
     token_usage: Option<Value>,
@@ -32,6 +33,7 @@ const STRUCTURED_KEYS: &[&str] = &[
     "text",
     "output_messages",
     "outputMessages",
+    "output",
     "token_usage",
     "tokenUsage",
     "cost_usd",
@@ -168,6 +170,19 @@ mod tests {
         assert_eq!(r.cost_usd, Some(0.01));
         assert_eq!(r.duration_ms, Some(1200.0));
         assert!(r.warnings.is_empty());
+    }
+
+    /// AgentV 4.x's CLI output file (`agentv-4.md` §5.5) names the messages `output`.
+    #[test]
+    fn agentv_4_output_key_holds_the_messages() {
+        let r = parse_answer(
+            r#"{"output": [{"role": "assistant", "tool_calls": [{"tool": "Read", "input": {"path": "a"}}]},
+                           {"role": "assistant", "content": "done"}], "duration_ms": 5}"#,
+        );
+        assert_eq!(r.output_messages.len(), 2);
+        assert_eq!(r.output_messages[0].tool_calls[0].tool, "Read");
+        assert_eq!(r.output_messages[1].text().as_deref(), Some("done"));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
 
     #[test]

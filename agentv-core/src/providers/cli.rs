@@ -36,8 +36,10 @@ const OWN: &[Key] = &[
     Key::new(
         "command_template",
         Kind::Text,
-        "The command, run by `sh -c`, with {PROMPT}, {GUIDELINES}, {EVAL_ID}, {ATTEMPT}, {FILES}, {OUTPUT_FILE}.",
+        "The command, run by `sh -c`, with {PROMPT}, {GUIDELINES}, {EVAL_ID}, {ATTEMPT}, {FILES}, {OUTPUT_FILE} \
+         (4.x spells it `command`).",
     )
+    .aliases(&["command"])
     .required(),
     Key::new(
         "files_format",
@@ -66,9 +68,13 @@ const OWN: &[Key] = &[
 const KEYS: KeyTable = KeyTable::new("cli", "Settings of a `cli` target.", &[OWN]);
 
 const HEALTHCHECK_OWN: &[Key] = &[
-    Key::new("type", Kind::Text, "`http` (GET `url` must answer 2xx) or `command` (must exit 0).").required(),
+    Key::new(
+        "type",
+        Kind::Text,
+        "`http` (GET `url` must answer 2xx) or `command` (must exit 0); without it, the key given decides (4.x).",
+    ),
     Key::new("url", Kind::Text, "For `type: http`."),
-    Key::new("command_template", Kind::Text, "For `type: command`; run by `sh -c`."),
+    Key::new("command_template", Kind::Text, "For `type: command`; run by `sh -c` (4.x: `command`).").aliases(&["command"]),
     Key::new(
         "cwd",
         Kind::Text,
@@ -506,7 +512,16 @@ const HEALTHCHECK_TIMEOUT: Duration = Duration::from_secs(30);
 /// Reads the `healthcheck` object; `s` is positioned inside it.
 fn healthcheck(s: &mut TargetSettings<'_>) -> Option<Healthcheck> {
     let pos = s.pos();
-    let kind = s.string("type", true);
+    // AgentV 4.x writes no `type`: the key given says which probe it is.
+    let kind = s.string("type", false).or_else(|| {
+        if s.has("url") {
+            Some("http".to_owned())
+        } else if s.has("command_template") {
+            Some("command".to_owned())
+        } else {
+            None
+        }
+    });
     let timeout = s.duration("timeout_seconds").unwrap_or(HEALTHCHECK_TIMEOUT);
     match kind.as_deref() {
         Some("http") => {
@@ -534,11 +549,19 @@ fn healthcheck(s: &mut TargetSettings<'_>) -> Option<Healthcheck> {
             }
         }
         None if s.is_missing("type") => None,
+        None => {
+            s.error(
+                pos,
+                "healthcheck needs `url` or `command`".to_owned(),
+                Some("write `healthcheck: {url: http://...}` or `healthcheck: {command: ...}`".to_owned()),
+            );
+            None
+        }
         other => {
             s.error(
                 pos,
                 format!("unsupported healthcheck type `{}`", other.unwrap_or("(none)")),
-                Some("use `type: http` with `url`, or `type: command` with `command_template`".to_owned()),
+                Some("use `url: ...` (http) or `command: ...`; `type` may be left out".to_owned()),
             );
             None
         }

@@ -312,7 +312,11 @@ impl TargetRegistry {
                 if let Some(text) = &def.source {
                     diags.set_source(text.clone());
                 }
-                let pos = def.settings.get("judge_target").map_or(def.pos, |n| n.pos);
+                let pos = def
+                    .settings
+                    .get("judge_target")
+                    .or_else(|| def.settings.get("grader_target"))
+                    .map_or(def.pos, |n| n.pos);
                 diags.error(
                     pos,
                     format!("`judge_target` of target `{}` names unknown target `{judge}`", def.name),
@@ -399,6 +403,34 @@ mod tests {
             Arc::new(TargetRegistry::new(Some(file), Arc::new(env), Secrets::default())),
             dir,
         )
+    }
+
+    /// AgentV 4.x spellings (`agentv-4.md` §5.2, §5.5): `command` for `command_template`,
+    /// `grader_target` for `judge_target`, a healthcheck whose key says its kind.
+    #[tokio::test]
+    async fn agentv_4_target_keys_are_read() {
+        let yaml = "targets:\n  - name: agent\n    provider: cli\n    command: 'echo hi > {OUTPUT_FILE}'\n    grader_target: judge\n    healthcheck: {command: 'exit 3'}\n  - {name: judge, provider: mock}\n";
+        let (reg, dir) = registry(yaml, &[]);
+        let target = reg.resolve_target("agent").expect("resolves");
+        assert_eq!(target.judge_name, "judge");
+        let probe = target.provider.healthcheck(dir.path()).await;
+        assert!(probe.is_err(), "the command healthcheck ran: {probe:?}");
+
+        let yaml =
+            "targets:\n  - {name: a, provider: cli, command: 'x {OUTPUT_FILE}', healthcheck: {timeout_seconds: 3}}\n";
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("targets.yaml");
+        std::fs::write(&path, yaml).expect("write");
+        let reg = Arc::new(TargetRegistry::new(
+            Some(load_targets_file(&path)),
+            Arc::new(Env::default()),
+            Secrets::default(),
+        ));
+        let errs = reg.resolve_target("a").expect_err("a healthcheck needs url or command");
+        assert!(
+            errs[0].to_string().contains("healthcheck needs `url` or `command`"),
+            "{errs:?}"
+        );
     }
 
     #[test]

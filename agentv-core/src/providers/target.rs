@@ -21,8 +21,9 @@ const COMMON_KEYS: &[Key] = &[
     Key::new(
         "judge_target",
         Kind::Text,
-        "The target that answers this target's LLM judges (default: the target itself).",
-    ),
+        "The target that answers this target's LLM judges (default: the target itself); 4.x spells it `grader_target`.",
+    )
+    .aliases(&["grader_target"]),
     Key::new(
         "workers",
         Kind::Int(IntRange::at_least(1)),

@@ -76,6 +76,7 @@ pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, String> {
         output_messages: None,
         trace: None,
         truncated: None,
+        v4: Default::default(),
     })
 }
 
@@ -196,6 +197,7 @@ pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationR
         output_messages: None,
         trace: None,
         truncated: None,
+        v4: Default::default(),
     })
 }
 
@@ -232,6 +234,7 @@ fn ts4_grader(obj: &Map<String, Value>) -> EvaluatorResult {
         weight: number(obj, "weight").unwrap_or(1.0),
         verdict: match raw_verdict.as_deref() {
             Some("pass") => Verdict::Pass,
+            Some("skip") => Verdict::Skip,
             Some(_) => Verdict::Fail,
             None => Verdict::from_score(score),
         },

@@ -160,6 +160,7 @@ mod tests {
             output_messages: None,
             trace: None,
             truncated: None,
+            v4: Default::default(),
         }
     }
 

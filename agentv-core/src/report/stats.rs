@@ -312,7 +312,8 @@ fn verdict_index(v: Verdict) -> usize {
     match v {
         Verdict::Pass => 0,
         Verdict::Borderline => 1,
-        Verdict::Fail => 2,
+        // A skipped grader's case does not pass.
+        Verdict::Fail | Verdict::Skip => 2,
     }
 }
 

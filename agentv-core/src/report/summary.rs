@@ -96,7 +96,7 @@ pub fn bin_for(score: f64, verdict: Verdict) -> usize {
     match verdict {
         Verdict::Pass => 4,
         Verdict::Borderline => 3,
-        Verdict::Fail => bin_of(score).min(2),
+        Verdict::Fail | Verdict::Skip => bin_of(score).min(2),
     }
 }
 
@@ -175,7 +175,8 @@ impl Summary {
                 self.verdicts[match record.verdict {
                     Verdict::Pass => 0,
                     Verdict::Borderline => 1,
-                    Verdict::Fail => 2,
+                    // A case's verdict is never `skip` (a skipped grader makes the case a grader error).
+                    Verdict::Fail | Verdict::Skip => 2,
                 }] += 1;
                 self.ranking.add(record, seq);
             }

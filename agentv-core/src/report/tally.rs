@@ -40,7 +40,7 @@ impl Tally {
                 match r.verdict {
                     Verdict::Pass => self.pass += 1,
                     Verdict::Borderline => self.borderline += 1,
-                    Verdict::Fail => self.fail += 1,
+                    Verdict::Fail | Verdict::Skip => self.fail += 1,
                 }
                 if r.score.is_finite() {
                     self.score_sum += r.score;

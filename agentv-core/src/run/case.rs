@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Job, RunOptions};
 use crate::evaluators::{self, GradeContext};
-use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
+use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
 use crate::prompt::{self, PromptInputs};
 use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 
@@ -72,6 +72,9 @@ pub async fn run_case(
     options: &RunOptions,
 ) -> EvaluationRecord {
     let case = &job.case;
+    if let Some(conversation) = &case.conversation {
+        return super::conversation::run(job, conversation, options).await;
+    }
     let inputs = prompt::build(case, job.target.provider.prompt_mode());
     let (result, attempt) = match prefetched {
         Some(result) => (result, 1),
@@ -95,13 +98,17 @@ pub async fn run_case(
         Ok(response) => response,
         Err(e) => {
             let message = options.context.secrets.redact(&e.to_string()).into_owned();
-            return execution_error(record, message);
+            return execution_error(record, case, message);
         }
     };
     let mut warnings = response.warnings.clone();
     let trace = crate::trace::resolve(&response, &mut warnings).await;
-    let summary = TraceSummary::from_events(&trace);
+    let mut summary = TraceSummary::from_events(&trace);
     let metrics = crate::trace::metrics(&response, &summary, &options.exploration_tools);
+    // AgentV 2.x judges read the figures in the summary (`docs/judges.md`).
+    summary.token_usage = metrics.token_usage;
+    summary.cost_usd = metrics.cost_usd;
+    summary.duration_ms = metrics.duration_ms;
     let candidate = agentv_eval_sdk::last_assistant_text(&response.output_messages).unwrap_or_default();
     for w in &warnings {
         tracing::warn!(eval_id = %case.id, "{w}");
@@ -121,22 +128,31 @@ pub async fn run_case(
     for grader in job.graders.iter() {
         results.push(evaluators::evaluate(grader, &ctx).await);
     }
-    record.score = evaluators::aggregate(&results);
-    record.verdict = Verdict::from_score(record.score);
+    let scored = evaluators::score_case(
+        &job.graders,
+        &mut results,
+        case.generation,
+        case.pass_threshold(options.threshold),
+    );
+    record.score = scored.score;
+    record.verdict = scored.verdict;
     record.hits = results.iter().flat_map(|r| r.hits.iter().cloned()).collect();
     record.misses = misses_counted_first(&results);
     record.reasoning = combined_reasoning(&results);
     record.candidate_answer = candidate;
-    record.execution_status = if results.iter().any(|r| r.error.is_some()) {
-        ExecutionStatus::GraderError
-    } else {
-        ExecutionStatus::Ok
-    };
+    record.execution_status = scored.status;
+    record.error = scored.error;
     record.evaluator_results = results;
     record.trace_summary = Some(summary);
     record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
     record_trace(&mut record, trace, response.output_messages, &options.context.secrets);
+    finish(record, case)
+}
+
+/// Stamps the record and fills the keys a 4.x reader looks for.
+fn finish(mut record: EvaluationRecord, case: &EvalCase) -> EvaluationRecord {
     record.timestamp = now();
+    record.fill_v4_fields(case.metadata.clone());
     record
 }
 
@@ -167,14 +183,14 @@ fn record_trace(
 
 /// The record of a case whose target was never called because it failed its healthcheck.
 pub fn unhealthy_target_record(job: &Job, message: &str) -> EvaluationRecord {
-    execution_error(empty_record(job, 1), message.to_owned())
+    execution_error(empty_record(job, 1), &job.case, message.to_owned())
 }
 
 /// The record of a case that was not run because the run's cost reached `--budget-usd`: an
 /// execution error (the target did not answer) with `failure_reason_code: budget_exceeded` and
 /// attempt 0 (`docs/running.md#spend-guard`).
 pub fn not_run_record(job: &Job, message: &str) -> EvaluationRecord {
-    let mut record = execution_error(empty_record(job, 0), message.to_owned());
+    let mut record = execution_error(empty_record(job, 0), &job.case, message.to_owned());
     record.failure_reason_code = Some(agentv_eval_sdk::NOT_RUN_BUDGET.to_owned());
     record
 }
@@ -207,18 +223,18 @@ fn empty_record(job: &Job, attempt: u32) -> EvaluationRecord {
         output_messages: None,
         trace: None,
         truncated: None,
+        v4: Default::default(),
     }
 }
 
 /// Finishes `record` as a case the target could not answer: score 0, `error` set, and the
 /// spec's `candidate_answer` and miss wording.
-fn execution_error(mut record: EvaluationRecord, message: String) -> EvaluationRecord {
+fn execution_error(mut record: EvaluationRecord, case: &EvalCase, message: String) -> EvaluationRecord {
     record.execution_status = ExecutionStatus::ExecutionError;
     record.candidate_answer = format!("Error occurred: {message}");
     record.misses = vec![format!("Error: {message}")];
     record.error = Some(message);
-    record.timestamp = now();
-    record
+    finish(record, case)
 }
 
 /// The misses of every grader, those that count toward the score (weight above 0) first: a

@@ -117,6 +117,7 @@ pub fn expand(
                     jobs.push(Job {
                         case,
                         graders: loaded.graders.clone(),
+                        turn_graders: loaded.turn_graders.clone(),
                         target: target.clone(),
                         trial: expansion.trial_field(trial),
                     });

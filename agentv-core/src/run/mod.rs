@@ -3,6 +3,7 @@
 
 mod budget;
 mod case;
+mod conversation;
 mod jobs;
 mod outcome;
 
@@ -31,6 +32,8 @@ pub use outcome::{Outcome, RunFacts, decide};
 pub struct Job {
     pub case: EvalCase,
     pub graders: Arc<[ConfiguredGrader]>,
+    /// The graders of each turn of a conversation case (empty otherwise).
+    pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
     pub target: Arc<ResolvedTarget>,
     /// Which repeat of the case this is, when the run repeats cases (`--repeat`).
     pub trial: Option<u32>,
@@ -43,6 +46,8 @@ pub struct RunOptions {
     pub workers: usize,
     /// Extra attempts after a timeout.
     pub max_retries: u32,
+    /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
+    pub threshold: Option<f64>,
     /// After an interrupt, how long in-flight cases may still finish.
     pub grace: Duration,
     pub exploration_tools: Vec<String>,

@@ -72,7 +72,7 @@ impl Failures {
         let kind = match (record.execution_status, record.verdict) {
             (ExecutionStatus::ExecutionError, _) => Kind::ExecutionError,
             (ExecutionStatus::GraderError, _) => Kind::GraderError,
-            (ExecutionStatus::Ok, Verdict::Fail) => Kind::Fail,
+            (ExecutionStatus::Ok, Verdict::Fail | Verdict::Skip) => Kind::Fail,
             (ExecutionStatus::Ok, Verdict::Pass | Verdict::Borderline) => return,
         };
         self.total += 1;
