@@ -54,8 +54,12 @@ fn comparable(records: Vec<Value>) -> Vec<String> {
         .map(|mut r| {
             let o = r.as_object_mut().expect("object");
             o.remove("timestamp");
-            if let Some(m) = o.get_mut("execution_metrics").and_then(Value::as_object_mut) {
-                m.remove("duration_ms");
+            // The 4.x keys repeat the duration at the top level and in the trace summary.
+            o.remove("duration_ms");
+            for key in ["execution_metrics", "trace_summary"] {
+                if let Some(m) = o.get_mut(key).and_then(Value::as_object_mut) {
+                    m.remove("duration_ms");
+                }
             }
             r.to_string()
         })
