@@ -200,10 +200,10 @@ impl Inputs {
     }
 }
 
-/// The case's metadata, for `{{ metadata }}`. agentv's cases carry none yet, so it renders
-/// empty, as 4.x renders a case without metadata.
-fn case_metadata(_ctx: &GradeContext<'_>) -> Option<Value> {
-    None
+/// The case's metadata (a 4.x file's suite and case `metadata`, merged), for `{{ metadata }}`;
+/// a case without any renders empty, as in 4.x.
+fn case_metadata(ctx: &GradeContext<'_>) -> Option<Value> {
+    ctx.case.metadata.clone().map(Value::Object)
 }
 
 /// Tools whose one telling argument is shown (`format-tool-calls.ts`); other tools show their

@@ -180,6 +180,12 @@ impl Answered {
         self
     }
 
+    /// The same case with `metadata` (a 4.x file's merged suite and case metadata).
+    pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.case.metadata = metadata.as_object().cloned();
+        self
+    }
+
     pub fn context(&self) -> GradeContext<'_> {
         GradeContext {
             case: &self.case,

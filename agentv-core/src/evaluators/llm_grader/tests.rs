@@ -215,6 +215,22 @@ async fn the_graders_own_target_must_exist_and_gets_the_temperature() {
     );
 }
 
+#[tokio::test]
+async fn a_custom_prompt_sees_the_cases_metadata() {
+    let judge = FakeProvider::llm(&[r#"{"score": 0.75}"#]);
+    let a = answered(judge.clone()).with_metadata(serde_json::json!({"capital": "PARIS", "rival": "ROME"}));
+    let g = a
+        .grade(&one("- {type: llm-grader, prompt: \"criteria {{metadata_json}} / {{ metadata }}\"}\n"))
+        .await;
+    assert_eq!(g.score, 0.75);
+    let asked = judge.questions();
+    assert!(
+        asked[0].starts_with("criteria {\"capital\":\"PARIS\",\"rival\":\"ROME\"} / {\n  \"capital\": \"PARIS\""),
+        "{}",
+        asked[0]
+    );
+}
+
 #[test]
 fn keys_are_checked_at_load_and_each_failure_drops_what_4x_drops() {
     // grader-level problems: warnings, the grader is dropped, the case keeps the others
