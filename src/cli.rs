@@ -85,6 +85,9 @@ pub enum Command {
     /// Create a suite that runs offline at once: targets, an eval file, a code judge, a README.
     #[command(after_help = INIT_EXAMPLES)]
     Init(InitArgs),
+    /// Rewrite an eval file (or a JSONL dataset's sidecar) as AgentV 4.x or 2.x.
+    #[command(after_help = CONVERT_EXAMPLES)]
+    Convert(ConvertArgs),
 }
 
 const INIT_EXAMPLES: &str = "\
@@ -135,6 +138,17 @@ same target, same settings and variables), without calling anything.
 
 Exit codes: 0 every file is valid; 1 a file has errors; 2 a path does not exist
 or is not an eval or targets file.";
+
+const CONVERT_EXAMPLES: &str = "\
+Examples:
+  agentv convert evals/old.yaml > evals/new.yaml
+  agentv convert evals/old.yaml --in-place
+  agentv convert evals/new.yaml --to v2 --out evals/old.yaml
+  agentv convert evals/dataset.jsonl --in-place    # converts dataset.yaml, the sidecar
+
+The file is edited where it differs, so comments and key order stay (docs/convert.md).
+Exit codes: 0 converted, 1 a construct has no equivalent (nothing written), 2 usage.
+";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
@@ -512,6 +526,34 @@ pub struct InitArgs {
 pub enum EvalFormat {
     V2,
     V4,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The eval file (.yaml/.yml), or a .jsonl dataset whose sidecar is converted.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The generation to write (default: the other one than the file's).
+    #[arg(long, value_enum, value_name = "GENERATION")]
+    pub to: Option<ConvertTo>,
+
+    /// Write the converted file here instead of stdout.
+    #[arg(long, value_name = "PATH", conflicts_with = "in_place")]
+    pub out: Option<PathBuf>,
+
+    /// Replace the file with its conversion.
+    #[arg(long)]
+    pub in_place: bool,
+}
+
+/// The generations `agentv convert` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConvertTo {
+    /// AgentV 4.x: `tests`, `criteria`, `assertions`, kebab-case grader types.
+    V4,
+    /// AgentV 2.x (the spec): `evalcases`, `expected_outcome`, `evaluators`, snake_case types.
+    V2,
 }
 
 #[derive(Debug, Args)]

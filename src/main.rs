@@ -34,6 +34,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Merge(merge) => commands::merge::run(merge, printer),
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
         cli::Command::Init(init) => commands::init::run(init, printer),
+        cli::Command::Convert(convert) => commands::convert::run(convert, printer),
     };
     status.into()
 }

@@ -24,6 +24,7 @@
 
 pub mod config;
 pub mod context;
+pub mod convert;
 pub mod env;
 pub mod evaluators;
 pub(crate) mod facade;

@@ -1,4 +1,5 @@
 pub mod compare;
+pub mod convert;
 pub mod eval;
 pub mod init;
 pub mod merge;

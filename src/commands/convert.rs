@@ -1,0 +1,106 @@
+//! `agentv convert`: rewrites an eval file as the other AgentV generation; the conversion is
+//! the core's ([`agentv_core::convert`]), this reads and writes the files.
+
+use std::path::{Path, PathBuf};
+
+use agentv_core::convert::{self, Generation, Part};
+
+use crate::cli::{ConvertArgs, ConvertTo};
+use crate::exit::ExitStatus;
+use crate::printer::Printer;
+
+pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
+    let (path, part) = match source(&args.file) {
+        Ok(found) => found,
+        Err(message) => {
+            printer.error(&message);
+            return ExitStatus::Config;
+        }
+    };
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            printer.error(&format!("cannot read {}: {e}", path.display()));
+            return ExitStatus::Config;
+        }
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        printer.error(&format!("{}: not UTF-8 text", path.display()));
+        return ExitStatus::Failure;
+    };
+    // A byte-order mark is not part of the YAML; it is kept on the written file.
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text.as_str()),
+    };
+    let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let to = match args.to {
+        Some(ConvertTo::V4) => Generation::V4,
+        Some(ConvertTo::V2) => Generation::V2,
+        None => match convert::convert(body, &path, &dir, part, Generation::V4) {
+            Ok(c) if c.from == Generation::V4 => Generation::V2,
+            _ => Generation::V4,
+        },
+    };
+    let converted = match convert::convert(body, &path, &dir, part, to) {
+        Ok(converted) => converted,
+        Err(problems) => {
+            printer.diagnostics(&problems);
+            printer.error(&format!(
+                "{}: not converted ({} problem{}); nothing was written",
+                path.display(),
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" }
+            ));
+            return ExitStatus::Failure;
+        }
+    };
+    printer.diagnostics(&converted.warnings);
+    if converted.from == to {
+        printer.note(&format!("{} is already {}; unchanged", path.display(), name(to)));
+    }
+    let text = format!("{bom}{}", converted.text);
+    let target = if args.in_place { Some(path.clone()) } else { args.out };
+    match target {
+        Some(out) => match std::fs::write(&out, text) {
+            Ok(()) => {
+                printer.note(&format!("wrote {} ({})", out.display(), name(to)));
+                ExitStatus::Success
+            }
+            Err(e) => {
+                printer.error(&format!("cannot write {}: {e}", out.display()));
+                ExitStatus::Config
+            }
+        },
+        None => {
+            printer.result(&text);
+            ExitStatus::Success
+        }
+    }
+}
+
+fn name(g: Generation) -> &'static str {
+    match g {
+        Generation::V2 => "AgentV 2.x",
+        Generation::V4 => "AgentV 4.x",
+    }
+}
+
+/// The YAML file to convert: the file itself, or a JSONL dataset's sidecar.
+fn source(file: &Path) -> Result<(PathBuf, Part), String> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    match ext {
+        "yaml" | "yml" => Ok((file.to_path_buf(), Part::Suite)),
+        "jsonl" => convert::sidecar_of(file).map(|s| (s, Part::Sidecar)).ok_or_else(|| {
+            format!(
+                "{}: a JSONL dataset's suite keys are in its sidecar ({}), which does not exist; the lines need no conversion",
+                file.display(),
+                file.with_extension("yaml").display()
+            )
+        }),
+        _ => Err(format!(
+            "{}: convert reads .yaml/.yml eval files and .jsonl datasets",
+            file.display()
+        )),
+    }
+}
