@@ -141,7 +141,9 @@ impl<'t> Editor<'t> {
                 probe += 1;
                 continue;
             }
-            if l.len() - trimmed.len() <= col {
+            let at = l.len() - trimmed.len();
+            // A block sequence may sit at its key's own indentation (`key:\n- item`).
+            if at < col || (at == col && !(trimmed.starts_with("- ") || trimmed == "-")) {
                 break;
             }
             probe += 1;

@@ -72,42 +72,61 @@ pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) 
             warnings: Vec::new(),
         });
     }
+    let (converted, diags) = pass(text, &root, diags, dir, part, |root, cx| match to {
+        Generation::V4 => to_v4::suite(root, cx),
+        Generation::V2 => to_v2::suite(root, cx),
+    })?;
+    let (converted, diags) = if to == Generation::V2 {
+        let root = parse_yaml(&converted).map_err(|_| only_errors(diags.clone()))?;
+        pass(&converted, &root, diags, dir, part, to_v2::move_suite_list_pass)?
+    } else {
+        (converted, diags)
+    };
+    Ok(Converted {
+        text: converted,
+        from,
+        warnings: diags.into_vec(),
+    })
+}
+
+/// One pass over the tree of `text`: `step` collects edits, which are applied and checked to
+/// give valid YAML. Problems accumulate in `diags` across passes.
+fn pass(
+    text: &str,
+    root: &Node,
+    diags: Diagnostics,
+    dir: &Path,
+    part: Part,
+    step: impl FnOnce(&Node, &mut Context<'_>),
+) -> Result<(String, Diagnostics), Vec<Diagnostic>> {
     let mut cx = Context {
         editor: edit::Editor::new(text),
         diags,
         dir: dir.to_path_buf(),
         part,
     };
-    match to {
-        Generation::V4 => to_v4::suite(&root, &mut cx),
-        Generation::V2 => to_v2::suite(&root, &mut cx),
-    }
+    step(root, &mut cx);
     let Context { editor, mut diags, .. } = cx;
     if diags.error_count() > 0 {
         return Err(only_errors(diags));
     }
-    match editor.finish(root.pos) {
-        Ok(converted) => {
-            if let Err(errors) = parse_yaml(&converted) {
-                let first = errors.first().map_or(Pos::default(), |e| e.pos);
-                diags.error(
-                    first,
-                    "the converted text is not valid YAML (an unusual layout here); convert this part by hand",
-                    errors.first().map(|e| e.message.clone()),
-                );
-                return Err(only_errors(diags));
-            }
-            Ok(Converted {
-                text: converted,
-                from,
-                warnings: diags.into_vec(),
-            })
-        }
+    let converted = match editor.finish(root.pos) {
+        Ok(converted) => converted,
         Err(e) => {
             diags.error(e.pos, e.message, None);
-            Err(only_errors(diags))
+            return Err(only_errors(diags));
         }
+    };
+    if let Err(errors) = parse_yaml(&converted) {
+        let first = errors.first().map_or(Pos::default(), |e| e.pos);
+        diags.error(
+            first,
+            "the converted text is not valid YAML (an unusual layout here); convert this part by hand",
+            errors.first().map(|e| e.message.clone()),
+        );
+        return Err(only_errors(diags));
     }
+    Ok((converted, diags))
 }
 
 fn only_errors(diags: Diagnostics) -> Vec<Diagnostic> {

@@ -82,10 +82,8 @@ pub(super) fn suite(root: &Node, cx: &mut Context<'_>) {
                     cx.rename(key, "dataset");
                 }
             }
-            "assertions" | "assert" => {
-                grader_list(value, cx);
-                move_suite_list(root, key, cx);
-            }
+            // Moved under `execution` by `move_suite_list`, once the graders are converted.
+            "assertions" | "assert" => grader_list(value, cx),
             "execution" => execution(value, cx),
             k if METADATA_ONLY.contains(&k) => {
                 cx.warn(key.pos, format!("`{k}` dropped: 2.x has no suite metadata"));
@@ -121,7 +119,15 @@ fn execution(exec: &Node, cx: &mut Context<'_>) {
     }
 }
 
-/// The top-level `assertions` entry moves under `execution` as `evaluators`, re-indented.
+/// The second pass of a conversion to 2.x: the top-level `assertions` (already converted)
+/// moves under `execution` as `evaluators`, re-indented. A pass of its own because the move
+/// rewrites the lines the first pass edited.
+pub(super) fn move_suite_list_pass(root: &Node, cx: &mut Context<'_>) {
+    if let Some((key, _)) = ["assertions", "assert"].iter().find_map(|k| entry(root, k)) {
+        move_suite_list(root, key, cx);
+    }
+}
+
 fn move_suite_list(root: &Node, key: &Node, cx: &mut Context<'_>) {
     let Some((start, end)) = cx.editor.entry_lines(key) else {
         cx.error(
