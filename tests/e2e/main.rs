@@ -5,6 +5,7 @@
 mod agent_clis;
 mod broken_runs;
 mod console;
+mod convert;
 mod eval_errors;
 mod examples;
 mod file_generations;
