@@ -85,7 +85,10 @@ fn scores(project: &Project, results: &str) -> Vec<(String, f64)> {
         .results(results)
         .iter()
         .map(|r| {
-            let id = r["eval_id"].as_str().or_else(|| r["test_id"].as_str()).unwrap_or_default();
+            let id = r["eval_id"]
+                .as_str()
+                .or_else(|| r["test_id"].as_str())
+                .unwrap_or_default();
             (id.to_owned(), r["score"].as_f64().unwrap_or(f64::NAN))
         })
         .collect();
@@ -117,12 +120,17 @@ fn a_2x_suite_and_its_4x_conversion_score_the_same() {
     // Converting back gives the 2.x suite, with the case's `execution.evaluators` as `evaluators`.
     let back = project.run(&["convert", "evals/v4.yaml", "--to", "v2"]);
     assert_eq!(back.code, 0, "{}", back.stderr);
-    assert!(back.stdout.contains("evalcases:") && back.stdout.contains("type: llm_judge"), "{}", back.stdout);
+    assert!(
+        back.stdout.contains("evalcases:") && back.stdout.contains("type: llm_judge"),
+        "{}",
+        back.stdout
+    );
 }
 
 #[test]
 fn convert_exit_codes_say_usage_and_impossible_apart() {
-    let v4 = "tests:\n  - id: a\n    criteria: x\n    input: hi\n    assertions:\n      - {type: contains, value: hi}\n";
+    let v4 =
+        "tests:\n  - id: a\n    criteria: x\n    input: hi\n    assertions:\n      - {type: contains, value: hi}\n";
     let project = Project::new().file("s.yaml", v4).file("notes.txt", "x");
     let missing = project.run(&["convert", "nope.yaml"]);
     assert_eq!(missing.code, 2, "{}", missing.stderr);
@@ -134,7 +142,9 @@ fn convert_exit_codes_say_usage_and_impossible_apart() {
     let impossible = project.run(&["convert", "s.yaml", "--to", "v2", "--in-place"]);
     assert_eq!(impossible.code, 1, "{}", impossible.stderr);
     assert!(
-        impossible.stderr.contains("s.yaml:6:16: error: grader type `contains` has no 2.x equivalent"),
+        impossible
+            .stderr
+            .contains("s.yaml:6:16: error: grader type `contains` has no 2.x equivalent"),
         "{}",
         impossible.stderr
     );
@@ -145,12 +155,21 @@ fn convert_exit_codes_say_usage_and_impossible_apart() {
 #[test]
 fn convert_reads_a_jsonl_datasets_sidecar() {
     let project = Project::new()
-        .file("d.jsonl", "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hi\"}\n")
-        .file("d.yaml", "# sidecar\nexecution:\n  evaluators:\n    - {name: q, type: llm_judge}\n");
+        .file(
+            "d.jsonl",
+            "{\"id\": \"a\", \"expected_outcome\": \"x\", \"input\": \"hi\"}\n",
+        )
+        .file(
+            "d.yaml",
+            "# sidecar\nexecution:\n  evaluators:\n    - {name: q, type: llm_judge}\n",
+        );
     let run = project.run(&["convert", "d.jsonl", "--in-place"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let sidecar = std::fs::read_to_string(project.path().join("d.yaml")).expect("sidecar");
-    assert_eq!(sidecar, "# sidecar\nexecution:\n  assertions:\n    - {name: q, type: llm-grader}\n");
+    assert_eq!(
+        sidecar,
+        "# sidecar\nexecution:\n  assertions:\n    - {name: q, type: llm-grader}\n"
+    );
     let orphan = Project::new().file("e.jsonl", "{}\n");
     assert_eq!(orphan.run(&["convert", "e.jsonl"]).code, 2);
 }
@@ -161,8 +180,7 @@ fn example_eval_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walk(&root)
         .into_iter()
         .filter(|p| {
-            p.extension().is_some_and(|e| e == "yaml" || e == "yml")
-                && p.components().any(|c| c.as_os_str() == "evals")
+            p.extension().is_some_and(|e| e == "yaml" || e == "yml") && p.components().any(|c| c.as_os_str() == "evals")
         })
         .collect();
     files.sort();
@@ -205,11 +223,16 @@ fn every_2x_example_converts_to_a_valid_4x_file() {
         assert_eq!(run.code, 0, "{}: {}", file.display(), run.stderr);
         let out = std::fs::read_to_string(tmp.path().join(rel)).expect("converted");
         assert!(out.contains("tests:"), "{}: not 4.x:\n{out}", file.display());
-        let validate = Run::of(&mut agentv(tmp.path(), &["validate", rel]).env("OPENAI_API_KEY", "k").env(
-            "ANTHROPIC_API_KEY",
-            "k",
-        ));
-        assert_eq!(validate.code, 0, "{} converted does not validate:\n{}\n{out}", file.display(), validate.stderr);
+        let mut check = agentv(tmp.path(), &["validate", rel]);
+        check.env("OPENAI_API_KEY", "k").env("ANTHROPIC_API_KEY", "k");
+        let validate = Run::of(&mut check);
+        assert_eq!(
+            validate.code,
+            0,
+            "{} converted does not validate:\n{}\n{out}",
+            file.display(),
+            validate.stderr
+        );
         converted += 1;
     }
     assert!(converted >= 4, "only {converted} 2.x examples");
@@ -251,7 +274,10 @@ fn the_4x_examples_score_as_designed() {
                 .find(|r| r["eval_id"] == id.as_str() || r["test_id"] == id.as_str())
                 .unwrap_or_else(|| panic!("{rel}: no result for {id}"));
             let got = r["score"].as_f64().unwrap_or(f64::NAN);
-            assert!((got - want).abs() < 1e-3, "{rel} {id}: designed {want}, scored {got}\n{r}");
+            assert!(
+                (got - want).abs() < 1e-3,
+                "{rel} {id}: designed {want}, scored {got}\n{r}"
+            );
         }
     }
 }
