@@ -85,7 +85,7 @@ pub enum Command {
     /// Create a suite that runs offline at once: targets, an eval file, a code judge, a README.
     #[command(after_help = INIT_EXAMPLES)]
     Init(InitArgs),
-    /// Rewrite an eval file (or a JSONL dataset's sidecar) as AgentV 4.x or 2.x.
+    /// Rewrite an eval file between the AgentV 2.x and 4.x formats.
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
 }
@@ -144,10 +144,11 @@ Examples:
   agentv convert evals/old.yaml > evals/new.yaml
   agentv convert evals/old.yaml --in-place
   agentv convert evals/new.yaml --to v2 --out evals/old.yaml
-  agentv convert evals/dataset.jsonl --in-place    # converts dataset.yaml, the sidecar
+  agentv convert evals/dataset.jsonl --in-place   # its sidecar dataset.yaml
 
-The file is edited where it differs, so comments and key order stay (docs/convert.md).
-Exit codes: 0 converted, 1 a construct has no equivalent (nothing written), 2 usage.
+The file is edited where it differs, so comments and key order stay
+(docs/convert.md). Exit codes: 0 converted; 1 a construct has no
+equivalent (nothing is written); 2 usage.
 ";
 
 const COMPARE_EXAMPLES: &str = "\

@@ -205,6 +205,7 @@ const EXAMPLES: &[&str] = &[
     "judges",
     "mock",
     "providers",
+    "v4",
 ];
 
 /// Example directories that hold no suite: `results` holds results files for `compare` and
