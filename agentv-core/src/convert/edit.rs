@@ -108,10 +108,15 @@ impl<'t> Editor<'t> {
             format!("{entry}, ")
         } else {
             let indent = " ".repeat(usize::try_from(before.pos.column).unwrap_or(1).saturating_sub(1));
-            format!("{entry}\n{indent}")
+            format!("{entry}{}{indent}", self.newline())
         };
         self.push(o, o, text);
         Ok(())
+    }
+
+    /// The file's line break: inserted lines use the one it is written with.
+    pub fn newline(&self) -> &'static str {
+        if self.text.contains("\r\n") { "\r\n" } else { "\n" }
     }
 
     /// Whether the key at byte `o` is inside a flow mapping (`{a: 1, b: 2}`).

@@ -231,6 +231,15 @@ fn a_file_already_in_the_target_generation_is_unchanged() {
 }
 
 #[test]
+fn crlf_files_get_crlf_in_inserted_lines() {
+    let v2 = "execution:\r\n  evaluators: [{name: q, type: llm_judge}]\r\nevalcases:\r\n  - id: a\r\n    expected_outcome: x\r\n    input: hi\r\n    evaluators: [{name: l, type: latency, threshold: 1}]\r\n";
+    let v4 = ok(v2, Generation::V4);
+    assert!(!v4.replace("\r\n", "").contains('\n'), "{v4:?}");
+    assert!(v4.contains("    execution: {skip_defaults: true}\r\n"), "{v4:?}");
+    assert_eq!(ok(&v4, Generation::V2), v2);
+}
+
+#[test]
 fn invalid_yaml_is_an_error_with_its_position() {
     let problems = to("evalcases: [\n", Generation::V4).expect_err("invalid");
     assert!(problems[0].to_string().contains("invalid YAML"), "{problems:?}");

@@ -147,16 +147,17 @@ fn move_suite_list(root: &Node, key: &Node, cx: &mut Context<'_>) {
         );
         return;
     };
+    let nl = cx.editor.newline();
     let moved = format!("evaluators{rest}");
     let moved = if moved.ends_with('\n') {
         moved
     } else {
-        format!("{moved}\n")
+        format!("{moved}{nl}")
     };
     match entry(root, "execution") {
         None => cx
             .editor
-            .replace_lines(start, end, format!("execution:\n{}", indent(&moved, 2))),
+            .replace_lines(start, end, format!("execution:{nl}{}", indent(&moved, 2))),
         Some((exec_key, exec)) => {
             let child = entries(exec).first().map(|(k, _)| k);
             let span = cx.editor.entry_lines(exec_key);
