@@ -8,7 +8,6 @@
 //! when dropping it cannot change a score.
 
 mod edit;
-mod generation;
 mod to_v2;
 mod to_v4;
 
@@ -19,8 +18,6 @@ use std::path::{Path, PathBuf};
 
 use crate::config::node::parse_yaml;
 use crate::config::{Diagnostic, Diagnostics, Node, Pos};
-pub use generation::detect;
-
 pub use crate::evaluators::Generation;
 
 /// What kind of YAML file is converted.
@@ -41,6 +38,16 @@ pub struct Converted {
     pub from: Generation,
     /// Warnings: constructs dropped or kept with a changed meaning.
     pub warnings: Vec<Diagnostic>,
+}
+
+/// The generation of a suite or sidecar tree, decided by the loader's own rule
+/// ([`crate::load::generation`]), so a converted file always loads as the generation it was
+/// converted to.
+pub fn detect(root: &Node, part: Part) -> Generation {
+    match part {
+        Part::Suite => crate::load::generation::of_suite(root),
+        Part::Sidecar => crate::load::generation::of_dataset_part(root),
+    }
 }
 
 /// Converts the YAML `text` of `file` to generation `to`. `dir` is the directory relative
@@ -64,7 +71,7 @@ pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) 
         );
         return Err(diags.into_vec());
     }
-    let from = detect(&root);
+    let from = detect(&root, part);
     if from == to {
         return Ok(Converted {
             text: text.to_owned(),

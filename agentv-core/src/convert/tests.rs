@@ -20,7 +20,7 @@ fn ok(text: &str, g: Generation) -> String {
 }
 
 fn generation_of(text: &str) -> Generation {
-    detect(&parse_yaml(text).expect("valid YAML"))
+    detect(&parse_yaml(text).expect("valid YAML"), Part::Suite)
 }
 
 /// 2.x → 4.x, one mapping per row: (what, 2.x text, 4.x text).
