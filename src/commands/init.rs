@@ -1,10 +1,14 @@
 //! `agentv init`: writes a suite that runs offline at once (targets, an eval file, a code judge
 //! on the judge SDK, schemas, a README). The files are [`templates`]'s; this module only checks
-//! the directory and writes them, never replacing a file without `--force`.
+//! the directory and writes them, never replacing a file without `--force`. With `--format v4`
+//! the 2.x eval template is converted by `agentv convert`'s converter, so one template serves
+//! both formats.
 
 pub mod templates;
 
 use std::path::{Path, PathBuf};
+
+use agentv_core::convert::{self, Generation, Part};
 
 use crate::cli::{EvalFormat, InitArgs};
 use crate::exit::ExitStatus;
@@ -18,13 +22,6 @@ fn sdk_source() -> Option<PathBuf> {
 }
 
 pub fn run(args: InitArgs, printer: Printer) -> ExitStatus {
-    if args.format == EvalFormat::V4 {
-        printer.error(
-            "this agentv cannot load AgentV 4.x eval files yet, so `init` does not write them; use `--format v2` \
-             (the default), which AgentV 2.x and agentv both run",
-        );
-        return ExitStatus::Config;
-    }
     if args.dir.exists() && !args.dir.is_dir() {
         printer.error(&format!("{} exists and is not a directory", args.dir.display()));
         return ExitStatus::Config;
@@ -41,7 +38,18 @@ pub fn run(args: InitArgs, printer: Printer) -> ExitStatus {
         }
         (None, _) => SdkSource::Unknown,
     };
-    let files = scaffold(args.template, args.judge, sdk);
+    let mut files = scaffold(args.template, args.judge, sdk);
+    if args.format == EvalFormat::V4 {
+        for f in files.iter_mut().filter(|f| is_eval_file(&f.path)) {
+            match to_v4(f, &args.dir) {
+                Ok(text) => f.text = text,
+                Err(message) => {
+                    printer.error(&message);
+                    return ExitStatus::Config;
+                }
+            }
+        }
+    }
 
     let existing: Vec<&str> = files
         .iter()
@@ -93,6 +101,28 @@ pub fn run(args: InitArgs, printer: Printer) -> ExitStatus {
     }
     printer.result(&summary);
     ExitStatus::Success
+}
+
+fn is_eval_file(path: &str) -> bool {
+    path.starts_with("evals/") && path.ends_with(".yaml")
+}
+
+/// The 2.x template `f` rewritten in the AgentV 4.x format by `agentv convert`'s converter, so
+/// both formats come from one template. Every template converts without problems (the
+/// end-to-end test `init_v4_writes_a_4x_eval_file_that_validates_and_runs_with_the_same_scores`
+/// runs each); should one not, that is reported and nothing is written. The templates name no
+/// prompt files, so that the files are not written yet does not change the conversion.
+fn to_v4(f: &templates::File, root: &Path) -> Result<String, String> {
+    let path = Path::new(&f.path);
+    let dir = root.join(path.parent().unwrap_or(Path::new(".")));
+    match convert::convert(&f.text, path, &dir, Part::Suite, Generation::V4) {
+        Ok(converted) => Ok(converted.text),
+        Err(problems) => Err(format!(
+            "cannot write {} as AgentV 4.x: {}",
+            f.path,
+            problems.first().map_or_else(String::new, |p| p.message.clone())
+        )),
+    }
 }
 
 fn write(path: &Path, text: &str) -> std::io::Result<()> {

@@ -159,8 +159,28 @@ fn init_into_a_file_is_a_usage_error() {
 }
 
 #[test]
-fn init_v4_format_is_refused_while_4x_files_cannot_be_loaded() {
-    let p = Project::new();
-    p.run(&["init", "--format", "v4"]).code(2).stderr_has("--format v2");
-    assert!(!p.path().join("targets.yaml").exists());
+fn init_v4_writes_a_4x_eval_file_that_validates_and_runs_with_the_same_scores() {
+    for (template, _) in EXPECTED {
+        let p = Project::new().timeout(Duration::from_secs(300));
+        p.run(&["init", "suite", "--template", template, "--format", "v4"])
+            .code(0)
+            .stdout_has("agentv eval evals/");
+        let rel = format!("suite/evals/{template}.yaml");
+        let eval = std::fs::read_to_string(p.path().join(&rel)).expect("eval file");
+        assert!(
+            eval.contains("\ntests:\n") && eval.contains("type: code-grader") && !eval.contains("evalcases"),
+            "{template}: not written in the 4.x format:\n{eval}"
+        );
+        assert!(
+            eval.starts_with("# yaml-language-server: $schema=../schemas/eval.schema.json\n"),
+            "{eval}"
+        );
+        // The loader reads it as 4.x (convert names the generation it finds).
+        p.run(&["convert", &rel, "--to", "v4"])
+            .code(0)
+            .stderr_has("is already AgentV 4.x");
+        assert_validates(&p);
+        let run = eval_in_suite(&p, no_env);
+        assert_scores(&p, template, "python", &run);
+    }
 }
