@@ -187,3 +187,33 @@ tests:
     assert_eq!(scores, [1.0, 0.0, 1.0], "an ungraded turn scores 1");
     assert_eq!(score(&r), 0.0, "aggregation: min");
 }
+
+/// A 4.x suite's `execution.threshold` gates the exit code as `--threshold` does, and the flag
+/// wins over it; case verdicts never see it.
+#[test]
+fn a_4x_suite_threshold_gates_the_exit_code_unless_the_flag_is_given() {
+    let suite = "\
+name: gate
+execution:
+  threshold: 0.9
+tests:
+  - id: capital
+    criteria: Names Paris.
+    input: What is the capital of France?
+    assertions:
+      - {type: contains, value: Paris}
+      - {type: contains, value: Lyon}
+";
+    let p = Project::new().file("targets.yaml", TARGETS).file("e.yaml", suite);
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(1)
+        .stderr_has("threshold");
+    let r = p.result("r.jsonl", "capital");
+    assert_eq!(score(&r), 0.5, "{r}");
+    assert_eq!(r["verdict"], "fail", "the case threshold stays 0.8: {r}");
+    p.run(&["eval", "e.yaml", "--out", "r2.jsonl", "--threshold", "0.4"])
+        .code(0);
+    let plain = suite.replace("execution:\n  threshold: 0.9\n", "");
+    let q = Project::new().file("targets.yaml", TARGETS).file("e.yaml", &plain);
+    q.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+}

@@ -207,6 +207,9 @@ pub struct Plan {
     pub ambiguous: Vec<(String, String)>,
     /// `--budget-usd`.
     pub budget_usd: Option<f64>,
+    /// The first eval file's 4.x `execution.threshold`, the exit-code gate without
+    /// `--threshold`.
+    pub suite_threshold: Option<f64>,
     /// `<results>.summary.json`.
     pub summary_path: PathBuf,
     expansion: Expansion,
@@ -382,6 +385,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         rerun_failed: rerun.as_ref().map(|p| p.failed_cases().len()),
         ambiguous: chosen.ambiguous,
         budget_usd: options.budget_usd,
+        suite_threshold: resolved.suites.first().and_then(|(suite, _)| suite.threshold),
         summary_path,
         expansion: chosen.expansion,
         resume,
@@ -448,6 +452,8 @@ pub struct Finished {
     pub stats: StatsReport,
     /// `<results>.summary.json`, when it could be written.
     pub summary_path: Option<PathBuf>,
+    /// The exit-code gate of the first eval file, when `--threshold` is not given.
+    pub suite_threshold: Option<f64>,
     secrets: Secrets,
 }
 
@@ -476,6 +482,7 @@ pub async fn run(
         mut metadata,
         summary_path,
         budget_usd,
+        suite_threshold,
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
@@ -548,6 +555,7 @@ pub async fn run(
         cwd: ws.cwd.clone(),
         stats,
         summary_path,
+        suite_threshold,
         secrets,
     }
 }
@@ -639,6 +647,8 @@ pub struct Counts {
 
 /// The outcome (`docs/architecture.md#exit-codes`) of `finished` against `threshold`, with its summary.
 pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
+    // A 4.x suite's own `execution.threshold` gates the exit code as `--threshold` would.
+    let threshold = threshold.or(finished.suite_threshold);
     let run = &finished.run;
     let summary = &run.summary;
     Report {

@@ -65,6 +65,10 @@ pub struct LoadedSuite {
     pub diagnostics: Vec<Diagnostic>,
     /// The file's generation.
     pub generation: Generation,
+    /// A 4.x suite's `execution.threshold`: it gates the exit code of a run whose first file it
+    /// is, when `--threshold` is not given (`docs/architecture.md#exit-codes`); case scoring
+    /// never sees it.
+    pub threshold: Option<f64>,
     /// `execution.workers`: cases at once (after `--workers`, before the target's).
     pub workers: Option<usize>,
     /// `execution.cache: true`.
@@ -193,6 +197,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         skipped: tally.skipped,
         diagnostics,
         generation: loader.generation,
+        threshold: loader.defaults.threshold,
         workers: settings.workers,
         cache: settings.cache,
         matrix: settings.matrix,
