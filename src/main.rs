@@ -26,6 +26,7 @@ fn main() -> std::process::ExitCode {
             return ExitStatus::Config.into();
         }
     };
+    let is_eval = matches!(args.command, cli::Command::Eval(_));
     let status = match args.command {
         cli::Command::Eval(eval) => commands::eval::run(eval, &ws, printer),
         cli::Command::Validate(validate) => commands::validate::run(validate, &ws, printer),
@@ -35,6 +36,18 @@ fn main() -> std::process::ExitCode {
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
         cli::Command::Init(init) => commands::init::run(init, printer),
         cli::Command::Convert(convert) => commands::convert::run(convert, printer),
+    };
+    // Output lost to a failing stdout is never a success: a run's summary is part of the run
+    // (incomplete, 3); any other command produced nothing usable (2).
+    let status = match status {
+        ExitStatus::Success | ExitStatus::Failure if printer::stdout_failed() => {
+            if is_eval {
+                ExitStatus::Incomplete
+            } else {
+                ExitStatus::Config
+            }
+        }
+        status => status,
     };
     status.into()
 }

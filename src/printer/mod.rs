@@ -224,13 +224,26 @@ fn shown(d: &Diagnostic) -> Diagnostic {
     }
 }
 
+/// Set when stdout refused output for a reason other than a closed pipe (a full disk, a
+/// revoked terminal): the command's output is lost, so its exit code must not say success.
+static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True once a write to stdout failed (a closed pipe does not count: that reader wanted no
+/// more, as with `| head -1`).
+pub fn stdout_failed() -> bool {
+    STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn to_stdout(text: &str) {
     let text = redacted(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => to_stderr(&format!("error: cannot write to stdout: {e}\n")),
+        Err(e) => {
+            STDOUT_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+            to_stderr(&format!("error: cannot write to stdout: {e}\n"));
+        }
     }
 }
 

@@ -514,3 +514,31 @@ fn compare_html_report_puts_runs_side_by_side_in_chromium() {
     );
     assert_eq!(r["requests"], json!([]), "{r}");
 }
+
+/// Reports and merged results are written through a symlink to the file it names, never by
+/// replacing the link (a rename would also replace a device such as `/dev/stdout`).
+#[cfg(unix)]
+#[test]
+fn reports_and_merges_write_through_a_symlink() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let real = dir.path().join("real.html");
+    let link = dir.path().join("link.html");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    agentv(&["report", CANDIDATE, "--html", link.to_str().expect("utf-8")]).code(0);
+    assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+    assert!(std::fs::read_to_string(&real).expect("report").contains("<html"));
+    let merged = dir.path().join("merged.jsonl");
+    let mlink = dir.path().join("mlink.jsonl");
+    std::fs::write(&merged, "").expect("write");
+    std::os::unix::fs::symlink(&merged, &mlink).expect("symlink");
+    // 3: the candidate run holds an execution error, which a merge reports as incomplete.
+    agentv(&["merge", CANDIDATE, "--out", mlink.to_str().expect("utf-8")]).code(3);
+    assert!(
+        std::fs::symlink_metadata(&mlink)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+    let text = std::fs::read_to_string(&merged).expect("merged");
+    assert_eq!(text.lines().count(), 12, "{text}");
+}

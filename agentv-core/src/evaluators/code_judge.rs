@@ -515,11 +515,15 @@ async fn run(spec: &CodeJudge, ctx: &GradeContext<'_>) -> Grade {
         Err(ProcessErrorText::TimedOut(m)) if m.starts_with("code judge") => Grade::crashed(m),
         Err(ProcessErrorText::TimedOut(m)) => Grade::crashed(format!("code judge {m}")),
         Err(ProcessErrorText::Other(m)) => Grade::crashed(m),
-        Ok(done) if !done.status.success() => Grade::crashed(format!(
-            "code judge exited with code {}: {}",
-            done.code_text(),
-            done.output_tail(2000, &ctx.run.secrets)
-        )),
+        Ok(done) if !done.status.success() => {
+            let tail = done.output_tail(2000, &ctx.run.secrets);
+            let said = if tail.trim().is_empty() {
+                " and printed nothing".to_owned()
+            } else {
+                format!(": {tail}")
+            };
+            Grade::crashed(format!("code judge exited with code {}{said}", done.code_text()))
+        }
         Ok(done) => parse_output(&String::from_utf8_lossy(&done.stdout), &ctx.run.secrets),
     };
     if let Some(target) = ran.proxy_usage {

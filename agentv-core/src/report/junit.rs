@@ -120,7 +120,7 @@ impl JunitReport {
             xml.get_mut().write_all(b"\n")?;
             xml.into_inner().flush()?;
         }
-        out.persist(&self.path).map_err(|e| e.error)?;
+        super::sink::persist(out, &self.path)?;
         Ok(())
     }
 }
