@@ -720,6 +720,20 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_inside_a_longer_value_warns_that_it_is_not_substituted() {
+        let yaml = "targets:\n  - {name: m, provider: mock, response: 'token ${{ AGENTV_T_PART }} here'}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_PART", "part-secret-value")]);
+        reg.resolve("m").expect("resolves");
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("`${{ … }}` inside the longer value of `response` is not substituted"),
+            "{warnings:?}"
+        );
+        assert!(!warnings[0].contains("part-secret-value"), "{warnings:?}");
+    }
+
+    #[test]
     fn provider_debug_never_shows_the_api_key() {
         let yaml = "targets:\n  - {name: o, provider: openai, model: m, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: z, provider: azure, endpoint: 'http://127.0.0.1:9', deployment_name: d, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: a, provider: anthropic, model: m, api_key: '${{ AGENTV_T_KEY }}'}\n  - {name: g, provider: gemini, api_key: '${{ AGENTV_T_KEY }}'}\n";
         let (reg, _d) = registry(yaml, &[("AGENTV_T_KEY", "sk-debug-leak-check")]);

@@ -130,7 +130,21 @@ impl<'a> TargetSettings<'a> {
     /// `docs/architecture.md#secrets`).
     fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str) -> Resolved {
         match env_reference(text) {
-            None => Resolved::Text(text.to_owned()),
+            None => {
+                if text.contains("${{") {
+                    // Only a whole value is read from the environment: a reference inside a
+                    // longer text would be sent as written, and its value never redacted.
+                    self.diags.warn(
+                        pos,
+                        format!(
+                            "target `{}`: `${{{{ … }}}}` inside the longer value of `{setting}` is not substituted; it is used as written",
+                            self.target
+                        ),
+                        Some("make the whole value one `${{ VAR }}` and put the rest of the text in the variable".to_owned()),
+                    );
+                }
+                Resolved::Text(text.to_owned())
+            }
             Some(var) => match self.env.get(var) {
                 Some(value) => {
                     if !self.secrets.add(&value) {
