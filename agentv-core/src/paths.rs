@@ -161,6 +161,29 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Puts a finished temporary output file at `path` the way a plain write would. A regular file (or a
+/// new path) is replaced by an atomic rename; a symlink is written through to the file it names,
+/// and a device, FIFO or other node is written into, since renaming over it would replace the
+/// node itself (`report --html /dev/stdout` must not delete `/dev/stdout`).
+pub(crate) fn persist(out: tempfile::NamedTempFile, path: &std::path::Path) -> std::io::Result<()> {
+    let is_plain = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta.file_type().is_file(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(e),
+    };
+    if is_plain {
+        return out.persist(path).map(drop).map_err(|e| e.error);
+    }
+    let mut from = out.reopen()?;
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    std::io::copy(&mut from, &mut to)?;
+    std::io::Write::flush(&mut to)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

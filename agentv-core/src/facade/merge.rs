@@ -335,7 +335,7 @@ fn write_merged(
         out.write_all(b"\n").map_err(write_error)?;
     }
     out.as_file().sync_all().map_err(write_error)?;
-    crate::report::persist_output(out, &options.out).map_err(write_error)?;
+    crate::paths::persist(out, &options.out).map_err(write_error)?;
     Ok(stats)
 }
 

@@ -301,7 +301,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], secrets: &Secrets) -> io::Resu
     let mut out = RedactingWriter::new(temp, secrets.clone());
     out.write_all(contents)?;
     out.flush()?;
-    crate::report::persist_output(out.into_inner()?, path)?;
+    crate::paths::persist(out.into_inner()?, path)?;
     Ok(())
 }
 

@@ -120,7 +120,7 @@ impl JunitReport {
             xml.get_mut().write_all(b"\n")?;
             xml.into_inner().flush()?;
         }
-        super::sink::persist(out, &self.path)?;
+        crate::paths::persist(out, &self.path)?;
         Ok(())
     }
 }

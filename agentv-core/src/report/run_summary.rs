@@ -123,7 +123,7 @@ pub fn write_summary(
         .unwrap_or_else(|| Path::new("."));
     let mut out = super::sink::output_file(dir)?;
     out.write_all(&clean)?;
-    super::sink::persist(out, path)?;
+    crate::paths::persist(out, path)?;
     Ok(())
 }
 

@@ -307,7 +307,7 @@ impl Sink for HtmlReport {
         self.write_tail()?;
         let out = self.out.take().ok_or_else(finished)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
-        super::sink::persist(file, &self.path)?;
+        crate::paths::persist(file, &self.path)?;
         Ok(())
     }
 
