@@ -68,7 +68,7 @@ pub enum Command {
     /// Run eval suites against a target and grade the answers.
     #[command(after_help = EVAL_EXAMPLES)]
     Eval(EvalArgs),
-    /// Check eval files and targets files without running anything.
+    /// Check eval files, targets files and results files without running anything.
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
     /// Compare two results files case by case; optionally fail on regressions.

@@ -155,17 +155,17 @@ fn relative_cwd_is_valid_when_validating_from_the_targets_directory() {
 fn a_path_that_is_not_an_eval_or_targets_file_is_a_usage_error() {
     let p = Project::new()
         .file("agent.py", "print('hi')\n")
-        .file("last.baseline.jsonl", "{\"eval_id\":\"a\",\"score\":1}\n")
         .file("empty/notes.md", "x\n");
-    p.run(&["validate", "agent.py", "last.baseline.jsonl", "empty"])
+    p.run(&["validate", "agent.py", "empty"])
         .code(2)
         .stderr_has("error: agent.py is not an eval file (.yaml, .yml, .jsonl) or a targets file")
-        .stderr_has("error: last.baseline.jsonl holds results of a run, not eval cases or targets")
-        .stderr_has("error: empty: no eval files (.yaml, .yml, .jsonl) or targets files in this directory");
+        .stderr_has(
+            "error: empty: no eval files (.yaml, .yml, .jsonl), targets files or results files in this directory",
+        );
 }
 
 #[test]
-fn directory_walk_skips_results_files_and_reads_named_targets_files_as_targets() {
+fn directory_walk_reads_results_files_as_results_and_named_targets_files_as_targets() {
     let p = Project::new()
         .file(
             "evals/cases.jsonl",
@@ -189,29 +189,29 @@ fn directory_walk_skips_results_files_and_reads_named_targets_files_as_targets()
     run.code(0)
         .stderr_has("✔ evals/cases.jsonl")
         .stderr_has("✔ evals/mock.targets.yaml")
-        .stderr_has("2 file(s) checked, 0 invalid");
+        .stderr_has("✔ evals/run.baseline.jsonl")
+        .stderr_has("✔ evals/renamed-results.jsonl")
+        .stderr_has("4 file(s) checked, 0 invalid");
     assert!(
-        !run.stderr.contains("baseline") && !run.stderr.contains("renamed-results"),
-        "{}",
+        !run.stderr.contains(".agentv"),
+        "agentv's own results stay out: {}",
         run.stderr
     );
 }
 
-/// The example directories, each validated from inside it and all together from the root.
+/// The example directories, each validated from inside it and all together from the root
+/// (`ci` and `results` hold results files, which `validate` reads as `compare` does).
 const EXAMPLES: &[&str] = &[
     "agents",
+    "ci",
     "cli-agent",
     "contextual-precision",
     "judges",
     "mock",
     "providers",
+    "results",
     "v4",
 ];
-
-/// Example directories that hold no suite: `results` holds results files for `compare` and
-/// `report` (tested in `results.rs` beside this module), `ci` a CI workflow with its baseline
-/// (tested in `runs.rs`); `validate` skips them.
-const NOT_SUITES: &[&str] = &["results", "ci"];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise
 /// removed, so the result does not depend on the machine).
@@ -245,7 +245,7 @@ fn every_shipped_example_is_valid() {
         .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    for dir in listed.iter().filter(|d| !NOT_SUITES.contains(&d.as_str())) {
+    for dir in &listed {
         assert!(EXAMPLES.contains(&dir.as_str()), "examples/{dir} is not validated here");
     }
     // As a user with the credentials and agent CLIs: no problem at all.
@@ -274,4 +274,17 @@ fn every_shipped_example_is_valid() {
     for dir in EXAMPLES {
         validate_in(&examples.join(dir), ".", &[]).code(0);
     }
+}
+
+/// A results file is checked by reading it as `compare` does: a bad line is an error with its
+/// line, a good file is valid.
+#[test]
+fn results_files_are_read_and_their_bad_lines_reported() {
+    let p = agentv_testkit::Project::new()
+        .file("good.baseline.jsonl", "{\"eval_id\":\"a\",\"score\":1}\n")
+        .file("bad.baseline.jsonl", "{\"eval_id\":\"a\",\"score\":1}\nnot json\n");
+    p.run(&["validate", "good.baseline.jsonl"]).code(0);
+    p.run(&["validate", "bad.baseline.jsonl"])
+        .code(1)
+        .stderr_has("bad.baseline.jsonl: error: 2:");
 }

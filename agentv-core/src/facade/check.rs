@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::config::{Diagnostics, Pos};
 use crate::load::{
     Diagnostic, DiscoverError, FileKind, Purpose, Secrets, Severity, Workspace, discover, load_eval_file,
 };
@@ -76,6 +77,7 @@ pub fn validate(ws: &Workspace, options: &ValidateOptions) -> Result<Validation,
         .map(|(path, kind)| {
             let all = match kind {
                 FileKind::Targets => check_targets_file(&path, ws, resolver.secrets()),
+                FileKind::Results => check_results_file(&path),
                 _ => check_eval(&path, ws, &mut resolver),
             };
             CheckedFile {
@@ -90,6 +92,20 @@ pub fn validate(ws: &Workspace, options: &ValidateOptions) -> Result<Validation,
         preamble,
         files: checked,
     })
+}
+
+/// The problems of a results file, read as `compare` and `report` read it (ours and both
+/// TypeScript AgentV generations): each unreadable line is an error.
+fn check_results_file(file: &Path) -> Vec<Diagnostic> {
+    let errors = crate::report::read_all(file, |_| {}).err().unwrap_or_default();
+    let prefix = format!("{}:", file.display());
+    let mut diags = Diagnostics::new(file);
+    for e in errors {
+        let text = e.to_string();
+        let message = text.strip_prefix(&prefix).unwrap_or(&text).trim_start();
+        diags.error(Pos::default(), message, None);
+    }
+    diags.into_vec()
 }
 
 /// The problems of one eval file, then those of the target `eval` would run it against.

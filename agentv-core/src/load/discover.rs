@@ -40,7 +40,7 @@ pub enum DiscoverError {
 pub enum Purpose {
     /// `agentv eval`: eval files only; a targets file is passed with `--targets`.
     Run,
-    /// `agentv validate`: eval files and targets files.
+    /// `agentv validate`: eval files, targets files and results files.
     Check,
 }
 
@@ -49,7 +49,7 @@ impl Purpose {
     fn wanted(self) -> &'static str {
         match self {
             Self::Run => "eval files (.yaml, .yml, .jsonl)",
-            Self::Check => "eval files (.yaml, .yml, .jsonl) or targets files",
+            Self::Check => "eval files (.yaml, .yml, .jsonl), targets files or results files",
         }
     }
 
@@ -57,7 +57,7 @@ impl Purpose {
     fn wants(self, kind: FileKind) -> bool {
         match self {
             Self::Run => kind == FileKind::Eval,
-            Self::Check => matches!(kind, FileKind::Eval | FileKind::Targets),
+            Self::Check => matches!(kind, FileKind::Eval | FileKind::Targets | FileKind::Results),
         }
     }
 }
@@ -215,7 +215,8 @@ fn discover_one(arg: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(Path
         (FileKind::Sidecar, Purpose::Check) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
         (FileKind::Targets, Purpose::Check) => Ok(vec![(path, FileKind::Targets)]),
         (FileKind::Targets, Purpose::Run) => Err(DiscoverError::TargetsFile(arg.to_owned())),
-        (FileKind::Results, _) => Err(DiscoverError::ResultsFile {
+        (FileKind::Results, Purpose::Check) => Ok(vec![(path, FileKind::Results)]),
+        (FileKind::Results, Purpose::Run) => Err(DiscoverError::ResultsFile {
             arg: arg.to_owned(),
             purpose,
         }),
@@ -424,6 +425,7 @@ mod tests {
                 "evals/a.yaml Eval",
                 "evals/data.jsonl Eval",
                 "evals/openai.targets.yaml Targets",
+                "evals/run.baseline.jsonl Results",
                 "evals/sub/b.yml Eval",
                 "evals/targets.yaml Targets"
             ]
@@ -446,15 +448,11 @@ mod tests {
             ["evals/data.yaml Eval"]
         );
         assert_eq!(
-            messages(found(
-                &["nope.yaml", "evals/notes.md", "empty", "evals/run.baseline.jsonl"],
-                Purpose::Check
-            )),
+            messages(found(&["nope.yaml", "evals/notes.md", "empty"], Purpose::Check)),
             [
                 "no such file: nope.yaml",
                 "evals/notes.md is not an eval file (.yaml, .yml, .jsonl) or a targets file",
-                "empty: no eval files (.yaml, .yml, .jsonl) or targets files in this directory",
-                "evals/run.baseline.jsonl holds results of a run, not eval cases or targets",
+                "empty: no eval files (.yaml, .yml, .jsonl), targets files or results files in this directory",
             ],
             "every problem is reported"
         );
