@@ -158,9 +158,11 @@ Examples:
   agentv compare base.jsonl new.jsonl --max-regression 0.2 --fail-on-regression
   agentv compare a.jsonl b.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
 
-Cases are matched by eval id and target (by eval id alone when each file has one
-target and they differ). Both files may be agentv results or the TypeScript
-AgentV's (2.x results, 4.x index.jsonl rows).
+Cases are matched by dataset, eval id, trial and target (without the target
+when each file has one and they differ); the last line of a case counts. Both
+files may be agentv results or the TypeScript AgentV's (2.x results, 4.x
+index.jsonl rows). A gate also fails when a case graded in the baseline is
+missing from the candidate (unless --allow-missing) or could not be graded.
 
 Exit codes: 0 compared (and every gate passed); 1 a regression gate failed;
 2 usage error or a file that cannot be read.";
@@ -409,6 +411,11 @@ pub struct CompareArgs {
     /// baseline cannot be graded in the candidate.
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// Let the gates pass when cases graded in the baseline are missing from the candidate
+    /// (they are still listed).
+    #[arg(long)]
+    pub allow_missing: bool,
 
     /// Deltas within ±E count as unchanged (0 to 1).
     #[arg(long, value_name = "E", default_value = "0.001", value_parser = parse_score_delta)]

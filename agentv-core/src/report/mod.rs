@@ -6,12 +6,15 @@ mod foreign;
 mod html;
 mod jsonl;
 mod junit;
+mod latest;
+mod lines;
 mod markdown;
 mod prior;
 mod prompts;
 mod reader;
 mod run_summary;
 mod sink;
+mod slim;
 mod stats;
 mod summary;
 mod tally;
@@ -20,15 +23,21 @@ mod trace_cap;
 
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
-    Change, Comparison, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched, classify,
+    Change, Comparison, ComparisonBuilder, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched,
+    classify,
 };
 pub use html::{HtmlReport, write_script_json};
 pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};
+pub use latest::{KeyHasher, RecordKey, key_of};
+pub use lines::{DEFAULT_MAX_LINE_MB, MAX_LINE_ENV, max_line_bytes, size_text};
 pub use markdown::{MarkdownReport, md};
-pub use prior::{Prior, RecordKey, key_of};
+pub use prior::Prior;
 pub use prompts::{DumpFor, dump_prompt};
-pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
+pub use reader::{
+    Detail, Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all, read_figures,
+    starts_with_a_result,
+};
 pub use run_summary::{
     MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
 };

@@ -3,17 +3,16 @@
 //!
 //! A record is known by its case (dataset and eval id), its target and its repeat (`trial`, 1
 //! when absent). When a file holds a record more than once (a resumed run appends a newer one),
-//! the last line counts, as in `compare`. The index holds one small entry per record, never the
-//! records themselves; [`Prior::carried`] reads the kept ones again from the file.
+//! the last line counts, as for every reader ([`super::latest`]). The index holds one small
+//! entry per record, never the records themselves; [`Prior::carried`] reads the kept ones again
+//! from the file.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::reader::{Generation, ReadError, ResultsReader, read_all};
+use super::latest::{RecordKey, key_of};
+use super::reader::{Generation, ReadError, ResultsReader, read_figures};
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
-
-/// A record's identity: dataset, eval id, target, trial.
-pub type RecordKey = (String, String, String, u32);
 
 /// What the last record of a key says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +43,7 @@ impl Prior {
     pub fn read(path: &Path) -> Result<Self, Vec<ReadError>> {
         let mut index = HashMap::new();
         let mut ours = true;
-        let summary = read_all(path, |read| {
+        let summary = read_figures(path, |read| {
             ours &= read.generation == Generation::Agentv;
             let r = &read.record;
             index.insert(
@@ -103,11 +102,6 @@ impl Prior {
             .filter(move |read| kept.contains(&read.line))
             .map(|read| read.record))
     }
-}
-
-/// The identity of `r`.
-pub fn key_of(r: &EvaluationRecord) -> RecordKey {
-    (r.dataset.clone(), r.eval_id.clone(), r.target.clone(), r.trial_number())
 }
 
 #[cfg(test)]

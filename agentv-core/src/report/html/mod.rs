@@ -217,6 +217,7 @@ impl HtmlReport {
                     eval_id: row.k.to_string(),
                     target: String::new(),
                     dataset: row.d.clone(),
+                    trial: None,
                     score: row.s,
                     status: status_of(row.x),
                 })
