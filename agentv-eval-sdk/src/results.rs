@@ -111,6 +111,8 @@ pub enum ExecutionStatus {
     ExecutionError,
     /// The target answered but an evaluator could not grade (its result carries `error`).
     GraderError,
+    /// The case was not run: its definition has errors (the record's `error` holds them).
+    Invalid,
 }
 
 impl ExecutionStatus {
@@ -119,6 +121,7 @@ impl ExecutionStatus {
             Self::Ok => "ok",
             Self::ExecutionError => "execution_error",
             Self::GraderError => "grader_error",
+            Self::Invalid => "invalid",
         }
     }
 }
@@ -340,6 +343,7 @@ mod tests {
             (ExecutionStatus::Ok, "ok"),
             (ExecutionStatus::ExecutionError, "execution_error"),
             (ExecutionStatus::GraderError, "grader_error"),
+            (ExecutionStatus::Invalid, "invalid"),
         ] {
             assert_eq!(serde_json::to_value(status).expect("serializes"), want);
             assert_eq!(status.as_str(), want);

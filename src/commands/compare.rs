@@ -113,8 +113,8 @@ struct View<'a> {
 impl View<'_> {
     fn matched_by(&self) -> &'static str {
         match self.comparison.match_by {
-            MatchBy::IdAndTarget => "eval id and target",
-            MatchBy::Id => "eval id (one target on each side)",
+            MatchBy::IdAndTarget => "case and target",
+            MatchBy::Id => "case (one target on each side)",
         }
     }
 
@@ -154,12 +154,16 @@ impl View<'_> {
         let _ = writeln!(out, "Candidate:  {}", escape_line(&self.candidate.describe()));
         let _ = writeln!(
             out,
-            "Matched {} case(s) by {}; {} added, {} removed ({} of them graded in the base)",
+            "Matched {} case(s) by {}; {} added, {} removed{}",
             n.matched,
             self.matched_by(),
             n.added,
             n.removed,
-            n.missing
+            if n.missing > 0 {
+                format!(" ({} graded in the base: missing from the candidate)", n.missing)
+            } else {
+                String::new()
+            }
         );
         for (count, which) in [(self.base.superseded, "base"), (self.candidate.superseded, "candidate")] {
             if count > 0 {

@@ -11,6 +11,7 @@ mod examples;
 mod file_generations;
 mod graders_deterministic;
 mod help;
+mod honest_results;
 mod init;
 mod input_files;
 mod judge_economy;

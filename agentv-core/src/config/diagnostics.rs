@@ -234,6 +234,11 @@ impl Diagnostics {
         self.items.is_empty()
     }
 
+    /// The problems reported since checkpoint `mark` (a [`Diagnostics::len`]).
+    pub fn since(&self, mark: usize) -> &[Diagnostic] {
+        self.items.get(mark..).unwrap_or(&[])
+    }
+
     /// Turns the errors reported since checkpoint `mark` into warnings, appending `suffix` to
     /// their messages: for a part of a file whose problems drop only that part. True when there
     /// were any.

@@ -10,6 +10,7 @@
 //! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
 
 mod check;
+mod invalid;
 mod merge;
 mod select;
 mod selection;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
+pub use invalid::Invalid;
 pub use merge::{MergeError, MergeOptions, Merged, merge};
 pub use select::IdPatternError;
 pub(crate) use select::id_filter;
@@ -58,6 +60,8 @@ pub struct Loaded {
     /// Cases left out because they are invalid (they make the run incomplete:
     /// `docs/architecture.md#exit-codes`).
     pub skipped: usize,
+    /// Those cases, each with its errors: the run records them.
+    pub invalid: Vec<Invalid>,
     /// Eval files with errors and no case at all (unreadable, not YAML, empty): whatever they
     /// held did not run, so they too make the run incomplete.
     pub unread: usize,
@@ -134,11 +138,13 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
             LoadError::NothingToRun { diagnostics, skipped }
         });
     }
+    let invalid = invalid::collect(&suites);
     suites.retain(|s| s.case_count > 0);
     Ok(Loaded {
         suites,
         diagnostics,
         skipped,
+        invalid,
         unread,
     })
 }
@@ -215,8 +221,10 @@ pub struct Plan {
     expansion: Expansion,
     resume: Option<Arc<Prior>>,
     metadata: RunMetadata,
-    /// Cases left out at load as invalid.
+    /// Cases left out at load as invalid, recorded by this run (with `--shard`, those of this
+    /// shard).
     pub skipped: usize,
+    invalid: Vec<crate::model::EvaluationRecord>,
     /// Eval files that could not be read at all.
     pub unread: usize,
     /// Each distinct target, in first-use order.
@@ -375,6 +383,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             vec![format!("cannot write the run summary {}: {e}", summary_path.display())],
         ));
     }
+    let invalid = invalid::records(loaded.invalid, options.shard, &options.targets);
     Ok(Plan {
         workers: workers::decide(options.workers, &targets),
         total: chosen.to_run,
@@ -390,7 +399,8 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         expansion: chosen.expansion,
         resume,
         metadata,
-        skipped: loaded.skipped,
+        skipped: invalid.len(),
+        invalid,
         unread: loaded.unread,
         targets: resolved
             .targets
@@ -483,6 +493,7 @@ pub async fn run(
         summary_path,
         budget_usd,
         suite_threshold,
+        invalid,
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
@@ -512,6 +523,7 @@ pub async fn run(
     if let Some(prior) = &resume {
         carry_over(prior, &mut stats, sinks, observer);
     }
+    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer);
     let mut report = {
         let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
         all.push(&mut writer);
@@ -535,6 +547,8 @@ pub async fn run(
             records.for_each(|r| report.summary.add(&r));
         }
     }
+    invalid.iter().for_each(|r| report.summary.add(r));
+    report.unwritten += unwritten_invalid;
     let stats = stats.compute();
     metadata.finished_at = Some(jiff::Timestamp::now().to_string());
     let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
@@ -558,6 +572,31 @@ pub async fn run(
         suite_threshold,
         secrets,
     }
+}
+
+/// Writes the records of the invalid cases to the results file, the reports and the
+/// statistics; returns how many could not be written everywhere.
+fn write_invalid(
+    records: &[crate::model::EvaluationRecord],
+    writer: &mut JsonlWriter,
+    stats: &mut RunStats,
+    sinks: &mut [&mut dyn Sink],
+    observer: &mut dyn RunObserver,
+) -> usize {
+    let mut unwritten = 0;
+    for record in records {
+        stats.add(record);
+        let mut failed = false;
+        let all = std::iter::once(&mut *writer as &mut dyn Sink).chain(sinks.iter_mut().map(|s| &mut **s));
+        for sink in all {
+            if let Err(e) = sink.write(record.into()) {
+                observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
+                failed = true;
+            }
+        }
+        unwritten += usize::from(failed);
+    }
+    unwritten
 }
 
 /// Feeds the complete records of a resumed file to the statistics and the reports, as if they
@@ -681,16 +720,23 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     }
 }
 
-/// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`.
+/// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`, with
+/// `, 2 invalid` and `, 1 not run` after the errors when there are any.
 fn summary_line(summary: &Summary, results: &Path, secrets: &Secrets) -> String {
     let [pass, borderline, fail] = summary.verdicts;
-    let errors = summary.execution_errors() + summary.grader_errors();
+    let errors = summary.execution_errors() - summary.not_run() + summary.grader_errors();
+    let mut apart = String::new();
+    for (n, what) in [(summary.invalid(), "invalid"), (summary.not_run(), "not run")] {
+        if n > 0 {
+            apart.push_str(&format!(", {n} {what}"));
+        }
+    }
     let mean = summary
         .stats()
         .map_or_else(|| "no graded cases".to_owned(), |s| format!("mean {:.3}", s.mean));
     let path = results.display().to_string();
     format!(
-        "{} case(s): {pass} pass, {borderline} borderline, {fail} fail, {errors} error(s); {mean}; results in {}",
+        "{} case(s): {pass} pass, {borderline} borderline, {fail} fail, {errors} error(s){apart}; {mean}; results in {}",
         summary.total,
         crate::report::escape_line(&secrets.redact(&path))
     )

@@ -959,6 +959,11 @@ pub(super) struct CaseIds {
 }
 
 impl CaseIds {
+    /// The line of the first case that used `id`.
+    pub(super) fn first_line(&self, id: &str) -> Option<u64> {
+        self.first.get(id).copied()
+    }
+
     /// Reports `id` at `pos` when an earlier case already uses it.
     pub(super) fn check(&mut self, id: &str, pos: Pos, diags: &mut Diagnostics) {
         match self.first.get(id) {

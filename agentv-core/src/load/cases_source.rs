@@ -297,6 +297,23 @@ fn read_jsonl(path: &Path, src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Nod
         if line.trim().is_empty() {
             continue;
         }
+        // Parsed, a line takes many times its size: one over the cap is not parsed at all.
+        let limit = crate::report::max_line_bytes();
+        if line.len() as u64 > limit {
+            diags.error(
+                Pos::new(line_no, 1),
+                format!(
+                    "this line is {}, over the {} one case may take; the line is skipped",
+                    crate::report::size_text(line.len() as u64),
+                    crate::report::size_text(limit)
+                ),
+                Some(format!(
+                    "keep large inputs in files, or set {}=<MiB> to allow longer lines",
+                    crate::report::MAX_LINE_ENV
+                )),
+            );
+            continue;
+        }
         match serde_json::from_str::<serde_json::Value>(line) {
             Ok(value) => {
                 let mut node = Node::from_json(&value, Pos::new(line_no, 1));

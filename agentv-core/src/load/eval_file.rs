@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::cases_source::{self, CaseFile, CaseNode};
 use super::guidelines::GuidelineMatcher;
+use super::invalid::{InvalidCase, id_of_line, id_of_node};
 use super::keys::{EXECUTION, NOT_HONOURED, SIDECAR, SUITE};
 use crate::config::interpolate::interpolate_env;
 use crate::config::node::parse_yaml;
@@ -62,6 +63,8 @@ pub struct LoadedSuite {
     pub case_count: usize,
     /// Cases left out because of errors.
     pub skipped: usize,
+    /// Those of them that pass the filter, each with its errors: the run records them.
+    pub invalid: Vec<InvalidCase>,
     pub diagnostics: Vec<Diagnostic>,
     /// The file's generation.
     pub generation: Generation,
@@ -130,7 +133,7 @@ fn stream_cases(loader: Arc<Loader>, filter: Option<CaseFilter>) -> Box<dyn Iter
     Box::new(jsonl_lines(reader).filter_map(move |(line_no, line)| {
         let case = match line {
             JsonlLine::Text(text) => loader.jsonl_case(&text, line_no, &mut ids, &mut diags),
-            JsonlLine::NotUtf8(_) | JsonlLine::Unreadable(_) => None,
+            JsonlLine::NotUtf8(_) | JsonlLine::TooLong(_) | JsonlLine::Unreadable(_) => None,
         };
         // Already reported by the first pass.
         diags = Diagnostics::new(&loader.file);
@@ -176,9 +179,10 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         cases: Vec::new(),
         count: 0,
         skipped: 0,
+        invalid: Vec::new(),
         keep: !is_jsonl,
         filter: filter.clone(),
-        broken: false,
+        broken: None,
     };
     if is_jsonl {
         loader.load_jsonl(&mut diags, &mut extra, &mut tally);
@@ -195,6 +199,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         cases: tally.cases,
         case_count: tally.count,
         skipped: tally.skipped,
+        invalid: tally.invalid,
         diagnostics,
         generation: loader.generation,
         threshold: loader.defaults.threshold,
@@ -202,7 +207,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         cache: settings.cache,
         matrix: settings.matrix,
         info: settings.info,
-        stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
+        stream: (is_jsonl && tally.broken.is_none()).then(|| Arc::new(loader)),
         filter,
     }
 }
@@ -212,20 +217,42 @@ struct Tally {
     cases: Vec<LoadedCase>,
     count: usize,
     skipped: usize,
+    invalid: Vec<InvalidCase>,
     /// Keep cases in memory (YAML) or only count them (JSONL, streamed later).
     keep: bool,
     filter: Option<CaseFilter>,
-    /// Set when the whole file cannot run (a broken sidecar): its cases are validated and
-    /// reported, but all of them count as skipped.
-    broken: bool,
+    /// Set when the whole file cannot run (a broken sidecar), to why: its cases are validated
+    /// and reported, but all of them count as skipped.
+    broken: Option<String>,
 }
 
 impl Tally {
-    fn add(&mut self, case: Option<LoadedCase>) {
+    fn add(&mut self, case: Result<LoadedCase, InvalidCase>) {
         match case {
-            None => self.skipped += 1,
-            Some(_) if self.broken => self.skipped += 1,
-            Some(case) => {
+            Err(invalid) => {
+                // An invalid case another `--eval-id` leaves out is no concern of this run.
+                if let (Some(id), Some(filter)) = (&invalid.id, &self.filter)
+                    && !filter(id)
+                {
+                    return;
+                }
+                self.skipped += 1;
+                self.invalid.push(invalid);
+            }
+            Ok(case) if self.broken.is_some() => {
+                if self.filter.as_ref().is_none_or(|f| f(&case.case.id)) {
+                    self.skipped += 1;
+                    let why = self.broken.clone().unwrap_or_default();
+                    let (file, line) = (case.case.source.file.clone(), case.case.source.line);
+                    self.invalid.push(InvalidCase {
+                        id: Some(case.case.id),
+                        file: file.to_path_buf(),
+                        line,
+                        errors: vec![why],
+                    });
+                }
+            }
+            Ok(case) => {
                 if self.filter.as_ref().is_none_or(|f| f(&case.case.id)) {
                     self.count += 1;
                     if self.keep {
@@ -369,10 +396,10 @@ impl Loader {
         let mut ids = CaseIds::default();
         for source in &sources {
             let case = match source.file {
-                None => self.checked_case(&source.node, &self.file.clone(), &mut ids, diags),
+                None => self.case_or_invalid(&source.node, &self.file.clone(), &mut ids, diags),
                 Some(i) => {
                     let path: Arc<Path> = Arc::from(files[i].path.as_path());
-                    self.checked_case(&source.node, &path, &mut ids, &mut files[i].diags)
+                    self.case_or_invalid(&source.node, &path, &mut ids, &mut files[i].diags)
                 }
             };
             tally.add(case);
@@ -414,15 +441,16 @@ impl Loader {
             let mut side = Diagnostics::new(&sidecar);
             self.load_sidecar(&sidecar, &mut side);
             if side.error_count() > 0 {
-                tally.broken = true;
+                let message = format!(
+                    "the dataset is not run: its sidecar {} has errors",
+                    sidecar
+                        .file_name()
+                        .map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
+                );
+                tally.broken = Some(format!("{}: error: {message}", self.file.display()));
                 diags.error(
                     Pos::default(),
-                    format!(
-                        "the dataset is not run: its sidecar {} has errors",
-                        sidecar
-                            .file_name()
-                            .map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
-                    ),
+                    message,
                     Some(
                         "fix the errors reported for the sidecar; it sets the dataset's target and evaluators"
                             .to_owned(),
@@ -443,16 +471,27 @@ impl Loader {
             match line {
                 JsonlLine::Text(text) => {
                     if !text.trim().is_empty() {
-                        tally.add(self.jsonl_case(&text, line_no, &mut ids, diags));
+                        let mark = diags.len();
+                        let case = self.jsonl_case(&text, line_no, &mut ids, diags).ok_or_else(|| {
+                            let id = id_of_line(&text).filter(|id| ids.first_line(id) == Some(line_no));
+                            InvalidCase::new(id, &self.file, line_no, diags.since(mark))
+                        });
+                        tally.add(case);
                     }
                 }
                 JsonlLine::NotUtf8(column) => {
+                    let mark = diags.len();
                     diags.error(
                         Pos::new(line_no, column),
                         "this line is not UTF-8 text: invalid byte here; the line is skipped",
                         Some("save the file as UTF-8".to_owned()),
                     );
-                    tally.add(None);
+                    tally.add(Err(InvalidCase::new(None, &self.file, line_no, diags.since(mark))));
+                }
+                JsonlLine::TooLong(bytes) => {
+                    let mark = diags.len();
+                    diags.error(Pos::new(line_no, 1), too_long(bytes), Some(too_long_help()));
+                    tally.add(Err(InvalidCase::new(None, &self.file, line_no, diags.since(mark))));
                 }
                 JsonlLine::Unreadable(e) => {
                     diags.error(
@@ -510,6 +549,23 @@ impl Loader {
             }
             f.warn_unknown(side);
         }
+    }
+
+    /// [`Loader::checked_case`], or what the run records for the case when it is invalid.
+    fn case_or_invalid(
+        &self,
+        node: &Node,
+        file: &Arc<Path>,
+        ids: &mut CaseIds,
+        diags: &mut Diagnostics,
+    ) -> Result<LoadedCase, InvalidCase> {
+        let mark = diags.len();
+        self.checked_case(node, file, ids, diags).ok_or_else(|| {
+            // An id another case used first names that case, not this one.
+            let line = node.get("id").map_or(node.pos.line, |n| n.pos.line);
+            let id = id_of_node(node).filter(|id| ids.first_line(id) == Some(line));
+            InvalidCase::new(id, file, node.pos.line, diags.since(mark))
+        })
     }
 
     /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
@@ -795,25 +851,34 @@ enum JsonlLine {
     Text(String),
     /// Not UTF-8: the column of the first bad byte.
     NotUtf8(u64),
+    /// Longer than the cap on one line (`crate::report::max_line_bytes`): this many bytes,
+    /// read without being kept.
+    TooLong(u64),
     /// The file could not be read from this line on.
     Unreadable(std::io::Error),
 }
 
 /// The lines of a JSONL file, numbered from 1, without line endings (`\n` or `\r\n`) or a
-/// byte-order mark. Reads one line at a time, so memory stays flat.
-fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
+/// byte-order mark. Reads one line at a time, so memory stays flat; a line over the cap on one
+/// line is read to its end without being kept.
+fn jsonl_lines(mut reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
+    let limit = crate::report::max_line_bytes();
     let mut failed = false;
-    reader.split(b'\n').enumerate().map_while(move |(i, bytes)| {
+    let mut line_no = 0u64;
+    let mut bytes = Vec::new();
+    std::iter::from_fn(move || {
         if failed {
             return None;
         }
-        let line_no = i as u64 + 1;
-        let line = match bytes {
+        line_no += 1;
+        let line = match crate::report::read_line_capped(&mut reader, &mut bytes, limit) {
+            Ok(None) => return None,
             Err(e) => {
                 failed = true;
                 JsonlLine::Unreadable(e)
             }
-            Ok(mut bytes) => {
+            Ok(Some(crate::report::Capped::TooLong { bytes })) => JsonlLine::TooLong(bytes),
+            Ok(Some(crate::report::Capped::Line)) => {
                 if bytes.last() == Some(&b'\r') {
                     bytes.pop();
                 }
@@ -826,6 +891,22 @@ fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
         };
         Some((line_no, line))
     })
+}
+
+/// The error for a dataset line over the cap on one line.
+fn too_long(bytes: u64) -> String {
+    format!(
+        "this line is {}, over the {} one case may take; the line is skipped",
+        crate::report::size_text(bytes),
+        crate::report::size_text(crate::report::max_line_bytes())
+    )
+}
+
+fn too_long_help() -> String {
+    format!(
+        "keep large inputs in files (`{{type: file, value: path}}`), or set {}=<MiB> to allow longer lines",
+        crate::report::MAX_LINE_ENV
+    )
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod discover;
 mod eval_file;
 pub mod generation;
 mod guidelines;
+mod invalid;
 pub mod keys;
 mod metadata;
 #[cfg(test)]
@@ -29,4 +30,5 @@ pub use discover::{
 };
 pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, SuiteInfo, load_eval_file, load_eval_file_filtered};
 pub use guidelines::{CONFIG_FILE, DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher};
+pub use invalid::InvalidCase;
 pub use targets::{TARGET_FILE_NAMES, TARGETS_FILE, find_targets_file, is_targets_file_name, load_targets_file};

@@ -224,6 +224,52 @@ impl<R: BufRead> Read for LineRead<'_, R> {
     }
 }
 
+/// How [`read_line_capped`] found a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capped {
+    /// The line is in the buffer.
+    Line,
+    /// The line holds this many bytes, over the limit: it was read to its end, not kept.
+    TooLong { bytes: u64 },
+}
+
+/// Reads the next line of `input` into `buf` (cleared first, without its `\n`), keeping at
+/// most `limit` bytes of it: a longer line is read to its end without being kept, so a line
+/// of any length costs at most `limit` bytes. `None` at the end of the input.
+pub fn read_line_capped<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: u64) -> io::Result<Option<Capped>> {
+    buf.clear();
+    let mut bytes = 0u64;
+    let mut any = false;
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, newline) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], true),
+            None => (available, false),
+        };
+        bytes += chunk.len() as u64;
+        if bytes <= limit {
+            buf.extend_from_slice(chunk);
+        } else if !buf.is_empty() {
+            buf.clear();
+            buf.shrink_to(64 * 1024);
+        }
+        let used = chunk.len() + usize::from(newline);
+        input.consume(used);
+        if newline {
+            break;
+        }
+    }
+    Ok(match (any, bytes > limit) {
+        (false, _) => None,
+        (true, false) => Some(Capped::Line),
+        (true, true) => Some(Capped::TooLong { bytes }),
+    })
+}
+
 /// What lies before the next line with content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
@@ -339,6 +385,28 @@ mod tests {
             let got = lines(b"12345678\n123\n", chunk, Some(4));
             assert_eq!(got[0], Err(LineProblem::TooLong { limit: 4 }), "chunk {chunk}");
             assert_eq!(got[1], Ok(("123".to_owned(), LineEnd::Newline)), "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_capped_line_keeps_at_most_the_limit_and_the_next_line_reads() {
+        for capacity in [1, 3, 4096] {
+            let mut input = io::BufReader::with_capacity(capacity, &b"1234567890\nabc\nlast"[..]);
+            let mut buf = Vec::new();
+            let mut got = Vec::new();
+            while let Some(found) = read_line_capped(&mut input, &mut buf, 5).expect("reads") {
+                got.push((found, String::from_utf8(buf.clone()).expect("utf-8")));
+                assert!(buf.len() <= 5);
+            }
+            assert_eq!(
+                got,
+                [
+                    (Capped::TooLong { bytes: 10 }, String::new()),
+                    (Capped::Line, "abc".to_owned()),
+                    (Capped::Line, "last".to_owned()),
+                ],
+                "capacity {capacity}"
+            );
         }
     }
 

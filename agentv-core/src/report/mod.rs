@@ -30,7 +30,7 @@ pub use html::{HtmlReport, write_script_json};
 pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};
 pub use latest::{KeyHasher, RecordKey, key_of};
-pub use lines::{DEFAULT_MAX_LINE_MB, MAX_LINE_ENV, max_line_bytes, size_text};
+pub use lines::{Capped, DEFAULT_MAX_LINE_MB, MAX_LINE_ENV, max_line_bytes, read_line_capped, size_text};
 pub use markdown::{MarkdownReport, md};
 pub use prior::Prior;
 pub use prompts::{DumpFor, dump_prompt};
@@ -50,6 +50,6 @@ pub use stats::{
 pub use summary::{
     BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_for, bin_of, text,
 };
-pub use tally::{Tallies, Tally, first_problem, shorten};
+pub use tally::{Tallies, Tally, case_label, counted_misses, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};
 pub use trace_cap::{MAX_TRACE_BYTES, cap_trace, traced_bytes};

@@ -18,7 +18,8 @@ use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     line: usize,
-    /// The target answered (`ok` or `grader_error`): `--resume` does not run it again.
+    /// The target answered (`ok` or `grader_error`): `--resume` does not run it again (an
+    /// invalid case is looked at again: its file may have been fixed).
     complete: bool,
     /// Graded `ok` with the verdict `pass`: `--rerun-failed` leaves it out.
     passed: bool,
@@ -50,7 +51,7 @@ impl Prior {
                 key_of(r),
                 Entry {
                     line: read.line,
-                    complete: r.execution_status != ExecutionStatus::ExecutionError,
+                    complete: matches!(r.execution_status, ExecutionStatus::Ok | ExecutionStatus::GraderError),
                     passed: r.execution_status == ExecutionStatus::Ok && r.verdict == Verdict::Pass,
                 },
             );
