@@ -31,6 +31,9 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&loaded.diagnostics);
+    for note in &loaded.notes {
+        printer.note(note);
+    }
     let options = PlanOptions {
         targets: args.target.clone(),
         targets_path: args.targets.clone(),

@@ -9,6 +9,7 @@ mod convert;
 mod eval_errors;
 mod examples;
 mod file_generations;
+mod first_impressions;
 mod graders_deterministic;
 mod help;
 mod honest_results;

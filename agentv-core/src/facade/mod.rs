@@ -65,6 +65,8 @@ pub struct Loaded {
     /// Eval files with errors and no case at all (unreadable, not YAML, empty): whatever they
     /// held did not run, so they too make the run incomplete.
     pub unread: usize,
+    /// What the caller should say about the paths given (a sidecar named for its dataset).
+    pub notes: Vec<String>,
 }
 
 /// Why nothing can run.
@@ -139,6 +141,7 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         });
     }
     let invalid = invalid::collect(&suites);
+    let notes = sidecar_notes(&options.paths, &suites, ws);
     suites.retain(|s| s.case_count > 0);
     Ok(Loaded {
         suites,
@@ -146,7 +149,27 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         skipped,
         invalid,
         unread,
+        notes,
     })
+}
+
+/// A note for each path that names a dataset's sidecar: the dataset runs in its stead.
+fn sidecar_notes(paths: &[String], suites: &[LoadedSuite], ws: &Workspace) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|arg| crate::load::is_sidecar(Path::new(arg), ws))
+        .map(|arg| {
+            let dataset = Path::new(arg).with_extension("jsonl");
+            let name = suites
+                .iter()
+                .find(|s| s.file == dataset)
+                .map_or_else(String::new, |s| format!(" `{}`", s.dataset));
+            format!(
+                "{arg} is the sidecar of the dataset {}{name} (it holds the dataset's suite keys): running the dataset",
+                dataset.display()
+            )
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------

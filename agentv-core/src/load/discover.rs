@@ -189,8 +189,9 @@ fn discover_one(arg: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(Path
     }
     match (classify(&path, ws), purpose) {
         (FileKind::Eval, _) => Ok(vec![(path, FileKind::Eval)]),
-        // A sidecar named on its own is run as the suite it is, and checked with its dataset.
-        (FileKind::Sidecar, Purpose::Run) => Ok(vec![(path, FileKind::Eval)]),
+        // A sidecar named on its own stands for its dataset: the dataset is run (the caller says
+        // so) and checked.
+        (FileKind::Sidecar, Purpose::Run) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
         (FileKind::Sidecar, Purpose::Check) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
         (FileKind::Targets, Purpose::Check) => Ok(vec![(path, FileKind::Targets)]),
         (FileKind::Targets, Purpose::Run) => Err(DiscoverError::TargetsFile(arg.to_owned())),
