@@ -329,3 +329,44 @@ fn a_line_over_the_cap_is_a_clear_error_and_compare_and_merge_stream_it() {
         ]
     );
 }
+
+/// A code judge that returns a 9 MB list of hits.
+#[test]
+fn judge_hits_are_stored_once_in_a_record() {
+    let judge = "cat > /dev/null\nawk 'BEGIN { printf \"{\\\"score\\\": 0.9, \\\"hits\\\": [\"; for (i = 0; i < 200000; i++) { if (i) printf \",\"; printf \"\\\"hit number %06d with some explanatory text\\\"\", i }; printf \"], \\\"misses\\\": [\\\"one miss\\\"]}\" }'\n";
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("hello"))
+        .file("judge.sh", judge)
+        .file(
+            "e.yaml",
+            "execution:\n  evaluators: [{name: big, type: code_judge, script: [sh, judge.sh]}]\nevalcases:\n  - {id: a, input_messages: [{role: user, content: q}]}\n",
+        );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    let text = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
+    let record = json_of(text.trim_end());
+    let hits = record["evaluator_results"][0]["hits"].as_array().expect("hits");
+    assert_eq!(hits.len(), 200_000, "the judge's list is kept whole");
+    let list_bytes = serde_json::to_string(hits).expect("json").len();
+    assert!(list_bytes > 9_000_000);
+    assert!(
+        text.len() < list_bytes + list_bytes / 10,
+        "a {list_bytes}-byte list made a {}-byte record",
+        text.len()
+    );
+    let case_hits = record["hits"].as_array().expect("case hits");
+    assert!(case_hits.len() < 2_000, "{}", case_hits.len());
+    assert!(
+        case_hits
+            .last()
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.contains("more hits not repeated here")),
+        "{:?}",
+        case_hits.last()
+    );
+    assert!(
+        record["scores"][0]["details"]["assertions_not_repeated"]
+            .as_u64()
+            .is_some_and(|n| n > 190_000)
+    );
+    assert_eq!(record["misses"], json!(["one miss"]));
+}
