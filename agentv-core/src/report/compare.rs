@@ -124,11 +124,13 @@ pub struct Counts {
     pub missing: usize,
 }
 
-/// One record of a run, compactly: names are indices into [`Comparison`]'s name table, so a
-/// million records cost a few dozen bytes each.
+/// One record of a run, compactly: its id is a range of one shared text, its dataset and target
+/// indices into a name table, so a million records cost a few dozen bytes each.
 #[derive(Debug, Clone)]
 struct Slot {
-    eval_id: Box<str>,
+    /// Where the eval id is in the ids text.
+    id_at: usize,
+    id_len: usize,
     dataset: u32,
     target: u32,
     trial: Option<u32>,
@@ -173,6 +175,8 @@ struct Matched {
 #[derive(Debug, Default)]
 pub struct ComparisonBuilder {
     names: Names,
+    /// Every eval id, one after the other.
+    ids: String,
     base: Vec<Slot>,
     candidate: Vec<Slot>,
 }
@@ -189,8 +193,11 @@ impl ComparisonBuilder {
     }
 
     fn slot(&mut self, e: &Entry) -> Slot {
+        let id_at = self.ids.len();
+        self.ids.push_str(&e.eval_id);
         Slot {
-            eval_id: e.eval_id.as_str().into(),
+            id_at,
+            id_len: e.eval_id.len(),
             dataset: self.names.id(&e.dataset),
             target: self.names.id(&e.target),
             trial: e.trial,
@@ -214,6 +221,7 @@ pub struct Comparison {
     /// Mean of the deltas of the graded pairs, with its paired 95 % t interval.
     pub mean_delta: Option<MeanCi>,
     names: Names,
+    ids: String,
     base: Vec<Slot>,
     candidate: Vec<Slot>,
     /// Graded pairs, in base-file order.
@@ -248,21 +256,26 @@ impl Comparison {
             MatchBy::IdAndTarget
         };
         let state = RandomState::new();
+        let id = |s: &Slot| &b.ids[s.id_at..s.id_at + s.id_len];
         let key = |s: &Slot| {
             let mut h = state.build_hasher();
             let target = if match_by == MatchBy::IdAndTarget { s.target } else { 0 };
-            (s.dataset, &*s.eval_id, target, s.trial.unwrap_or(1)).hash(&mut h);
+            (s.dataset, id(s), target, s.trial.unwrap_or(1)).hash(&mut h);
             h.finish()
         };
-        // Hash → candidate indices (a hash shared by two keys keeps both; they are told apart
-        // by comparing the slots).
-        let mut in_candidate: HashMap<u64, Vec<u32>> = HashMap::with_capacity(b.candidate.len());
+        // Hash → the last candidate with it, each chained to the previous one with the same
+        // hash (two keys sharing a hash are told apart by comparing the slots).
+        const END: u32 = u32::MAX;
+        let mut head: HashMap<u64, u32> = HashMap::with_capacity(b.candidate.len());
+        let mut next: Vec<u32> = vec![END; b.candidate.len()];
         for (i, s) in b.candidate.iter().enumerate() {
-            in_candidate.entry(key(s)).or_default().push(i as u32);
+            if let Some(previous) = head.insert(key(s), i as u32) {
+                next[i] = previous;
+            }
         }
         let same = |x: &Slot, y: &Slot| {
             x.dataset == y.dataset
-                && x.eval_id == y.eval_id
+                && id(x) == id(y)
                 && x.trial.unwrap_or(1) == y.trial.unwrap_or(1)
                 && (match_by == MatchBy::Id || x.target == y.target)
         };
@@ -281,13 +294,16 @@ impl Comparison {
             added: Vec::new(),
             removed: Vec::new(),
             names: Names::default(),
+            ids: String::new(),
             base: Vec::new(),
             candidate: Vec::new(),
         };
         for (bi, s) in b.base.iter().enumerate() {
-            let found = in_candidate
-                .get(&key(s))
-                .and_then(|list| list.iter().copied().find(|&ci| same(s, &b.candidate[ci as usize])));
+            let mut at = head.get(&key(s)).copied().unwrap_or(END);
+            while at != END && !same(s, &b.candidate[at as usize]) {
+                at = next[at as usize];
+            }
+            let found = (at != END).then_some(at);
             let Some(ci) = found else {
                 out.removed.push(bi as u32);
                 continue;
@@ -306,7 +322,8 @@ impl Comparison {
                 change: classify(delta, epsilon),
             });
         }
-        drop(in_candidate);
+        drop(head);
+        drop(next);
         for (ci, matched) in matched_candidate.iter().enumerate() {
             if !matched {
                 out.added.push(ci as u32);
@@ -332,9 +349,14 @@ impl Comparison {
         let deltas: Vec<f64> = out.pairs.iter().map(|p| p.delta).collect();
         out.mean_delta = mean_ci95(&deltas);
         out.names = b.names;
+        out.ids = b.ids;
         out.base = b.base;
         out.candidate = b.candidate;
         out
+    }
+
+    fn id_of(&self, s: &Slot) -> &str {
+        &self.ids[s.id_at..s.id_at + s.id_len]
     }
 
     fn target_of(&self, b: &Slot, c: &Slot) -> Cow<'_, str> {
@@ -347,7 +369,7 @@ impl Comparison {
     fn pair(&self, m: &Matched) -> Pair<'_> {
         let (b, c) = (&self.base[m.base as usize], &self.candidate[m.candidate as usize]);
         Pair {
-            eval_id: &b.eval_id,
+            eval_id: self.id_of(b),
             target: self.target_of(b, c),
             dataset: self.names.get(b.dataset),
             trial: b.trial,
@@ -360,7 +382,7 @@ impl Comparison {
 
     fn unmatched<'a>(&'a self, s: &'a Slot) -> Unmatched<'a> {
         Unmatched {
-            eval_id: &s.eval_id,
+            eval_id: self.id_of(s),
             target: self.names.get(s.target),
             dataset: self.names.get(s.dataset),
             trial: s.trial,
@@ -379,7 +401,7 @@ impl Comparison {
         self.errors.iter().map(|&(bi, ci)| {
             let (b, c) = (&self.base[bi as usize], &self.candidate[ci as usize]);
             ErroredPair {
-                eval_id: &b.eval_id,
+                eval_id: self.id_of(b),
                 target: self.target_of(b, c),
                 trial: b.trial,
                 base_status: b.status,
@@ -418,9 +440,8 @@ impl Comparison {
         let size = |m: &Matched| if change == Change::Regressed { m.delta } else { -m.delta };
         chosen.sort_by(|a, b| {
             size(a).total_cmp(&size(b)).then_with(|| {
-                self.base[a.base as usize]
-                    .eval_id
-                    .cmp(&self.base[b.base as usize].eval_id)
+                self.id_of(&self.base[a.base as usize])
+                    .cmp(self.id_of(&self.base[b.base as usize]))
             })
         });
         chosen.truncate(n);
