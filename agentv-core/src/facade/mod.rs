@@ -375,6 +375,8 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         })
         .collect();
     let resumed = resume.as_ref().zip(repair).map(|(p, repair)| (p.complete(), repair));
+    // Invalid cases are records too: `merge` counts them among what the run planned.
+    let invalid = invalid::records(loaded.invalid, options.shard, &options.targets);
     let metadata = RunMetadata {
         agentv_version: env!("CARGO_PKG_VERSION").to_owned(),
         command: options.command_line.clone(),
@@ -387,7 +389,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             .unwrap_or_default(),
         targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
         repeat: options.repeat.max(1),
-        planned: chosen.planned,
+        planned: chosen.planned + invalid.len(),
         shard: chosen.shard.clone(),
         budget_usd: options.budget_usd,
         resumed_records: resumed.map(|(n, _)| n),
@@ -406,11 +408,10 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             vec![format!("cannot write the run summary {}: {e}", summary_path.display())],
         ));
     }
-    let invalid = invalid::records(loaded.invalid, options.shard, &options.targets);
     Ok(Plan {
         workers: workers::decide(options.workers, &targets),
         total: chosen.to_run,
-        planned: chosen.planned,
+        planned: chosen.planned + invalid.len(),
         repeat: options.repeat.max(1),
         shard: options.shard,
         resumed,

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 
 use serde::Serialize;
 
@@ -258,10 +258,8 @@ impl Comparison {
         let state = RandomState::new();
         let id = |s: &Slot| &b.ids[s.id_at..s.id_at + s.id_len];
         let key = |s: &Slot| {
-            let mut h = state.build_hasher();
             let target = if match_by == MatchBy::IdAndTarget { s.target } else { 0 };
-            (s.dataset, id(s), target, s.trial.unwrap_or(1)).hash(&mut h);
-            h.finish()
+            state.hash_one((s.dataset, id(s), target, s.trial.unwrap_or(1)))
         };
         // Hash → the last candidate with it, each chained to the previous one with the same
         // hash (two keys sharing a hash are told apart by comparing the slots).

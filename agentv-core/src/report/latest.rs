@@ -9,7 +9,7 @@
 //! when absent): [`key_of`].
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -43,17 +43,13 @@ impl Default for KeyHasher {
 impl KeyHasher {
     /// The hash of `r`'s [`key_of`].
     pub fn of(&self, r: &EvaluationRecord) -> u128 {
-        let hash = |state: &RandomState| {
-            let mut h = state.build_hasher();
-            (
-                r.dataset.as_str(),
-                r.eval_id.as_str(),
-                r.target.as_str(),
-                r.trial_number(),
-            )
-                .hash(&mut h);
-            h.finish()
-        };
+        let key = (
+            r.dataset.as_str(),
+            r.eval_id.as_str(),
+            r.target.as_str(),
+            r.trial_number(),
+        );
+        let hash = |state: &RandomState| state.hash_one(key);
         (u128::from(hash(&self.a)) << 64) | u128::from(hash(&self.b))
     }
 }
