@@ -304,6 +304,38 @@ pub struct V4Fields {
 }
 
 impl EvaluationRecord {
+    /// A record of case `eval_id` of `dataset` against `target` with nothing in it yet: status
+    /// `ok`, score 0, verdict `fail`, every list empty and every optional key absent.
+    pub fn empty(eval_id: String, dataset: String, target: String) -> Self {
+        Self {
+            timestamp: String::new(),
+            eval_id,
+            dataset,
+            conversation_id: None,
+            target,
+            attempt: 0,
+            trial: None,
+            execution_status: ExecutionStatus::Ok,
+            score: 0.0,
+            verdict: Verdict::Fail,
+            hits: Vec::new(),
+            misses: Vec::new(),
+            reasoning: None,
+            candidate_answer: String::new(),
+            lm_provider_request: None,
+            agent_provider_request: None,
+            evaluator_results: Vec::new(),
+            trace_summary: None,
+            execution_metrics: None,
+            error: None,
+            failure_reason_code: None,
+            output_messages: None,
+            trace: None,
+            truncated: None,
+            v4: V4Fields::default(),
+        }
+    }
+
     /// Fills the 4.x keys from the rest of the record (and the case's `metadata`), then keeps
     /// each grader's evidence whole in one place only ([`EvaluationRecord::keep_evidence_once`]).
     pub fn fill_v4_fields(&mut self, metadata: Option<Map<String, Value>>) {

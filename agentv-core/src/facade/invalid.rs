@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::shard::{Shard, shard_key};
 use crate::load::{InvalidCase, LoadedSuite};
-use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use crate::model::{EvaluationRecord, ExecutionStatus};
 
 /// An invalid case and the suite it belongs to.
 #[derive(Debug, Clone)]
@@ -59,35 +59,15 @@ pub(super) fn records(invalid: Vec<Invalid>, shard: Option<Shard>, targets: &[St
 fn record(i: &Invalid, target: String) -> EvaluationRecord {
     let mut record = EvaluationRecord {
         timestamp: jiff::Timestamp::now().to_string(),
-        eval_id: i.case.record_id(),
-        dataset: i.dataset.to_string(),
-        conversation_id: None,
-        target,
-        attempt: 0,
-        trial: None,
         execution_status: ExecutionStatus::Invalid,
-        score: 0.0,
-        verdict: Verdict::Fail,
-        hits: Vec::new(),
         misses: i
             .case
             .errors
             .iter()
             .map(|e| e.lines().next().unwrap_or_default().to_owned())
             .collect(),
-        reasoning: None,
-        candidate_answer: String::new(),
-        lm_provider_request: None,
-        agent_provider_request: None,
-        evaluator_results: Vec::new(),
-        trace_summary: None,
-        execution_metrics: None,
         error: Some(i.case.errors.join("\n")),
-        failure_reason_code: None,
-        output_messages: None,
-        trace: None,
-        truncated: None,
-        v4: Default::default(),
+        ..EvaluationRecord::empty(i.case.record_id(), i.dataset.to_string(), target)
     };
     record.fill_v4_fields(None);
     record

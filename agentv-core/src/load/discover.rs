@@ -425,7 +425,8 @@ mod tests {
         );
         assert_eq!(
             found(&["evals/data.yaml"], Purpose::Run).expect("files"),
-            ["evals/data.yaml Eval"]
+            ["evals/data.jsonl Eval"],
+            "a sidecar named on its own runs its dataset"
         );
         assert_eq!(
             messages(found(&["nope.yaml", "evals/notes.md", "empty"], Purpose::Check)),

@@ -68,23 +68,26 @@ pub fn scan<R: BufRead>(path: &Path, input: R) -> Result<HashSet<usize>, Vec<Rea
     Ok(superseded)
 }
 
+/// One results line of agentv's, for tests: case `id` of dataset `d`.
+#[cfg(test)]
+pub(super) fn test_line(id: &str, target: &str, trial: Option<u32>, status: &str, score: f64) -> String {
+    let mut v = serde_json::json!({
+        "timestamp": "t", "eval_id": id, "dataset": "d", "target": target, "attempt": 1,
+        "execution_status": status, "score": score, "verdict": crate::model::Verdict::from_score(score),
+        "hits": [], "misses": [], "candidate_answer": "", "evaluator_results": []
+    });
+    if let Some(t) = trial {
+        v["trial"] = t.into();
+    }
+    format!("{v}\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Verdict;
     use crate::report::read_all;
 
-    fn line(id: &str, target: &str, trial: Option<u32>, status: &str, score: f64) -> String {
-        let mut v = serde_json::json!({
-            "timestamp": "t", "eval_id": id, "dataset": "d", "target": target, "attempt": 1,
-            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
-            "hits": [], "misses": [], "candidate_answer": "", "evaluator_results": []
-        });
-        if let Some(t) = trial {
-            v["trial"] = t.into();
-        }
-        format!("{v}\n")
-    }
+    use super::test_line as line;
 
     #[test]
     fn the_last_line_of_each_case_target_and_trial_counts() {

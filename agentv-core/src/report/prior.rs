@@ -109,17 +109,7 @@ impl Prior {
 mod tests {
     use super::*;
 
-    fn line(id: &str, target: &str, trial: Option<u32>, status: &str, score: f64) -> String {
-        let mut v = serde_json::json!({
-            "timestamp": "t", "eval_id": id, "dataset": "d", "target": target, "attempt": 1,
-            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
-            "hits": [], "misses": [], "candidate_answer": "", "evaluator_results": []
-        });
-        if let Some(t) = trial {
-            v["trial"] = t.into();
-        }
-        format!("{v}\n")
-    }
+    use crate::report::latest::test_line as line;
 
     /// The index of a file holding `text`, and the directory that keeps it (for `carried`).
     fn prior(text: &str) -> (tempfile::TempDir, Prior) {
