@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Job, RunOptions};
 use crate::evaluators::{self, GradeContext};
-use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
+use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary};
 use crate::prompt::{self, PromptInputs};
 use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 
@@ -199,31 +199,10 @@ pub fn not_run_record(job: &Job, message: &str) -> EvaluationRecord {
 fn empty_record(job: &Job, attempt: u32) -> EvaluationRecord {
     let case = &job.case;
     EvaluationRecord {
-        timestamp: String::new(),
-        eval_id: case.id.clone(),
-        dataset: case.dataset.to_string(),
         conversation_id: case.conversation_id.clone(),
-        target: job.target.name.clone(),
         attempt,
-        execution_status: ExecutionStatus::Ok,
-        score: 0.0,
-        verdict: Verdict::Fail,
-        hits: Vec::new(),
-        misses: Vec::new(),
-        reasoning: None,
-        candidate_answer: String::new(),
-        lm_provider_request: None,
-        agent_provider_request: None,
-        evaluator_results: Vec::new(),
-        trace_summary: None,
-        execution_metrics: None,
-        error: None,
         trial: job.trial,
-        failure_reason_code: None,
-        output_messages: None,
-        trace: None,
-        truncated: None,
-        v4: Default::default(),
+        ..EvaluationRecord::empty(case.id.clone(), case.dataset.to_string(), job.target.name.clone())
     }
 }
 
@@ -282,6 +261,7 @@ fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verdict;
 
     fn graded(miss: &str, weight: f64) -> EvaluatorResult {
         EvaluatorResult {
