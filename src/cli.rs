@@ -180,7 +180,7 @@ inputs' run summaries, missing shards and cases are reported. Writes
 
 Exit codes: 0 merged, every planned case present and run; 2 usage error, an
 unreadable input, overlapping or mismatched shards; 3 merged, but a shard or
-case is missing, or a case could not be run or graded.";
+case is missing, or a case could not be run or graded or is invalid.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:

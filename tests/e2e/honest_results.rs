@@ -370,3 +370,37 @@ fn judge_hits_are_stored_once_in_a_record() {
     );
     assert_eq!(record["misses"], json!(["one miss"]));
 }
+
+/// Shards record each invalid case once, and the merged run is incomplete.
+#[test]
+fn invalid_cases_of_shards_are_merged_once_and_keep_the_run_incomplete() {
+    let mut yaml = agentv_testkit::keyword_cases(6);
+    for i in 0..4 {
+        yaml.push_str(&format!("  - {{id: bad{i}, expected_outcome: x, input_messages: 5}}\n"));
+    }
+    let p = Project::new()
+        .file("targets.yaml", &mock_targets("done"))
+        .file("e.yaml", &yaml);
+    let mut shards = Vec::new();
+    let mut invalid = 0;
+    for k in 1..=3 {
+        let out = format!("s{k}.jsonl");
+        let run = p.run(&["eval", "e.yaml", "--shard", &format!("{k}/3"), "--out", &out]);
+        let mine = p
+            .results(&out)
+            .iter()
+            .filter(|r| r["execution_status"] == "invalid")
+            .count();
+        run.code(if mine > 0 { 3 } else { 0 });
+        invalid += mine;
+        shards.push(out);
+    }
+    assert_eq!(invalid, 4, "each invalid case in one shard");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(String::as_str));
+    args.extend(["--out", "all.jsonl"]);
+    p.run(&args)
+        .code(3)
+        .stderr_has("Run incomplete: 4 record(s) are invalid cases");
+    assert_eq!(p.results("all.jsonl").len(), 10);
+}

@@ -158,6 +158,7 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
         graded: &[],
         execution_errors: report.by_status.execution_error,
         grader_errors: report.by_status.grader_error,
+        skipped: report.by_status.invalid,
         not_run: report.by_status.not_run + missing.len(),
         ..RunFacts::default()
     });
