@@ -2,24 +2,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
-
-use regex::Regex;
+use std::sync::Arc;
 
 use crate::config::source::{invalid_utf8_at, strip_bom};
 use crate::config::{Diagnostic, Diagnostics, Pos};
 use crate::paths::Workspace;
 
-static ENV_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$").expect("static regex"));
-
-/// The variable named by a `${{ VAR }}` value (the whole trimmed value must be the reference).
-pub fn env_reference(value: &str) -> Option<&str> {
-    ENV_REF
-        .captures(value.trim())
-        .and_then(|c| c.get(1))
-        .map(|m| m.as_str())
-}
+pub use crate::config::interpolate::env_reference;
 
 /// Variables visible to the run: the process environment wins over `.env` files, and the `.env`
 /// nearest to the eval file wins over outer ones (`docs/architecture.md#environment`).

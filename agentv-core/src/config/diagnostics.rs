@@ -161,6 +161,10 @@ impl SourceText {
 pub struct Diagnostics {
     file: PathBuf,
     items: Vec<Diagnostic>,
+    /// Errors among `items`, kept as they are added so [`Diagnostics::error_count`] is O(1):
+    /// loaders call it around every case, and a count that scanned every problem made a file
+    /// with one problem per line quadratic.
+    errors: usize,
     source: Option<SourceText>,
 }
 
@@ -169,6 +173,7 @@ impl Diagnostics {
         Self {
             file: file.to_path_buf(),
             items: Vec::new(),
+            errors: 0,
             source: None,
         }
     }
@@ -205,6 +210,9 @@ impl Diagnostics {
 
     fn push(&mut self, severity: Severity, pos: Pos, message: String, help: Option<String>) {
         let source_line = self.source.as_ref().and_then(|s| s.line(pos.line));
+        if severity == Severity::Error {
+            self.errors += 1;
+        }
         self.items.push(Diagnostic {
             severity,
             file: self.file.clone(),
@@ -217,7 +225,7 @@ impl Diagnostics {
 
     /// Number of errors so far (a checkpoint: compare before and after validating a case).
     pub fn error_count(&self) -> usize {
-        self.items.iter().filter(|d| d.severity == Severity::Error).count()
+        self.errors
     }
 
     pub fn into_vec(self) -> Vec<Diagnostic> {
@@ -243,6 +251,7 @@ impl Diagnostics {
             if d.severity == Severity::Error {
                 d.severity = Severity::Warning;
                 d.message.push_str(suffix);
+                self.errors -= 1;
                 any = true;
             }
         }
@@ -252,6 +261,7 @@ impl Diagnostics {
     /// Takes in the problems of another file read on this one's behalf (an included template,
     /// a cases file); they keep their own file name, and count in [`Diagnostics::error_count`].
     pub fn absorb(&mut self, other: Diagnostics) {
+        self.errors += other.errors;
         self.items.extend(other.items);
     }
 
@@ -317,6 +327,31 @@ pub fn describe(node: &Node) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The error count is kept, not recounted: it must agree with the items through every
+    /// operation that changes them.
+    #[test]
+    fn error_count_is_kept_in_step_without_scanning() {
+        let mut d = Diagnostics::new(Path::new("a.jsonl"));
+        let scan = |d: &Diagnostics| d.items.iter().filter(|i| i.severity == Severity::Error).count();
+        for i in 0..10_000u64 {
+            if i % 3 == 0 {
+                d.error(Pos::new(i + 1, 1), "bad line", None);
+            } else {
+                d.warn(Pos::new(i + 1, 1), "odd line", None);
+            }
+        }
+        assert_eq!(d.error_count(), 3334);
+        assert_eq!(d.error_count(), scan(&d));
+        let mark = d.len() - 9;
+        assert!(d.downgrade_errors_since(mark, " (ignored)"));
+        assert_eq!(d.error_count(), 3331);
+        assert_eq!(d.error_count(), scan(&d));
+        let mut other = Diagnostics::new(Path::new("b.yaml"));
+        other.error(Pos::new(1, 1), "x", None);
+        d.absorb(other);
+        assert_eq!(d.error_count(), scan(&d));
+    }
 
     #[test]
     fn display_has_file_line_column_and_help() {

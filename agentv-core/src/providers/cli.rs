@@ -73,7 +73,7 @@ const HEALTHCHECK_OWN: &[Key] = &[
         Kind::Text,
         "`http` (GET `url` must answer 2xx) or `command` (must exit 0); without it, the key given decides (4.x).",
     ),
-    Key::new("url", Kind::Text, "For `type: http`."),
+    Key::new("url", Kind::Url, "For `type: http`."),
     Key::new("command_template", Kind::Text, "For `type: command`; run by `sh -c` (4.x: `command`).").aliases(&["command"]),
     Key::new(
         "cwd",

@@ -11,8 +11,9 @@ use super::cache::{CachedProvider, ResponseCache};
 use super::settings::TargetSettings;
 use super::target::{TargetDef, TargetsFile};
 use super::{BuildContext, Provider, ProviderEntry};
+use crate::config::interpolate::env_references;
 use crate::config::{Diagnostic, Diagnostics, Pos, Severity};
-use crate::env::{Env, env_reference};
+use crate::env::Env;
 use crate::redact::Secrets;
 
 /// A `${{ VAR }}` a target needs but the environment lacks.
@@ -88,7 +89,10 @@ fn setting_variable<'n>(def: &TargetDef, mut names: impl Iterator<Item = &'n str
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
             .and_then(|(_, v)| v.as_str())
-            .map(|text| env_reference(text).map(str::to_owned))
+            .map(|text| {
+                let vars: Vec<&str> = env_references(text).collect();
+                (!vars.is_empty()).then(|| vars.join(", "))
+            })
     })?
 }
 
@@ -720,17 +724,24 @@ mod tests {
     }
 
     #[test]
-    fn a_reference_inside_a_longer_value_warns_that_it_is_not_substituted() {
-        let yaml = "targets:\n  - {name: m, provider: mock, response: 'token ${{ AGENTV_T_PART }} here'}\n";
-        let (reg, _d) = registry(yaml, &[("AGENTV_T_PART", "part-secret-value")]);
-        reg.resolve("m").expect("resolves");
-        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(
-            warnings[0].contains("`${{ … }}` inside the longer value of `response` is not substituted"),
-            "{warnings:?}"
+    fn env_reference_inside_a_longer_value_is_substituted_and_secret() {
+        let yaml = "targets:\n  - {name: m, provider: mock, response: 'token ${{ AGENTV_T_PART }} and ${{AGENTV_T_TAIL}}!'}\n  - {name: u, provider: mock, response: 'x ${{ AGENTV_T_NOPE }} y'}\n";
+        let (reg, _d) = registry(
+            yaml,
+            &[("AGENTV_T_PART", "part-secret-value"), ("AGENTV_T_TAIL", "tail-value")],
         );
-        assert!(!warnings[0].contains("part-secret-value"), "{warnings:?}");
+        let provider = reg.resolve("m").expect("resolves");
+        assert!(reg.take_warnings().is_empty());
+        let shown = format!("{provider:?}");
+        assert!(shown.contains("token part-secret-value and tail-value!"), "{shown}");
+        let secrets = reg.secrets();
+        assert_eq!(secrets.redact("token part-secret-value and tail-value!"), "***");
+        assert_eq!(secrets.redact("just tail-value"), "just ***");
+        let err = reg.resolve("u").expect_err("unset variable inside a value");
+        assert!(
+            matches!(&err, ResolveError::MissingCredentials(v) if v[0].var == "AGENTV_T_NOPE" && v[0].setting == "response"),
+            "{err:?}"
+        );
     }
 
     #[test]
