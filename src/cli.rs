@@ -293,6 +293,11 @@ pub struct EvalArgs {
     pub workers: Option<u32>,
 
     /// Answer with a mock instead of calling the target.
+    /// Warnings are errors: any problem in the eval files or their targets stops the run
+    /// before anything is called (exit 2).
+    #[arg(long)]
+    pub strict: bool,
+
     #[arg(long)]
     pub dry_run: bool,
 
@@ -496,6 +501,11 @@ pub struct ValidateArgs {
     /// targets.yaml file, or a directory holding one, as for `eval --targets`.
     #[arg(long, value_name = "PATH")]
     pub targets: Option<PathBuf>,
+
+    /// Warnings are errors, and so are problems of the machine (no targets file, unset
+    /// variables, agent CLIs not installed).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -151,18 +151,21 @@ impl TargetProblem {
         out
     }
 
-    /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`): each an
-    /// error, since `eval` would stop on it. Problems inside the targets file point there, by
-    /// a path relative to the working directory when it is below it.
-    pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
-        let mut items = self.diagnostics_at(eval_file, ws);
+    /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`). Problems
+    /// in files are errors; problems of the machine (no targets file found, an unset variable,
+    /// an agent CLI not installed) are of severity `machine`: `validate` checks files, not the
+    /// machine it runs on, unless `--strict` (`docs/running.md#validate`). Problems inside the
+    /// targets file point there, by a path relative to the working directory when it is below
+    /// it.
+    pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {
+        let mut items = self.diagnostics_at(eval_file, ws, machine);
         for d in &mut items {
             d.file = shown(&d.file, ws);
         }
         items
     }
 
-    fn diagnostics_at(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+    fn diagnostics_at(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {
         match self {
             Self::NoTargetsFile { .. } => {
                 let mut d = Diagnostics::new(eval_file);
@@ -170,19 +173,22 @@ impl TargetProblem {
                 let (message, help) = text
                     .split_once("\ncreate")
                     .map_or((text.as_str(), None), |(m, h)| (m, Some(format!("create{h}"))));
-                d.error(Pos::default(), message, help);
+                match machine {
+                    Severity::Error => d.error(Pos::default(), message, help),
+                    Severity::Warning => d.warn(Pos::default(), message, help),
+                }
                 d.into_vec()
             }
             Self::TargetsFile(errors) => errors.clone(),
             Self::Target { file, errors } => errors
                 .iter()
-                .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, Severity::Error))
+                .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, machine))
                 .collect(),
             Self::MissingCredentials(vars) => resolve_error_diagnostics(
                 &ResolveError::MissingCredentials(vars.clone()),
                 eval_file,
                 eval_file,
-                Severity::Error,
+                machine,
             ),
         }
     }

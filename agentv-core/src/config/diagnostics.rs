@@ -233,7 +233,7 @@ impl Diagnostics {
     }
 
     /// Number of problems so far, errors and warnings (a checkpoint for
-    /// [`Diagnostics::downgrade_errors_since`]).
+    /// [`Diagnostics::annotate_errors_since`]).
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -242,16 +242,13 @@ impl Diagnostics {
         self.items.is_empty()
     }
 
-    /// Turns the errors reported since checkpoint `mark` into warnings, appending `suffix` to
-    /// their messages: for a part of a file whose problems drop only that part. True when there
-    /// were any.
-    pub fn downgrade_errors_since(&mut self, mark: usize, suffix: &str) -> bool {
+    /// Appends `suffix` to the errors reported since checkpoint `mark`: they say what they mean
+    /// for the part of the file they are in. True when there were any.
+    pub fn annotate_errors_since(&mut self, mark: usize, suffix: &str) -> bool {
         let mut any = false;
         for d in self.items.iter_mut().skip(mark) {
             if d.severity == Severity::Error {
-                d.severity = Severity::Warning;
                 d.message.push_str(suffix);
-                self.errors -= 1;
                 any = true;
             }
         }
@@ -271,6 +268,18 @@ impl Diagnostics {
             self.error(e.pos, format!("invalid YAML: {}", e.message), e.help.clone());
         }
     }
+}
+
+/// Turns every warning of `items` into an error (`--strict`, or a suite's `strict: true`:
+/// `docs/architecture.md#unknown-keys`). Returns how many there were.
+pub fn promote_warnings(items: &mut [Diagnostic]) -> usize {
+    let mut promoted = 0;
+    for d in items.iter_mut().filter(|d| d.severity == Severity::Warning) {
+        d.severity = Severity::Error;
+        d.message.push_str(" (an error under --strict)");
+        promoted += 1;
+    }
+    promoted
 }
 
 /// `text` with control characters escaped (`\t`, `\u{1b}`): messages quote keys and values
@@ -307,6 +316,8 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     }
     known
         .iter()
+        // A key is never its own suggestion: a declared key left unread is not a typo.
+        .filter(|k| **k != key)
         .map(|k| (k, strsim::damerau_levenshtein(&typed, &norm(k))))
         .filter(|(k, d)| *d <= (norm(k).chars().count() / 3).max(1))
         .min_by_key(|(_, d)| *d)
@@ -344,9 +355,8 @@ mod tests {
         assert_eq!(d.error_count(), 3334);
         assert_eq!(d.error_count(), scan(&d));
         let mark = d.len() - 9;
-        assert!(d.downgrade_errors_since(mark, " (ignored)"));
-        assert_eq!(d.error_count(), 3331);
-        assert_eq!(d.error_count(), scan(&d));
+        assert!(d.annotate_errors_since(mark, " (case invalid)"));
+        assert_eq!(d.error_count(), 3334);
         let mut other = Diagnostics::new(Path::new("b.yaml"));
         other.error(Pos::new(1, 1), "x", None);
         d.absorb(other);
@@ -379,6 +389,8 @@ mod tests {
             ("timeoutSeconds", Some("timeout_seconds")),
             ("expected_outcom", Some("expected_outcome")),
             ("Name", Some("name")),
+            ("weight", None),
+            ("cwd", None),
             ("threshold", None),
             ("config", None),
             ("", None),

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use super::registry::MissingVar;
 use super::retry::RetryPolicy;
-use super::target::{TARGET_KEYS, TargetDef};
+use super::target::{AGENTV_TARGET_KEYS, TARGET_KEYS, TargetDef};
 use crate::config::interpolate::{env_reference, env_references, substitute_env};
-use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, text_of};
+use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, UnknownKeys, text_of};
 use crate::env::Env;
 use crate::redact::Secrets;
 
@@ -32,6 +32,8 @@ pub struct TargetSettings<'a> {
     env: &'a Env,
     secrets: &'a Secrets,
     target: &'a str,
+    /// The provider as the file writes it, for messages.
+    provider: &'a str,
     base_dir: PathBuf,
     diags: Diagnostics,
     /// Variables referenced by settings that need them but are unset.
@@ -81,6 +83,7 @@ impl<'a> TargetSettings<'a> {
             env,
             secrets,
             target: &def.name,
+            provider: &def.provider,
             base_dir: def.base_dir().to_path_buf(),
             diags,
             missing: Vec::new(),
@@ -89,11 +92,27 @@ impl<'a> TargetSettings<'a> {
 
     /// Warns about the settings no one read, and hands over what reading found.
     pub(crate) fn finish(mut self) -> Findings {
-        self.fields.warn_unknown(&mut self.diags);
+        self.report_unknown();
         Findings {
             diagnostics: self.diags.into_vec(),
             missing: self.missing,
         }
+    }
+
+    /// Reports the settings no one read: a likely typo of a setting is an error (it would
+    /// otherwise fall back to a default, such as the public endpoint a key is then sent to),
+    /// an AgentV setting this provider does not implement a warning that says so.
+    fn report_unknown(&mut self) {
+        let note = format!(
+            "is an AgentV setting that agentv's `{}` provider does not implement",
+            self.provider
+        );
+        let rules = UnknownKeys {
+            typos_are_errors: true,
+            foreign: AGENTV_TARGET_KEYS,
+            foreign_note: &note,
+        };
+        self.fields.report_unknown(&mut self.diags, &rules);
     }
 
     /// The target's name.
@@ -319,7 +338,7 @@ impl<'a> TargetSettings<'a> {
         inner.set_prefix(format!("{path}."));
         let outer = std::mem::replace(&mut self.fields, inner);
         let value = read(self);
-        self.fields.warn_unknown(&mut self.diags);
+        self.report_unknown();
         self.fields = outer;
         Some(value)
     }
