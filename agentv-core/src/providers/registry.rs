@@ -482,17 +482,27 @@ mod tests {
     }
 
     #[test]
-    fn unknown_settings_warn_with_position() {
-        let (reg, _d) = registry("targets:\n  - name: m\n    provider: mock\n    respones: hi\n", &[]);
-        reg.resolve("m").expect("resolves");
-        let warnings = reg.take_warnings();
-        assert_eq!(warnings.len(), 1);
+    fn typo_in_a_target_setting_is_an_error_naming_both_keys() {
+        let yaml = "targets:\n  - name: o\n    provider: openai\n    model: m\n    api_key: sk-typo-check-key\n    base_ulr: http://127.0.0.1:9/v1\n    stream_log: raw\n    frobnicate: 1\n";
+        let (reg, _d) = registry(yaml, &[]);
+        let err = reg
+            .resolve("o")
+            .expect_err("a typo of base_url must not fall back to the public endpoint");
+        let text = err.to_string();
         assert!(
-            warnings[0]
-                .to_string()
-                .contains(":4:5: warning: unknown key `respones` in target `m`"),
-            "{}",
-            warnings[0]
+            text.contains(":6:5: error: unknown key `base_ulr` in target `o`")
+                && text.contains("did you mean `base_url`?"),
+            "{text}"
+        );
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains(":7:5: warning: `stream_log` in target `o` is an AgentV setting that agentv's `openai` provider does not implement; it is ignored"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].contains(":8:5: warning: unknown key `frobnicate` in target `o`; it is ignored"),
+            "{warnings:?}"
         );
     }
 

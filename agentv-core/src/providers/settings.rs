@@ -285,7 +285,7 @@ impl<'a> TargetSettings<'a> {
         let shown = if vars.is_empty() {
             format!("`{written}`")
         } else {
-            format!("the value made from {}", vars.join(", "))
+            format!("the value of {}", vars.join(", "))
         };
         self.diags.error(
             pos,
@@ -450,7 +450,7 @@ impl<'a> TargetSettings<'a> {
             let shown = if vars.is_empty() {
                 path.display().to_string()
             } else {
-                format!("the value made from {}", vars.join(", "))
+                format!("the value of {}", vars.join(", "))
             };
             self.diags.error(
                 pos.unwrap_or_default(),
@@ -620,7 +620,7 @@ mod tests {
             (
                 "http://127.0.0.1:${{ AGENTV_T_PORT }}/v1",
                 "99999",
-                Err("the value made from AGENTV_T_PORT"),
+                Err("the value of AGENTV_T_PORT"),
             ),
             (
                 "http://127.0.0.1:${{ AGENTV_T_PORT }}/v1",
