@@ -108,8 +108,13 @@ fn describe_search(tried: &[PathBuf]) -> String {
             None => return format!("{} does not exist", path.display()),
         }
     }
+    let stop = dirs.first().map(|d| Workspace::search_end(d)).unwrap_or_default();
     let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    format!("looked in {} for {}", dirs.join(", "), TARGET_FILE_NAMES.join(", "))
+    format!(
+        "looked in {} for {}; {stop}",
+        dirs.join(", "),
+        TARGET_FILE_NAMES.join(", ")
+    )
 }
 
 impl TargetProblem {
@@ -303,7 +308,7 @@ impl<'a> TargetResolver<'a> {
     /// Loads the `.env` files that serve `eval_files` (`docs/architecture.md#environment`).
     pub fn new(eval_files: &[PathBuf], ws: &'a Workspace, options: &'a ResolveOptions) -> Self {
         let eval_dirs: Vec<PathBuf> = eval_files.iter().map(|f| eval_dir(f, ws)).collect();
-        let (env, warnings) = Env::load(&eval_dirs, ws);
+        let (env, warnings) = Env::load_with(&eval_dirs, options.targets_path.as_deref(), ws);
         Self {
             ws,
             options,

@@ -38,7 +38,8 @@ pub const TARGET_FILE_NAMES: &[&str] = &[
 ];
 
 /// Finds the targets file: `explicit` (a file, or a directory holding one), else the first hit
-/// walking from `eval_dir` up to the repository root, then the working directory
+/// walking from `eval_dir` up to the repository root (every ancestor outside a repository), then
+/// the working directory
 /// (`docs/architecture.md#targets-files`).
 pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspace) -> Result<PathBuf, Vec<PathBuf>> {
     if let Some(path) = explicit {
@@ -54,7 +55,6 @@ pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspac
             .ok_or(if path.is_dir() { tried } else { vec![path] });
     }
     let mut dirs: Vec<&Path> = ws.ancestors_to_root(eval_dir).collect();
-    dirs.push(&ws.repo_root);
     dirs.push(&ws.cwd);
     let mut tried = Vec::new();
     for dir in dirs {

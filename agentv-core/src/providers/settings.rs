@@ -15,6 +15,7 @@ use super::target::{AGENTV_TARGET_KEYS, TARGET_KEYS, TargetDef};
 use crate::config::interpolate::{env_reference, env_references, substitute_env};
 use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, UnknownKeys, text_of};
 use crate::env::Env;
+use crate::paths::TargetPath;
 use crate::redact::Secrets;
 
 /// The text of a free-form value: a string as written, anything else as JSON.
@@ -434,8 +435,10 @@ impl<'a> TargetSettings<'a> {
         }
     }
 
-    /// A directory setting, relative to the targets file's directory; it must exist.
-    pub fn dir(&mut self, name: &str) -> Option<PathBuf> {
+    /// A directory setting, kept as written: a relative one resolves against the directory of
+    /// the eval file the target runs for, so it is checked when a case runs; an absolute one
+    /// must exist now (`docs/architecture.md#relative-paths`).
+    pub fn dir(&mut self, name: &str) -> Option<TargetPath> {
         let node = self.fields.take(name);
         let pos = node.map(|n| n.pos);
         // A value with a `${{ VAR }}` in it is a secret: the error names the variables, never
@@ -445,17 +448,17 @@ impl<'a> TargetSettings<'a> {
             .map(|t| env_references(t).map(str::to_owned).collect())
             .unwrap_or_default();
         let text = self.string(name, false)?;
-        let path = self.path(&text);
-        if !path.is_dir() {
+        let path = TargetPath::new(text.trim());
+        if path.is_absolute() && !path.resolve(None).is_dir() {
             let shown = if vars.is_empty() {
-                path.display().to_string()
+                path.resolve(None).display().to_string()
             } else {
                 format!("the value of {}", vars.join(", "))
             };
             self.diags.error(
                 pos.unwrap_or_default(),
                 format!("`{}` directory does not exist: {shown}", self.key(name)),
-                Some("relative paths are resolved against the directory of the targets file".to_owned()),
+                Some("give an existing directory, or one relative to the eval file's directory".to_owned()),
             );
         }
         Some(path)
@@ -589,11 +592,15 @@ mod tests {
             yaml,
             &[("AGENTV_T_DIR", "subdir")],
             &TABLE,
-            |dir| std::fs::create_dir(dir.join("subdir")).expect("dir"),
+            |_| {},
             |_, s| s.object("outer", |o| (o.dir("cwd"), o.duration("timeout_seconds"))),
         );
         let (cwd, timeout) = read.value.expect("an object");
-        assert_eq!(cwd, Some(read.dir.path().join("subdir")));
+        assert_eq!(
+            cwd,
+            Some(TargetPath::new("subdir")),
+            "kept as written, for the eval file's directory"
+        );
         assert_eq!(timeout, None);
         let text: Vec<String> = read.diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(text.len(), 2, "{text:?}");
