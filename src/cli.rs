@@ -293,13 +293,13 @@ pub struct EvalArgs {
     pub workers: Option<u32>,
 
     /// Answer with a mock instead of calling the target.
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Warnings are errors: any problem in the eval files or their targets stops the run
     /// before anything is called (exit 2).
     #[arg(long)]
     pub strict: bool,
-
-    #[arg(long)]
-    pub dry_run: bool,
 
     /// Retries of a case whose target call timed out (0 to 100).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
