@@ -140,7 +140,14 @@ fn discovery_reads_the_env_file_beside_a_targets_file_given_with_targets() {
             "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_TEST_BESIDE }}\n",
         )
         .file("conf/.env", "AGENTV_TEST_BESIDE=Paris\n");
-    p.run(&["eval", "e.yaml", "--targets", "conf/ci.targets.yaml", "--out", "r.jsonl"])
-        .code(0);
+    p.run(&[
+        "eval",
+        "e.yaml",
+        "--targets",
+        "conf/ci.targets.yaml",
+        "--out",
+        "r.jsonl",
+    ])
+    .code(0);
     assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0);
 }
