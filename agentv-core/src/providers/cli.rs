@@ -643,7 +643,7 @@ mod tests {
     async fn command_not_found_hints_at_cwd() {
         let dir = tempfile::tempdir().expect("tmp");
         let mut p = provider("python3 no-such-agent-file.py > {OUTPUT_FILE}; ./no-such-agent", None);
-        p.config.cwd = Some(dir.path().to_path_buf());
+        p.config.cwd = Some(TargetPath::new(dir.path()));
         let err = p.invoke(&request("c", "q")).await.expect_err("fails").to_string();
         assert!(err.starts_with("command failed with exit code 127:"), "{err}");
         let hint = format!(

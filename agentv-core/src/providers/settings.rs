@@ -482,7 +482,7 @@ pub(crate) mod testing {
         pub(crate) missing: Vec<MissingVar>,
         pub(crate) secrets: Secrets,
         /// Holds the targets file (`targets.yaml`) and anything the test puts beside it.
-        pub(crate) dir: tempfile::TempDir,
+        pub(crate) _dir: tempfile::TempDir,
     }
 
     /// Writes `yaml` to `targets.yaml` in a new directory (after `prepare` ran on it) and reads
@@ -512,7 +512,7 @@ pub(crate) mod testing {
             diagnostics: found.diagnostics,
             missing: found.missing,
             secrets,
-            dir,
+            _dir: dir,
         }
     }
 }
