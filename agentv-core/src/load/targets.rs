@@ -135,7 +135,12 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
     let settings = snake_case_keys(node);
     let mut f = Fields::of(&settings, &TARGET_KEYS, diags)?;
     let name = f.required_string("name", "target", diags)?;
-    let provider = f.required_string("provider", &format!("target `{name}`"), diags)?;
+    let use_target = f.take("use_target").map(|n| n.pos).zip(f.string("use_target", diags));
+    let provider = match (&use_target, f.take("provider")) {
+        (Some(_), None) => String::new(),
+        _ => f.required_string("provider", &format!("target `{name}`"), diags)?,
+    };
+    let use_target = use_target.map(|(pos, text)| (text.trim().to_owned(), pos));
     let provider_pos = f.take("provider").map_or(node.pos, |n| n.pos);
     let judge_target = f.string("judge_target", diags);
     let before = diags.error_count();
@@ -148,6 +153,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
         name,
         provider,
         provider_pos,
+        use_target,
         judge_target,
         workers,
         provider_batching,

@@ -11,7 +11,7 @@ use super::cache::{CachedProvider, ResponseCache};
 use super::settings::TargetSettings;
 use super::target::{TargetDef, TargetsFile};
 use super::{BuildContext, Provider, ProviderEntry};
-use crate::config::interpolate::env_references;
+use crate::config::interpolate::{env_reference, env_references};
 use crate::config::{Diagnostic, Diagnostics, Pos, Severity};
 use crate::env::Env;
 use crate::redact::Secrets;
@@ -161,7 +161,7 @@ impl TargetRegistry {
     pub fn new(file: Option<TargetsFile>, env: Arc<Env>, secrets: Secrets) -> Self {
         let mut warnings = Vec::new();
         for def in file.iter().flat_map(|f| &f.targets) {
-            if super::find(&def.provider).is_none() {
+            if def.use_target.is_none() && super::find(&def.provider).is_none() {
                 let mut d = Diagnostics::new(&def.file);
                 if let Some(text) = &def.source {
                     d.set_source(text.clone());
@@ -238,10 +238,15 @@ impl TargetRegistry {
             .unwrap_or_default()
     }
 
-    /// The provider of target `name`, built on first use.
+    /// The provider of target `name` (of the target it delegates to, through `use_target`),
+    /// built on first use.
     pub fn resolve(&self, name: &str) -> Result<Arc<dyn Provider>, ResolveError> {
         if let Some(p) = self.built.lock().ok().and_then(|c| c.get(name).cloned()) {
             return Ok(p);
+        }
+        let followed = self.follow(name)?;
+        if followed != name {
+            return self.resolve(&followed);
         }
         let (file, def) = self
             .file
@@ -268,9 +273,71 @@ impl TargetRegistry {
         self.file.as_ref().and_then(|f| f.get(name))
     }
 
+    /// The target `name` stands for: itself, or the end of its `use_target` chain (AgentV 4.x
+    /// delegation; a `${{ VAR }}` names the target, so an unset variable is reported as
+    /// missing, like a credential). At most ten links, and no loops.
+    fn follow(&self, name: &str) -> Result<String, ResolveError> {
+        let mut chain = vec![name.to_owned()];
+        let mut current = name.to_owned();
+        for _ in 0..10 {
+            let Some(def) = self.definition(&current) else {
+                return Ok(current);
+            };
+            let Some((written, pos)) = &def.use_target else {
+                return Ok(current);
+            };
+            let next = match env_reference(written) {
+                Some(var) => self.env.get(var).map(|v| v.trim().to_owned()).ok_or_else(|| {
+                    ResolveError::MissingCredentials(vec![MissingVar {
+                        var: var.to_owned(),
+                        target: def.name.clone(),
+                        setting: "use_target".to_owned(),
+                    }])
+                })?,
+                None => written.clone(),
+            };
+            let problem = if self.definition(&next).is_none() {
+                Some(format!(
+                    "`use_target` of target `{}` names unknown target `{next}`; available targets: {}",
+                    def.name,
+                    list_or_none(&self.names())
+                ))
+            } else if chain.contains(&next) {
+                Some(format!("`use_target` loops: {} -> {next}", chain.join(" -> ")))
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                let mut d = Diagnostics::new(&def.file);
+                if let Some(text) = &def.source {
+                    d.set_source(text.clone());
+                }
+                d.error(*pos, message, None);
+                return Err(ResolveError::Invalid {
+                    name: def.name.clone(),
+                    problems: d.into_vec(),
+                });
+            }
+            chain.push(next.clone());
+            current = next;
+        }
+        let mut d = Diagnostics::new(self.targets_path().unwrap_or(Path::new("targets.yaml")));
+        d.error(
+            Pos::default(),
+            format!("`use_target` of target `{name}` goes through more than ten targets: {}", chain.join(" -> ")),
+            None,
+        );
+        Err(ResolveError::Invalid {
+            name: name.to_owned(),
+            problems: d.into_vec(),
+        })
+    }
+
     /// Resolves `name` and its judge target together, so one error lists every missing
     /// variable of both.
     pub fn resolve_target(self: &Arc<Self>, name: &str) -> Result<ResolvedTarget, Vec<ResolveError>> {
+        let followed = self.follow(name).map_err(|e| vec![e])?;
+        let name = followed.as_str();
         let def = self.definition(name);
         let judge_name = def
             .and_then(|d| d.judge_target.clone())
@@ -305,7 +372,7 @@ impl TargetRegistry {
         };
         let mut errors = Vec::new();
         for def in &file.targets {
-            if super::find(&def.provider).is_none() {
+            if def.use_target.is_none() && super::find(&def.provider).is_none() {
                 continue;
             }
             errors.extend(self.resolve(&def.name).err());
@@ -752,6 +819,26 @@ mod tests {
             matches!(&err, ResolveError::MissingCredentials(v) if v[0].var == "AGENTV_T_NOPE" && v[0].setting == "response"),
             "{err:?}"
         );
+    }
+
+    /// AgentV 4.x delegation: `use_target` names another target, directly or through a variable.
+    #[test]
+    fn use_target_delegates_to_the_target_it_names() {
+        let yaml = "targets:\n  - name: default\n    use_target: ${{ AGENTV_T_PICK }}\n  - {name: fixed, use_target: real}\n  - {name: real, provider: mock, judge_target: judge}\n  - {name: judge, provider: mock}\n  - {name: loop, use_target: loop2}\n  - {name: loop2, use_target: loop}\n  - {name: lost, use_target: nowhere}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_PICK", "real")]);
+        let target = reg.resolve_target("default").expect("delegates");
+        assert_eq!((target.name.as_str(), target.judge_name.as_str()), ("real", "judge"));
+        assert_eq!(reg.resolve_target("fixed").expect("delegates").name, "real");
+        let text = |name: &str| reg.resolve_target(name).expect_err(name)[0].to_string();
+        assert!(text("loop").contains("`use_target` loops: loop -> loop2 -> loop"), "{}", text("loop"));
+        assert!(text("lost").contains("names unknown target `nowhere`"), "{}", text("lost"));
+        let (reg, _d) = registry(yaml, &[]);
+        let errors = reg.resolve_target("default").expect_err("unset");
+        assert!(
+            matches!(&errors[0], ResolveError::MissingCredentials(v) if v[0].var == "AGENTV_T_PICK" && v[0].setting == "use_target"),
+            "{errors:?}"
+        );
+        assert!(reg.take_warnings().is_empty(), "an alias has no provider to warn about");
     }
 
     #[test]

@@ -15,9 +15,13 @@ const COMMON_KEYS: &[Key] = &[
     Key::new(
         "provider",
         Kind::Text,
-        "Which provider answers (see the provider table).",
-    )
-    .required(),
+        "Which provider answers (see the provider table); not needed with `use_target`.",
+    ),
+    Key::new(
+        "use_target",
+        Kind::Text,
+        "AgentV 4.x delegation: this target is the one named here, often `${{ VAR }}` so one variable picks the target a suite runs on.",
+    ),
     Key::new(
         "judge_target",
         Kind::Text,
@@ -137,6 +141,9 @@ pub struct TargetDef {
     pub provider: String,
     /// Where `provider:` is written.
     pub provider_pos: Pos,
+    /// `use_target`: the target this one stands for, as written (a name or `${{ VAR }}`), and
+    /// where; `provider` is empty then.
+    pub use_target: Option<(String, Pos)>,
     pub judge_target: Option<String>,
     pub workers: Option<usize>,
     pub provider_batching: bool,
