@@ -216,6 +216,26 @@ mod tests {
         );
     }
 
+    /// One grammar: what names a whole value is what is found and replaced inside one.
+    #[test]
+    fn one_env_reference_grammar_for_whole_values_and_inner_text() {
+        let cases = [
+            ("${{ CITY }}", Some("CITY"), vec!["CITY"], "Paris"),
+            ("  ${{W}} ", Some("W"), vec!["W"], "  3 "),
+            ("http://h:${{ W }}/v1", None, vec!["W"], "http://h:3/v1"),
+            ("${{ W }}${{ CITY }}", None, vec!["W", "CITY"], "3Paris"),
+            ("${{ 1X }}", None, vec![], "${{ 1X }}"),
+            ("${{ A-B }}", None, vec![], "${{ A-B }}"),
+            ("${ CITY }", None, vec![], "${ CITY }"),
+            ("${{ NOPE }}!", None, vec!["NOPE"], "!"),
+        ];
+        for (text, whole, names, replaced) in cases {
+            assert_eq!(env_reference(text), whole, "{text}");
+            assert_eq!(env_references(text).collect::<Vec<_>>(), names, "{text}");
+            assert_eq!(substitute_env(text, env).0, replaced, "{text}");
+        }
+    }
+
     #[test]
     fn vars_keep_the_type_of_a_whole_value_and_leave_unknown_names() {
         let vars = parse_yaml("city: Paris\nn: 2\nexpected: {city: Paris, tags: [a, b]}\n").expect("yaml");

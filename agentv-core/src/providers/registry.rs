@@ -324,7 +324,10 @@ impl TargetRegistry {
         let mut d = Diagnostics::new(self.targets_path().unwrap_or(Path::new("targets.yaml")));
         d.error(
             Pos::default(),
-            format!("`use_target` of target `{name}` goes through more than ten targets: {}", chain.join(" -> ")),
+            format!(
+                "`use_target` of target `{name}` goes through more than ten targets: {}",
+                chain.join(" -> ")
+            ),
             None,
         );
         Err(ResolveError::Invalid {
@@ -830,8 +833,16 @@ mod tests {
         assert_eq!((target.name.as_str(), target.judge_name.as_str()), ("real", "judge"));
         assert_eq!(reg.resolve_target("fixed").expect("delegates").name, "real");
         let text = |name: &str| reg.resolve_target(name).expect_err(name)[0].to_string();
-        assert!(text("loop").contains("`use_target` loops: loop -> loop2 -> loop"), "{}", text("loop"));
-        assert!(text("lost").contains("names unknown target `nowhere`"), "{}", text("lost"));
+        assert!(
+            text("loop").contains("`use_target` loops: loop -> loop2 -> loop"),
+            "{}",
+            text("loop")
+        );
+        assert!(
+            text("lost").contains("names unknown target `nowhere`"),
+            "{}",
+            text("lost")
+        );
         let (reg, _d) = registry(yaml, &[]);
         let errors = reg.resolve_target("default").expect_err("unset");
         assert!(
