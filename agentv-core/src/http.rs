@@ -139,13 +139,12 @@ pub fn host_of(url: &reqwest::Url) -> String {
     }
 }
 
-/// A request that got no HTTP answer as a provider error: a timeout, a network error that
-/// may be retried, or one that fails at once ([`Cause::failure`]). The message names the host
-/// tried and every source of the error, never the URL's path or query.
-pub fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> crate::providers::ProviderError {
-    use crate::providers::ProviderError;
+/// A request that got no HTTP answer, described once for every caller: whether to try again,
+/// and a message naming the host tried and every source of the error, never the URL's path or
+/// query. `None` for a timeout, which callers handle with their own deadline.
+pub fn classify(error: reqwest::Error) -> Option<(Failure, String)> {
     if error.is_timeout() {
-        return ProviderError::Timeout(timeout.unwrap_or_default());
+        return None;
     }
     let cause = cause(&error);
     let host = error.url().map(host_of);
@@ -158,11 +157,10 @@ pub fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> crat
         source = s.source();
     }
     let target = host.map_or_else(String::new, |h| format!(" to {h}"));
-    let message = format!("request{target}: {} ({detail})", cause.describe());
-    match cause.failure() {
-        Failure::Transient => ProviderError::Network(message),
-        Failure::Permanent => ProviderError::Failed(format!("network error, not retried: {message}")),
-    }
+    Some((
+        cause.failure(),
+        format!("request{target}: {} ({detail})", cause.describe()),
+    ))
 }
 
 #[cfg(test)]
@@ -171,7 +169,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::providers::ProviderError;
 
     /// The retry rule, cause by cause.
     #[test]
@@ -280,14 +277,8 @@ mod tests {
             let error = client.get(&url).send().await.expect_err(what);
             let chain: Vec<String> = chain(&error).iter().map(ToString::to_string).collect();
             assert_eq!(cause(&error), want, "{what}: {chain:?}");
-            let provider_error = transport_error(error, None);
-            let retried = matches!(provider_error, ProviderError::Network(_));
-            assert_eq!(
-                retried,
-                want.failure() == Failure::Transient,
-                "{what}: {provider_error}"
-            );
-            let text = provider_error.to_string();
+            let (failure, text) = classify(error).expect("not a timeout");
+            assert_eq!(failure, want.failure(), "{what}: {text}");
             if let Some(host) = host {
                 assert!(text.contains(&format!("request to {host}:")), "{what}: {text}");
             }

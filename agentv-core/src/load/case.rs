@@ -175,7 +175,7 @@ impl Loader {
                     || conversation.as_ref().is_some_and(|c| !c.turns.is_empty())
                     || (self.v2_cases_key && (evaluators.is_some() || exec.evaluators.is_some()))
                     // A JSONL line takes every spelling a YAML case takes (AgentV 4.x reads
-                    // only `assert` there; `docs/architecture.md#jsonl-datasets`).
+                    // only `assert` there; `docs/architecture.md#file-formats`).
                     || assertions.is_some();
                 if !complete {
                     let key = "assertions";

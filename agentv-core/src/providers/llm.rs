@@ -194,7 +194,7 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
     let response = builder
         .send()
         .await
-        .map_err(|e| crate::http::transport_error(e, call.timeout))?;
+        .map_err(|e| super::retry::transport_error(e, call.timeout))?;
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
@@ -204,7 +204,7 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
     let text = response
         .text()
         .await
-        .map_err(|e| crate::http::transport_error(e, call.timeout))?;
+        .map_err(|e| super::retry::transport_error(e, call.timeout))?;
     if !(200..300).contains(&status) {
         return Err(ProviderError::Http {
             status,
