@@ -304,3 +304,20 @@ fn results_files_are_read_and_their_bad_lines_reported() {
         .code(1)
         .stderr_has("bad.baseline.jsonl: error: 2:");
 }
+
+/// `agentv validate evals/` in a CI job without secrets or agent CLIs: the files are checked,
+/// the machine is only warned about; `--strict` fails on it.
+#[test]
+fn validate_passes_in_ci_without_secrets_or_agent_clis() {
+    let targets = "targets:\n  - name: default\n    provider: claude-code\n    executable: agentv-no-such-claude\n    judge_target: judge\n  - name: judge\n    provider: anthropic\n    model: m\n    api_key: ${{ AGENTV_E2E_NO_SUCH_KEY }}\n";
+    let p = Project::new().file("targets.yaml", targets).file("evals/e.yaml", SUITE);
+    p.run(&["validate", "evals/"])
+        .code(0)
+        .stderr_has("warning: target `default`: Claude Code executable `agentv-no-such-claude` not found on PATH")
+        .stderr_has("warning: environment variable AGENTV_E2E_NO_SUCH_KEY is not set")
+        .stderr_has("✔ evals/e.yaml");
+    p.run(&["validate", "--strict", "evals/"])
+        .code(1)
+        .stderr_has("error: target `default`: Claude Code executable `agentv-no-such-claude` not found on PATH")
+        .stderr_has("✘ evals/e.yaml (2 error(s))");
+}
