@@ -13,6 +13,7 @@ mod graders_deterministic;
 mod help;
 mod init;
 mod input_files;
+mod judge_crashes;
 mod judge_economy;
 mod judge_generations;
 mod llm_providers;

@@ -548,10 +548,19 @@ pub fn default_graders_for(generation: Generation) -> Arc<[ConfiguredGrader]> {
     }])
 }
 
+/// A grader's result, and whether its process crashed (a grader error in either generation,
+/// [`super::score_case`]).
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    pub result: EvaluatorResult,
+    pub crashed: bool,
+}
+
 /// Runs one grader and records its result (without `negate`, which the case score applies).
 /// (Secrets are redacted where results leave the run: the JSONL writer and the terminal.)
-pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> EvaluatorResult {
+pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Evaluated {
     let grade = grader.grader.grade(ctx).await;
+    let crashed = grade.crashed;
     let grade = if grader.negate { super::negate(grade) } else { grade };
     // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
     // else as a grader error); this only guards the weighted mean against a stray value.
@@ -571,7 +580,7 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         // A 4.x grader's own verdict is its score against 0.8, whatever the case threshold.
         (None, Generation::V4) => Verdict::pass_fail(score, crate::model::DEFAULT_THRESHOLD),
     };
-    EvaluatorResult {
+    let result = EvaluatorResult {
         name: grader.name.clone(),
         kind: grader.type_name().to_owned(),
         score,
@@ -584,7 +593,8 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         details: grade.details,
         error: grade.error,
         evaluator_provider_request: grade.request,
-    }
+    };
+    Evaluated { result, crashed }
 }
 
 /// Weighted mean of grader scores (`docs/architecture.md#scoring`): weight 0 excludes a
