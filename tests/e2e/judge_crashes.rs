@@ -14,18 +14,30 @@ const HTTP_429: &str = "import json, sys\njson.load(sys.stdin)\nclass HTTPError(
 
 /// The crashes each generation must report: (grader id, command, what the error says).
 const CRASHES: &[(&str, &str, &str)] = &[
-    ("raises", "[python3, judges/raises.py]", "IndexError: list index out of range"),
+    (
+        "raises",
+        "[python3, judges/raises.py]",
+        "IndexError: list index out of range",
+    ),
     ("missing-script", "[python3, judges/nope.py]", "nope.py"),
     ("missing-program", "[./judges/not-there]", "cannot start"),
-    ("signal", "[sh, -c, 'cat >/dev/null; kill -9 $$']", "none (killed by a signal)"),
-    ("timeout", "[sh, -c, 'cat >/dev/null; sleep 30']", "timed out after 1s"),
+    (
+        "signal",
+        "[sh, -c, 'cat >/dev/null; kill -9 $$']",
+        "none (killed by a signal)",
+    ),
+    (
+        "timeout",
+        "[sh, -c, 'cat >/dev/null; sleep 30'], timeout_seconds: 1",
+        "timed out after 1s",
+    ),
 ];
 
 fn v4_suite() -> String {
     let mut yaml = String::from("tests:\n");
     for (id, command, _) in CRASHES {
         yaml.push_str(&format!(
-            "  - id: {id}\n    input: Capital of France?\n    criteria: Names Paris\n    assertions:\n      - {{type: contains, value: Paris}}\n      - {{name: judge, type: code-grader, command: {command}, timeout_seconds: 1}}\n"
+            "  - id: {id}\n    input: Capital of France?\n    criteria: Names Paris\n    assertions:\n      - {{type: contains, value: Paris}}\n      - {{name: judge, type: code-grader, command: {command}}}\n"
         ));
     }
     yaml
@@ -35,7 +47,7 @@ fn v2_suite() -> String {
     let mut yaml = String::from("evalcases:\n");
     for (id, command, _) in CRASHES {
         yaml.push_str(&format!(
-            "  - id: {id}\n    expected_outcome: Names Paris.\n    input_messages: [{{role: user, content: Capital of France?}}]\n    evaluators:\n      - {{name: kw, type: keywords, expected: [Paris]}}\n      - {{name: judge, type: code_judge, script: {command}, timeout_seconds: 1}}\n"
+            "  - id: {id}\n    expected_outcome: Names Paris.\n    input_messages: [{{role: user, content: Capital of France?}}]\n    evaluators:\n      - {{name: kw, type: keywords, expected: [Paris]}}\n      - {{name: judge, type: code_judge, script: {command}}}\n"
         ));
     }
     yaml
@@ -69,7 +81,9 @@ fn crashed_judge_is_a_grader_error_in_both_generations() {
             assert_eq!(record["execution_status"], "grader_error", "{file} {id}: {record}");
             let judge = judge_result(&record);
             assert_eq!(judge["score"], 0.0, "{file} {id}: {judge}");
-            let error = judge["error"].as_str().unwrap_or_else(|| panic!("{file} {id}: no error in {judge}"));
+            let error = judge["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{file} {id}: no error in {judge}"));
             assert!(error.contains(says), "{file} {id}: {error}");
         }
         // A 4.x grader that crashed scores 0 as AgentV 4.x records it: a failed assertion, and
@@ -79,7 +93,12 @@ fn crashed_judge_is_a_grader_error_in_both_generations() {
             assert_eq!(record["score"], 0.5, "{record}");
             let judge = judge_result(&record);
             assert_eq!(judge["verdict"], "fail");
-            assert!(judge["misses"][0].as_str().is_some_and(|m| m.starts_with("Code evaluator failed:")), "{judge}");
+            assert!(
+                judge["misses"][0]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("Code evaluator failed:")),
+                "{judge}"
+            );
         }
     }
 }
@@ -94,9 +113,15 @@ fn crashed_judge_plain_text_exit_code_convention_stays_for_4x() {
     );
     p.run(&["eval", "v4.yaml", "--out", "r.jsonl"]).code(0);
     let pass = p.result("r.jsonl", "plain-pass");
-    assert_eq!((pass["execution_status"].as_str(), pass["score"].as_f64()), (Some("ok"), Some(1.0)));
+    assert_eq!(
+        (pass["execution_status"].as_str(), pass["score"].as_f64()),
+        (Some("ok"), Some(1.0))
+    );
     let fail = p.result("r.jsonl", "plain-fail");
-    assert_eq!((fail["execution_status"].as_str(), fail["score"].as_f64()), (Some("ok"), Some(0.0)));
+    assert_eq!(
+        (fail["execution_status"].as_str(), fail["score"].as_f64()),
+        (Some("ok"), Some(0.0))
+    );
 }
 
 #[test]
@@ -123,7 +148,40 @@ fn console_names_the_cause_of_a_crashed_judge() {
     let run = p.run(&["eval", "http.yaml", "--out", "r.jsonl"]);
     run.code(3);
     // The per-case line and the failures section both show the end of the traceback.
-    let shown = run.stderr.matches("HTTPError: HTTP Error 429: Too Many Requests").count()
-        + run.stdout.matches("HTTPError: HTTP Error 429: Too Many Requests").count();
+    let shown = run
+        .stderr
+        .matches("HTTPError: HTTP Error 429: Too Many Requests")
+        .count()
+        + run
+            .stdout
+            .matches("HTTPError: HTTP Error 429: Too Many Requests")
+            .count();
     assert!(shown >= 2, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn console_names_the_cause_of_a_crashed_agent() {
+    let p = Project::new()
+        .file(
+            "targets.yaml",
+            "targets:\n  - name: default\n    provider: cli\n    command_template: python3 agent.py {PROMPT} {OUTPUT_FILE}\n",
+        )
+        .file("agent.py", &HTTP_429.replace("json.load(sys.stdin)\n", ""))
+        .file(
+            "e.yaml",
+            "evalcases:\n  - id: rate-limited\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: kw, type: keywords, expected: [x]}]\n",
+        );
+    let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    run.code(3);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("rate-limited") && l.contains("ERROR"))
+        .unwrap_or_else(|| panic!("no case line:\n{}", run.stderr));
+    assert!(line.contains("HTTPError: HTTP Error 429: Too Many Requests"), "{line}");
+    assert!(
+        run.stdout.contains("HTTPError: HTTP Error 429: Too Many Requests"),
+        "the failures section names it too:\n{}",
+        run.stdout
+    );
 }

@@ -276,7 +276,9 @@ fn convert_to_v4_says_what_a_code_judges_hits_misses_and_reasoning_become() {
         "{texts:?}"
     );
     assert!(
-        texts.iter().any(|t| t.contains("suite.yaml:10:28:") && t.contains("4.x code aggregator receives 4.x member results")),
+        texts
+            .iter()
+            .any(|t| t.contains("suite.yaml:10:28:") && t.contains("4.x code aggregator receives 4.x member results")),
         "{texts:?}"
     );
 }

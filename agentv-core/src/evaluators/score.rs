@@ -259,6 +259,10 @@ mod tests {
         assert_eq!(got.status, ExecutionStatus::Ok, "4.x: a quality failure");
         let got = score_case(&g, &mut [result(1.0, 1.0), failed], &[false, true], Generation::V4, 0.8);
         assert_eq!(got.score, 0.5, "a crashed 4.x grader scores 0 as AgentV records it");
-        assert_eq!(got.status, ExecutionStatus::GraderError, "4.x: a crashed process is a grader error");
+        assert_eq!(
+            got.status,
+            ExecutionStatus::GraderError,
+            "4.x: a crashed process is a grader error"
+        );
     }
 }
