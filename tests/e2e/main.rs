@@ -4,6 +4,7 @@
 
 mod agent_clis;
 mod broken_runs;
+mod composite_aggregators;
 mod console;
 mod convert;
 mod eval_errors;

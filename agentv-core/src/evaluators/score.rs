@@ -60,7 +60,7 @@ pub fn score_case(
     // grader as a quality failure (score 0 in the mean); only a skip (§3.2, §3.3) or a crashed
     // process is an error.
     let could_not_grade = |(i, r): (usize, &EvaluatorResult)| match generation {
-        Generation::V2 => r.error.is_some(),
+        Generation::V2 => r.error.is_some() || crashed.get(i).copied().unwrap_or(false),
         Generation::V4 => r.verdict == Verdict::Skip || crashed.get(i).copied().unwrap_or(false),
     };
     let status = if results.iter().enumerate().any(could_not_grade) {
