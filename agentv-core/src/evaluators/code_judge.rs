@@ -330,6 +330,24 @@ pub(crate) fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Resul
     Ok(Some(file))
 }
 
+/// The argv to start for a judge's `argv`: `agentv` as its program is this executable, so
+/// `script: [agentv, judge, faithfulness]` runs the ready-made judge of the agentv that runs
+/// the suite, installed or not, on `PATH` or not (`judges/README.md`).
+pub(crate) fn own_program(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
+    match argv.split_first() {
+        Some((program, rest)) if program == "agentv" => match std::env::current_exe() {
+            Ok(exe) => {
+                let mut own = Vec::with_capacity(argv.len());
+                own.push(exe.display().to_string());
+                own.extend(rest.iter().cloned());
+                std::borrow::Cow::Owned(own)
+            }
+            Err(_) => std::borrow::Cow::Borrowed(argv),
+        },
+        _ => std::borrow::Cow::Borrowed(argv),
+    }
+}
+
 /// How a grading program is run: what [`execute`] needs besides the case.
 pub(crate) struct Program<'a> {
     pub argv: &'a [String],
@@ -426,7 +444,7 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
             grade_persistent(pool, env, &payload, case_proxy, timeout, ctx).await
         }
         None => process::run(ProcessSpec {
-            argv: program.argv,
+            argv: &own_program(program.argv),
             cwd: program.cwd,
             env: &env,
             env_remove: &[],

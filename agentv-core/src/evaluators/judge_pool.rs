@@ -207,6 +207,7 @@ impl Drop for JudgeProcess {
 
 impl JudgeProcess {
     fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Result<Self, PoolError> {
+        let argv = super::code_judge::own_program(argv);
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| PoolError::Spawn("the command is empty".to_owned()))?;
