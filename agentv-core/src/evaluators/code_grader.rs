@@ -115,7 +115,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             Map::new()
         }
     };
-    let persistent = f.boolean("persistent", cx.diags).unwrap_or(false);
+    let persistent = code_judge::parse_persistent(f, cx);
     let _ = f.take("preprocessors");
     if cx.drop_grader_if_errors(mark) {
         return None;
@@ -126,7 +126,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
     };
     let mut config = other_keys(f, cx);
     config.extend(explicit);
-    let persistent = persistent.then(|| JudgePool::shared(&command, &cwd));
+    let persistent = persistent.map(|recycle| JudgePool::shared(&command, &cwd, recycle));
     Some(Arc::new(CodeGrader {
         command,
         cwd,
