@@ -7,6 +7,7 @@ mod broken_runs;
 mod composite_aggregators;
 mod console;
 mod convert;
+mod custom_assertions;
 mod eval_errors;
 mod examples;
 mod file_generations;

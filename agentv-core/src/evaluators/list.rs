@@ -51,6 +51,35 @@ const MAX_INCLUDE_DEPTH: usize = 3;
 /// 2.x grader types AgentV 4.x no longer runs (it skips them with a warning).
 const V2_ONLY_TYPES: &[&str] = &["llm_judge", "code_judge"];
 
+/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2): a custom type cannot take these
+/// names.
+const V4_BUILT_IN: &[&str] = &[
+    "code-grader",
+    "llm-grader",
+    "rubric",
+    "rubrics",
+    "composite",
+    "tool-trajectory",
+    "field-accuracy",
+    "latency",
+    "cost",
+    "token-usage",
+    "execution-metrics",
+    "skill-trigger",
+    "contains",
+    "contains-any",
+    "contains-all",
+    "icontains",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "ends-with",
+    "regex",
+    "is-json",
+    "equals",
+    "inline-assert",
+];
+
 /// Parses a list of graders. `None` when any entry is invalid (errors are reported): a case
 /// graded by an incomplete list would get a misleading score.
 ///
@@ -308,19 +337,28 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let min_score = f.number("min_score", cx.diags).or(numeric_required);
     let negate = f.boolean("negate", cx.diags).unwrap_or(false);
     let type_pos = f.take("type").map_or(node.pos, |n| n.pos);
-    let Some(entry) = lookup(&type_name, cx.generation()) else {
-        if cx.generation() == Generation::V4
-            && let Some(file) = custom_type_file(&type_name, cx.eval_dir)
-        {
-            cx.diags.warn(
-                type_pos,
-                format!(
-                    "custom assertion type `{type_name}` ({}) is a TypeScript grader: not supported by agentv, ignored",
-                    file.display()
-                ),
-                Some("rewrite it as a `code-grader` command, or remove the entry".to_owned()),
-            );
-            return None;
+    // In a 4.x file a custom assertion type may take any name AgentV 4.x does not build in, one
+    // of agentv's own graders' included (AgentV 4.42.4's example defines `word-count`).
+    let custom = (cx.generation() == Generation::V4 && !V4_BUILT_IN.contains(&type_name.replace('_', "-").as_str()))
+        .then(|| custom_type_file(&type_name, cx.eval_dir))
+        .flatten();
+    let entry = if custom.is_some() {
+        None
+    } else {
+        lookup(&type_name, cx.generation())
+    };
+    let Some(entry) = entry else {
+        if let Some(file) = custom {
+            // A custom assertion type runs as a code grader (`docs/judges.md#custom-assertion-types`).
+            return Some(ConfiguredGrader {
+                grader: super::custom_assertion::parse(file, &mut f, cx),
+                name: name.unwrap_or_else(|| type_name.clone()),
+                weight,
+                required,
+                min_score,
+                negate,
+                entry: &super::custom_assertion::ENTRY,
+            });
         }
         if cx.generation() == Generation::V4 {
             // AgentV 4.x reads any other type as a custom one and fails it when it grades: the

@@ -5,6 +5,7 @@
 //! See `docs/architecture.md#add-a-grader`.
 
 pub mod candidate;
+mod custom_assertion;
 mod grader;
 pub mod js;
 pub mod js_regex;
