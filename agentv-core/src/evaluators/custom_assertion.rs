@@ -238,7 +238,8 @@ mod tests {
     #[test]
     fn custom_assertion_runs_under_the_runtime_it_can() {
         let shim = Path::new("/tmp/shim");
-        let cases: &[(&str, bool, Option<(u32, u32)>, bool, Result<&[&str], &str>)] = &[
+        type Case<'a> = (&'a str, bool, Option<(u32, u32)>, bool, Result<&'a [&'a str], &'a str>);
+        let cases: &[Case<'_>] = &[
             (
                 "a.js",
                 false,
