@@ -78,10 +78,11 @@ pub fn tail(text: &str, max: usize, secrets: &Secrets) -> String {
 }
 
 /// One line, at most `max` characters, that says what went wrong in a possibly multi-line
-/// error: its first line (what failed: "code judge exited with code 1: Traceback …") and its
-/// last non-blank line (why: the exception at the end of a traceback, "HTTPError: HTTP Error
-/// 429"), joined by ` … `. When they do not fit, the first line gives way: the cause is at the
-/// end. A one-line text is cut at its end. Redact before and escape after calling this.
+/// error: its first line (what failed: "code judge exited with code 1: Traceback …") and, when
+/// that line goes on to quote a program's output (`…: `), the last non-blank line (why: the
+/// exception at the end of a traceback, "HTTPError: HTTP Error 429"), joined by ` … `. When they
+/// do not fit, the first line gives way: the cause is at the end. Otherwise the first line, cut
+/// at its end (its other lines were said elsewhere). Redact before and escape after calling this.
 pub fn cause_line(text: &str, max: usize) -> String {
     let text = text.trim();
     let first = text.lines().next().unwrap_or_default().trim_end();
@@ -103,7 +104,7 @@ pub fn cause_line(text: &str, max: usize) -> String {
         cut.push('…');
         cut
     };
-    if first.trim() == last {
+    if first.trim() == last || !first.contains(": ") {
         return take(first, max);
     }
     const JOIN: &str = " … ";
@@ -341,6 +342,14 @@ mod tests {
         assert_eq!(cause_line("one line only", 100), "one line only");
         assert_eq!(cause_line("one line only", 5), "one …");
         assert_eq!(cause_line("same\n\nsame", 100), "same");
+        // A first line that quotes no output: the rest was said elsewhere (a healthcheck).
+        assert_eq!(
+            cause_line(
+                "target `t` failed its healthcheck before the run\ncommand exited with code 3",
+                100
+            ),
+            "target `t` failed its healthcheck before the run"
+        );
         assert_eq!(cause_line("", 10), "");
     }
 

@@ -51,13 +51,10 @@ const MAX_INCLUDE_DEPTH: usize = 3;
 /// 2.x grader types AgentV 4.x no longer runs (it skips them with a warning).
 const V2_ONLY_TYPES: &[&str] = &["llm_judge", "code_judge"];
 
-/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2): a custom type cannot take these
-/// names.
-const V4_BUILT_IN: &[&str] = &[
-    "code-grader",
-    "llm-grader",
+/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2) besides those only it has
+/// ([`crate::load::generation::V4_TYPES`]): a custom type cannot take these names.
+const SHARED_BUILT_IN: &[&str] = &[
     "rubric",
-    "rubrics",
     "composite",
     "tool-trajectory",
     "field-accuracy",
@@ -65,20 +62,12 @@ const V4_BUILT_IN: &[&str] = &[
     "cost",
     "token-usage",
     "execution-metrics",
-    "skill-trigger",
-    "contains",
-    "contains-any",
-    "contains-all",
-    "icontains",
-    "icontains-any",
-    "icontains-all",
-    "starts-with",
-    "ends-with",
-    "regex",
-    "is-json",
-    "equals",
-    "inline-assert",
 ];
+
+/// Whether AgentV 4.x builds in the grader `kind` (written in kebab-case).
+fn v4_built_in(kind: &str) -> bool {
+    crate::load::generation::V4_TYPES.contains(&kind) || SHARED_BUILT_IN.contains(&kind)
+}
 
 /// Parses a list of graders. `None` when any entry is invalid (errors are reported): a case
 /// graded by an incomplete list would get a misleading score.
@@ -339,7 +328,7 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let type_pos = f.take("type").map_or(node.pos, |n| n.pos);
     // In a 4.x file a custom assertion type may take any name AgentV 4.x does not build in, one
     // of agentv's own graders' included (AgentV 4.42.4's example defines `word-count`).
-    let custom = (cx.generation() == Generation::V4 && !V4_BUILT_IN.contains(&type_name.replace('_', "-").as_str()))
+    let custom = (cx.generation() == Generation::V4 && !v4_built_in(&type_name.replace('_', "-")))
         .then(|| custom_type_file(&type_name, cx.eval_dir))
         .flatten();
     let entry = if custom.is_some() {
