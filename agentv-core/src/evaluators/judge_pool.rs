@@ -261,6 +261,8 @@ struct JudgeProcess {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The task reading stderr: done once the judge and its children closed it.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
     next_id: u64,
     /// Cases answered.
     served: u64,
@@ -312,12 +314,13 @@ impl JudgeProcess {
             return Err(PoolError::Spawn(format!("`{program}`: its pipes are not available")));
         };
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
+        let stderr_reader = Some(tokio::spawn(keep_tail(stderr_pipe, stderr.clone())));
         Ok(Self {
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
+            stderr_reader,
             next_id: 0,
             served: 0,
         })
@@ -338,6 +341,7 @@ impl JudgeProcess {
         };
         let Some(line) = first else {
             let how = self.exit_text().await;
+            self.read_stderr_to_end().await;
             return Err(PoolError::Died(
                 format!("{how} before announcing itself"),
                 self.stderr_suffix(secrets),
@@ -355,6 +359,7 @@ impl JudgeProcess {
             Err(_) => Err(PoolError::TimedOut(case.timeout, self.stderr_suffix(case.secrets))),
             Ok(Err(Broken::Closed)) => {
                 let how = self.exit_text().await;
+                self.read_stderr_to_end().await;
                 Err(PoolError::Died(
                     format!("{how} while grading this case"),
                     self.stderr_suffix(case.secrets),
@@ -401,6 +406,14 @@ impl JudgeProcess {
                 }
             },
             _ => "closed its stdout".to_owned(),
+        }
+    }
+
+    /// Waits (briefly) until everything a judge that ended wrote on stderr is read, so the
+    /// message about its end quotes it.
+    async fn read_stderr_to_end(&mut self) {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(EXIT_GRACE, reader).await;
         }
     }
 

@@ -51,10 +51,14 @@ const MAX_INCLUDE_DEPTH: usize = 3;
 /// 2.x grader types AgentV 4.x no longer runs (it skips them with a warning).
 const V2_ONLY_TYPES: &[&str] = &["llm_judge", "code_judge"];
 
-/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2) besides those only it has
-/// ([`crate::load::generation::V4_TYPES`]): a custom type cannot take these names.
-const SHARED_BUILT_IN: &[&str] = &[
+/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2): a custom type cannot take these
+/// names. (The loader's list of types only 4.x has is a part of it; evaluators do not depend on
+/// the loader.)
+const V4_BUILT_IN: &[&str] = &[
+    "code-grader",
+    "llm-grader",
     "rubric",
+    "rubrics",
     "composite",
     "tool-trajectory",
     "field-accuracy",
@@ -62,12 +66,20 @@ const SHARED_BUILT_IN: &[&str] = &[
     "cost",
     "token-usage",
     "execution-metrics",
+    "skill-trigger",
+    "contains",
+    "contains-any",
+    "contains-all",
+    "icontains",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "ends-with",
+    "regex",
+    "is-json",
+    "equals",
+    "inline-assert",
 ];
-
-/// Whether AgentV 4.x builds in the grader `kind` (written in kebab-case).
-fn v4_built_in(kind: &str) -> bool {
-    crate::load::generation::V4_TYPES.contains(&kind) || SHARED_BUILT_IN.contains(&kind)
-}
 
 /// Parses a list of graders. `None` when any entry is invalid (errors are reported): a case
 /// graded by an incomplete list would get a misleading score.
@@ -328,7 +340,7 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let type_pos = f.take("type").map_or(node.pos, |n| n.pos);
     // In a 4.x file a custom assertion type may take any name AgentV 4.x does not build in, one
     // of agentv's own graders' included (AgentV 4.42.4's example defines `word-count`).
-    let custom = (cx.generation() == Generation::V4 && !v4_built_in(&type_name.replace('_', "-")))
+    let custom = (cx.generation() == Generation::V4 && !V4_BUILT_IN.contains(&type_name.replace('_', "-").as_str()))
         .then(|| custom_type_file(&type_name, cx.eval_dir))
         .flatten();
     let entry = if custom.is_some() {
@@ -908,23 +920,36 @@ mod tests {
     }
 
     #[test]
-    fn custom_typescript_types_are_ignored_with_a_warning_in_4x_files() {
+    fn custom_assertion_types_run_as_code_graders() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(".agentv").join("assertions");
         std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join("word-budget.ts"), "export default {}").expect("write");
+        for name in ["word-budget.ts", "word-count.mjs", "contains.ts"] {
+            std::fs::write(dir.join(name), "export default {}").expect("write");
+        }
         let (graders, problems) = parse_in(
-            "- {type: word-budget, max: 3}\n- {type: keywords, expected: [a]}\n",
+            "- {type: word-budget, max: 3}\n- {type: keywords, expected: [a]}\n- {type: word-count}\n- {type: contains, value: a}\n",
             Generation::V4,
             Some(tmp.path()),
         );
-        assert_eq!(graders.expect("valid").len(), 1);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(
-            problems[0].contains("custom assertion type `word-budget`")
-                && problems[0].contains("not supported by agentv, ignored"),
-            "{}",
-            problems[0]
+        assert!(problems.is_empty(), "{problems:?}");
+        let shown: Vec<(String, &str)> = graders
+            .expect("valid")
+            .iter()
+            .map(|g| (g.name.clone(), g.type_name()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("word-budget".to_owned(), "custom-assertion"),
+                ("keywords".to_owned(), "keywords"),
+                // agentv's own `word-count` gives way to the file; 4.x's `contains` does not.
+                ("word-count".to_owned(), "custom-assertion"),
+                ("contains-a".to_owned(), "contains"),
+            ]
         );
+        // A 2.x file has no custom types.
+        let (graders, _) = parse_in("- {type: word-budget}\n", Generation::V2, Some(tmp.path()));
+        assert!(graders.is_none());
     }
 }

@@ -64,7 +64,7 @@ const LIST_KEYS: &[&str] = &["assertions", "assert", "evaluators"];
 const V2_DASHED_TYPES: &[&str] = &["llm-judge", "code-judge"];
 
 /// Grader types only AgentV 4.x has (in kebab-case; a file may write them in snake_case).
-pub(crate) const V4_TYPES: &[&str] = &[
+const V4_TYPES: &[&str] = &[
     "code-grader",
     "llm-grader",
     "rubrics",
