@@ -88,6 +88,30 @@ pub enum Command {
     /// Rewrite an eval file between the AgentV 2.x and 4.x formats.
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
+    /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
+    #[command(after_help = JUDGE_EXAMPLES)]
+    Judge(JudgeArgs),
+}
+
+const JUDGE_EXAMPLES: &str = "\
+In a suite:
+  evaluators:
+    - name: faithfulness
+      type: code_judge
+      script: [agentv, judge, faithfulness]
+      target: {max_calls: 2}
+
+agentv runs `agentv` in a judge's script as itself, so the judge needs nothing
+else installed. The judge reads the case on stdin and prints its result on
+stdout; judges/README.md documents each one and its settings.
+
+Exit codes: 0 graded; 1 the judge could not grade (its result says why).";
+
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The judge.
+    #[arg(value_enum, value_name = "NAME")]
+    pub name: crate::commands::judge::ReadyMade,
 }
 
 const INIT_EXAMPLES: &str = "\

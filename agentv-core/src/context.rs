@@ -19,6 +19,9 @@ pub struct RunContext {
     pub secrets: Secrets,
     /// `--dump-prompts`: where every request (to the target and to judges) is written.
     pub dump_prompts: Option<Arc<PromptDumps>>,
+    /// `--strict`: a 4.x code grader whose stdout is not a result object is a grader error
+    /// instead of being graded by its exit code (`docs/judges.md#one-shot-judges`).
+    pub strict: bool,
 }
 
 /// Where `--dump-prompts` writes, and the file names this run has given out. Names come from

@@ -49,6 +49,7 @@ pub use facade::{
     ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
+pub use process::cause_line;
 pub use providers::CacheStats;
 pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};

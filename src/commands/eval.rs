@@ -106,6 +106,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         exploration_tools: args.exploration_tools.clone(),
         dump_prompts: args.dump_prompts,
         threshold: args.threshold,
+        strict: args.strict,
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();

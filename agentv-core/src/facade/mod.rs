@@ -465,6 +465,9 @@ pub struct RunOptions {
     pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
+    /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
+    /// text is a grader error).
+    pub strict: bool,
 }
 
 /// A finished run, ready for [`report`].
@@ -538,6 +541,7 @@ pub async fn run(
             dump_prompts: options
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
+            strict: options.strict,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
     };

@@ -227,6 +227,7 @@ impl Loader {
             threshold: exec.threshold,
             suite_threshold: self.defaults.threshold,
             conversation,
+            strict: self.settings.strict,
         };
         Some(LoadedCase {
             case,

@@ -125,12 +125,16 @@ pub async fn run_case(
         run: &options.context,
     };
     let mut results = Vec::with_capacity(job.graders.len());
+    let mut crashed = Vec::with_capacity(job.graders.len());
     for grader in job.graders.iter() {
-        results.push(evaluators::evaluate(grader, &ctx).await);
+        let evaluated = evaluators::evaluate(grader, &ctx).await;
+        results.push(evaluated.result);
+        crashed.push(evaluated.crashed);
     }
     let scored = evaluators::score_case(
         &job.graders,
         &mut results,
+        &crashed,
         case.generation,
         case.pass_threshold(options.threshold),
     );
