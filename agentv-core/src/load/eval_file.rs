@@ -269,10 +269,10 @@ pub(super) struct SuiteDefaults {
 
 /// Suite settings that go to the [`LoadedSuite`].
 #[derive(Default)]
-struct SuiteSettings {
+pub(super) struct SuiteSettings {
     workers: Option<usize>,
     cache: bool,
-    strict: bool,
+    pub(super) strict: bool,
     matrix: Vec<String>,
     info: SuiteInfo,
 }
@@ -295,7 +295,7 @@ pub(super) struct Loader {
     /// Variables for `${{ VAR }}` (4.x files).
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
-    settings: SuiteSettings,
+    pub(super) settings: SuiteSettings,
 }
 
 impl Loader {
