@@ -167,6 +167,7 @@ impl Answered {
                 child_env: Arc::from(Vec::new()),
                 secrets: Default::default(),
                 dump_prompts: None,
+                cwd: None,
             },
             trace: Vec::new(),
             summary: TraceSummary::default(),

@@ -504,6 +504,7 @@ pub async fn run(
             dump_prompts: options
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
+            cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
     };

@@ -1,16 +1,22 @@
 //! `gemini` / `google`: generateContent.
+//!
+//! Tools go in the generateContent shape (`docs/tools.md#gemini`): one `tools` entry of
+//! `functionDeclarations` (`{name, description, parametersJsonSchema}`) and
+//! `toolConfig.functionCallingConfig` (`mode` AUTO / NONE / ANY, `allowedFunctionNames`); the
+//! answer's `functionCall` parts are the calls, and the results go back as `functionResponse`
+//! parts after the model's turn replayed as it came (thought signatures included).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Speaker};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
 };
 use crate::config::{Key, KeyTable, Kind};
-use crate::model::TokenUsage;
+use crate::model::{TokenUsage, ToolChoice, ToolDef, ToolDialect, ToolExchange, ToolRequest, ToolSettings};
 use crate::redact::Secret;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
@@ -36,7 +42,11 @@ const OWN: &[Key] = &[
     Key::new("model", Kind::Text, "Model name (default gemini-2.5-flash).").aliases(&["deployment", "variant"]),
     Key::new("api_key", Kind::Text, "API key, e.g. `${{ GOOGLE_API_KEY }}`.").required(),
 ];
-const KEYS: KeyTable = KeyTable::new("gemini", "Settings of a `gemini` target.", &[OWN, LLM_KEYS]);
+const KEYS: KeyTable = KeyTable::new(
+    "gemini",
+    "Settings of a `gemini` target.",
+    &[OWN, LLM_KEYS, TOOL_KEYS],
+);
 
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
@@ -49,6 +59,8 @@ pub struct GeminiConfig {
     pub api_key: Secret,
     /// Temperature, output limit, timeout and retries.
     pub llm: LlmSettings,
+    /// The target's own tools, tool choice and steps.
+    pub tools: ToolSettings,
 }
 
 /// A Gemini model.
@@ -69,7 +81,7 @@ impl GeminiProvider {
     pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
         let c = &self.config;
         let conversation = llm::conversation(request);
-        let contents: Vec<Value> = conversation
+        let mut contents: Vec<Value> = conversation
             .turns
             .iter()
             .map(|(speaker, text)| {
@@ -77,6 +89,11 @@ impl GeminiProvider {
                 json!({"role": role, "parts": [{"text": text}]})
             })
             .collect();
+        if let Some(tools) = &request.tools {
+            for exchange in &tools.exchanges {
+                push_exchange(&mut contents, exchange);
+            }
+        }
         let mut generation = serde_json::Map::new();
         if let Some(t) = request.temperature.or(c.llm.temperature) {
             generation.insert("temperature".into(), json!(t));
@@ -90,6 +107,9 @@ impl GeminiProvider {
         });
         if !generation.is_empty() {
             body["generationConfig"] = Value::Object(generation);
+        }
+        if let Some(tools) = &request.tools {
+            add_tools(&mut body, tools);
         }
         HttpCall {
             // The key goes in a header, never in the URL.
@@ -109,8 +129,83 @@ impl GeminiProvider {
     }
 }
 
-/// The first candidate's text parts (thought parts kept out) and usage.
-pub fn parse_generation(body: &Value) -> Result<(String, Option<TokenUsage>), String> {
+/// `tools` (one entry holding every declaration) and `toolConfig`. Gemini has no switch for
+/// parallel calls: `parallel_tool_calls` is not sent.
+fn add_tools(body: &mut Value, tools: &ToolRequest) {
+    let declarations: Vec<Value> = tools.tools.iter().map(wire_declaration).collect();
+    body["tools"] = json!([{"functionDeclarations": declarations}]);
+    if let Some(choice) = &tools.choice {
+        body["toolConfig"] = json!({"functionCallingConfig": wire_choice(choice)});
+    }
+}
+
+/// A function declaration: as written when it was written in Gemini's shape; the neutral
+/// parameters go in `parametersJsonSchema`, which takes JSON Schema as it is.
+pub fn wire_declaration(tool: &ToolDef) -> Value {
+    if let Some(native) = tool.native_for(ToolDialect::Gemini) {
+        return native.clone();
+    }
+    let mut out = json!({"name": tool.name, "parametersJsonSchema": tool.parameters});
+    if let Some(d) = &tool.description {
+        out["description"] = json!(d);
+    }
+    out
+}
+
+/// `functionCallingConfig`: `mode` AUTO, NONE or ANY; a named tool is ANY limited to it.
+pub fn wire_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({"mode": "AUTO"}),
+        ToolChoice::None => json!({"mode": "NONE"}),
+        ToolChoice::Required => json!({"mode": "ANY"}),
+        ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+    }
+}
+
+/// An earlier step: the model's turn as the API sent it (else rebuilt from its text and
+/// calls), then one `user` turn of `functionResponse` parts.
+fn push_exchange(contents: &mut Vec<Value>, exchange: &ToolExchange) {
+    let turn = exchange
+        .raw
+        .as_ref()
+        .and_then(|raw| raw.pointer("/candidates/0/content"))
+        .filter(|c| c.get("parts").is_some_and(Value::is_array))
+        .cloned()
+        .unwrap_or_else(|| {
+            let mut parts: Vec<Value> = exchange
+                .message
+                .text()
+                .filter(|t| !t.is_empty())
+                .map(|t| json!({"text": t}))
+                .into_iter()
+                .collect();
+            parts.extend(exchange.message.tool_calls.iter().map(|call| {
+                let mut function_call = json!({"name": call.tool, "args": call.input});
+                if let Some(id) = &call.id {
+                    function_call["id"] = json!(id);
+                }
+                json!({"functionCall": function_call})
+            }));
+            json!({"role": "model", "parts": parts})
+        });
+    contents.push(turn);
+    let parts: Vec<Value> = exchange
+        .replies
+        .iter()
+        .map(|reply| {
+            let mut response = json!({"name": reply.name, "response": reply.object()});
+            if let Some(id) = &reply.id {
+                response["id"] = json!(id);
+            }
+            json!({"functionResponse": response})
+        })
+        .collect();
+    contents.push(json!({"role": "user", "parts": parts}));
+}
+
+/// The first candidate's text parts (thought parts kept out), function calls, finish reason
+/// and usage.
+pub fn parse_generation(body: &Value) -> Result<Parsed, String> {
     let parts = body
         .pointer("/candidates/0/content/parts")
         .and_then(Value::as_array)
@@ -125,6 +220,16 @@ pub fn parse_generation(body: &Value) -> Result<(String, Option<TokenUsage>), St
         .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect();
+    let mut calls = Vec::new();
+    for call in parts.iter().filter_map(|p| p.get("functionCall")) {
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("functionCall {} has no name", calls.len()))?;
+        let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+        let (input, problem) = llm::object_arguments(call.get("args").cloned().unwrap_or(json!({})));
+        calls.push(llm::tool_call(id, name.to_owned(), input, problem));
+    }
     let usage = llm::count(body, "/usageMetadata/promptTokenCount").map(|input| TokenUsage {
         input,
         // Thinking tokens are billed as output.
@@ -133,7 +238,16 @@ pub fn parse_generation(body: &Value) -> Result<(String, Option<TokenUsage>), St
             .saturating_add(llm::count(body, "/usageMetadata/thoughtsTokenCount").unwrap_or(0)),
         cached: llm::count(body, "/usageMetadata/cachedContentTokenCount"),
     });
-    Ok((text, usage))
+    let finish_reason = body
+        .pointer("/candidates/0/finishReason")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(Parsed {
+        text,
+        calls,
+        usage,
+        finish_reason,
+    })
 }
 
 impl Provider for GeminiProvider {
@@ -148,9 +262,13 @@ impl Provider for GeminiProvider {
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
-            let (text, usage) = parse_generation(&body).map_err(llm::malformed)?;
-            Ok(llm::response(text, usage, body, attempts, elapsed))
+            let parsed = parse_generation(&body).map_err(llm::malformed)?;
+            Ok(llm::response(parsed, body, attempts, elapsed, request.tools.is_some()))
         })
+    }
+
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        Some(&self.config.tools)
     }
 
     fn public_settings(&self) -> Value {
@@ -169,11 +287,13 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
         .unwrap_or_else(|| GEMINI_DEFAULT_MODEL.to_owned());
     let api_key = s.credential("api_key", "GOOGLE_API_KEY", s.pos());
     let llm = s.llm();
+    let tools = llm::tool_settings(s);
     let config = GeminiConfig {
         base_url,
         model,
         api_key: Secret::new(api_key?),
         llm,
+        tools,
     };
     Some(Arc::new(GeminiProvider::new(ctx.target, config)))
 }
@@ -188,10 +308,10 @@ mod tests {
             "candidates": [{"content": {"role": "model", "parts": [{"text": "plan", "thought": true}, {"text": "Paris"}]}}],
             "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 2, "thoughtsTokenCount": 5, "cachedContentTokenCount": 4}
         });
-        let (text, usage) = parse_generation(&body).expect("parses");
-        assert_eq!(text, "Paris");
+        let parsed = parse_generation(&body).expect("parses");
+        assert_eq!(parsed.text, "Paris");
         assert_eq!(
-            usage,
+            parsed.usage,
             Some(TokenUsage {
                 input: 9,
                 output: 7,
@@ -211,7 +331,7 @@ mod tests {
             "candidates": [{"content": {"role": "model", "parts": [{"text": "Paris"}]}}],
             "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": u64::MAX, "thoughtsTokenCount": u64::MAX}
         });
-        let (_, usage) = parse_generation(&body).expect("parses");
-        assert_eq!(usage.map(|u| u.output), Some(u64::MAX));
+        let parsed = parse_generation(&body).expect("parses");
+        assert_eq!(parsed.usage.map(|u| u.output), Some(u64::MAX));
     }
 }

@@ -7,10 +7,13 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::retry::{RetryPolicy, parse_retry_after};
-use super::{ProviderError, ProviderRequest, ProviderResponse};
+use super::{ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
-use crate::model::{OutputMessage, TokenUsage};
+use crate::model::{INPUT_ERROR, OutputMessage, TokenUsage, ToolCall, ToolSettings};
 use crate::redact::Secrets;
+
+/// The tool keys every LLM API target accepts (`docs/tools.md`).
+pub use crate::tools::keys::USE_KEYS as TOOL_KEYS;
 
 /// Keys every LLM API target accepts besides its own (read by
 /// [`super::TargetSettings::llm`]).
@@ -244,23 +247,115 @@ pub fn error_message(body: &str, secrets: &Secrets) -> String {
     found.unwrap_or_else(|| crate::process::tail(body, 500, secrets))
 }
 
-/// A response with one assistant message, usage and the raw body.
-pub fn response(
-    text: String,
-    usage: Option<TokenUsage>,
-    raw: Value,
-    attempts: u32,
-    elapsed: Duration,
-) -> ProviderResponse {
+/// What one answer of an LLM API says: its text, its tool calls, the tokens, and why the
+/// model stopped as the API words it (`stop`, `tool_calls`, `end_turn`, `tool_use`, `STOP`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub usage: Option<TokenUsage>,
+    pub finish_reason: Option<String>,
+}
+
+/// The response for an answer: one assistant message holding its text and tool calls, the
+/// usage, the raw body, and in `metadata` the attempts made (and, when tools were offered, the
+/// finish reason).
+pub fn response(parsed: Parsed, raw: Value, attempts: u32, elapsed: Duration, tools_offered: bool) -> ProviderResponse {
     let mut metadata = Map::new();
     metadata.insert("attempts".to_owned(), json!(attempts));
+    if tools_offered && let Some(reason) = &parsed.finish_reason {
+        metadata.insert("finish_reason".to_owned(), json!(reason));
+    }
     ProviderResponse {
-        output_messages: vec![OutputMessage::assistant(text)],
-        token_usage: usage,
+        output_messages: vec![answer_message(parsed.text, parsed.calls)],
+        token_usage: parsed.usage,
         duration_ms: Some(elapsed.as_secs_f64() * 1000.0),
         raw: Some(raw),
         metadata: Some(metadata),
         ..ProviderResponse::default()
+    }
+}
+
+/// The assistant message of an answer: an answer that only calls tools has no content, so it
+/// is never mistaken for an empty answer (`docs/tools.md#what-the-record-holds`).
+pub fn answer_message(text: String, calls: Vec<ToolCall>) -> OutputMessage {
+    let mut message = OutputMessage::assistant(text);
+    if !calls.is_empty() && message.text().is_some_and(|t| t.is_empty()) {
+        message.content = None;
+    }
+    message.tool_calls = calls;
+    message
+}
+
+/// A tool call as an API reported it; `problem` says why its arguments are not a JSON object.
+pub fn tool_call(id: Option<String>, name: String, input: Value, problem: Option<String>) -> ToolCall {
+    let mut call = ToolCall {
+        tool: name,
+        input: Some(input),
+        id,
+        ..ToolCall::default()
+    };
+    if let Some(problem) = problem {
+        call.extra.insert(INPUT_ERROR.to_owned(), Value::String(problem));
+    }
+    call
+}
+
+/// Arguments written as JSON text (Chat Completions): the object, or the text as written and
+/// why it is not one. Empty text is no arguments.
+pub fn arguments_from_text(text: &str) -> (Value, Option<String>) {
+    if text.trim().is_empty() {
+        return (Value::Object(Map::new()), None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => object_arguments(value),
+        Err(e) => (Value::String(text.to_owned()), Some(format!("not valid JSON: {e}"))),
+    }
+}
+
+/// Arguments sent as a JSON value (Messages, generateContent): an object, else the value and
+/// why it is not one.
+pub fn object_arguments(value: Value) -> (Value, Option<String>) {
+    if value.is_object() {
+        (value, None)
+    } else {
+        let kind = match &value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "an object",
+        };
+        (value, Some(format!("not a JSON object but {kind}")))
+    }
+}
+
+/// The tool settings of an LLM target (`docs/tools.md`); problems are reported with the
+/// target's other settings. A tools file is relative to the targets file.
+pub fn tool_settings(s: &mut TargetSettings<'_>) -> ToolSettings {
+    // Tool files are found as every relative path of a target setting is.
+    let base = s.path(".");
+    let find = move |text: &str| {
+        let path = crate::paths::normalize(&base.join(text));
+        if path.is_file() { Ok(path) } else { Err(vec![path]) }
+    };
+    let tools_node = s.node("tools");
+    let choice_node = s.node("tool_choice");
+    let parallel = s.boolean("parallel_tool_calls");
+    let max_steps = s.whole("max_steps").and_then(|n| u32::try_from(n).ok());
+    let diags = s.diagnostics();
+    let tools = tools_node.and_then(|n| crate::tools::read::read_tools(n, &find, diags));
+    let choice = choice_node.and_then(|n| crate::tools::read::read_choice(n, diags));
+    if let (Some(tools), Some(choice), Some(node)) = (&tools, &choice, choice_node) {
+        crate::tools::read::check_choice(choice, tools, node.pos, diags);
+    }
+    ToolSettings {
+        tools,
+        choice,
+        parallel,
+        max_steps,
+        results: Default::default(),
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ProviderClass, ProviderKind};
-use crate::model::{OutputMessage, TokenUsage, TraceEvent};
+use crate::model::{OutputMessage, TokenUsage, ToolRequest, ToolSettings, TraceEvent};
 
 /// How case content is put into prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
+    /// ignore it.
+    pub tools: Option<ToolRequest>,
 }
 
 /// What a provider answered.
@@ -173,6 +176,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
     fn public_settings(&self) -> Value {
         Value::Object(Map::new())
+    }
+
+    /// The tool settings of the target itself (`tools`, `tool_choice`, ... in targets.yaml),
+    /// which a case's and its suite's complete (`docs/tools.md`).
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        None
     }
 
     /// A cap on concurrent cases (some agents cannot run in parallel).
