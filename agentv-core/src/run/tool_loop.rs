@@ -14,7 +14,7 @@ use crate::model::{
     INPUT_ERROR, OutputMessage, TokenUsage, ToolExchange, ToolOutcome, ToolReply, ToolRequest, ToolSettings,
     TraceEvent, TraceEventKind,
 };
-use crate::providers::{ProviderClass, ProviderError, ProviderRequest, ProviderResponse};
+use crate::providers::{Provider, ProviderClass, ProviderError, ProviderRequest, ProviderResponse};
 use crate::tools::ToolRunner;
 
 /// The tool settings `job` runs with: its case's over its target's.
@@ -64,7 +64,7 @@ pub async fn answer(
         },
         max_steps: settings.max_steps(),
     };
-    run.go(job, request.clone(), dump).await
+    run.go(provider, request.clone(), dump).await
 }
 
 /// Why the loop stopped.
@@ -104,11 +104,10 @@ struct Loop<'a> {
 impl Loop<'_> {
     async fn go(
         &self,
-        job: &Job,
+        provider: &dyn Provider,
         mut request: ProviderRequest,
         dump: &(dyn Fn(&ProviderRequest, u32) + Sync),
     ) -> Result<ProviderResponse, ProviderError> {
-        let provider = job.target.provider.as_ref();
         let mut steps: Vec<Step> = Vec::new();
         let ended = loop {
             let number = u32::try_from(steps.len()).unwrap_or(u32::MAX).saturating_add(1);
@@ -316,4 +315,303 @@ fn call_events(number: usize, message: &OutputMessage) -> Vec<TraceEvent> {
         }
     }
     events
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    use agentv_testkit::llm::script::{Arguments, Call, Step as WireStep};
+    use agentv_testkit::llm::{Api, Usage};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::context::RunContext;
+    use crate::model::{ToolCall, ToolDef};
+    use crate::providers::{ProviderFuture, ProviderKind};
+
+    /// A provider answering its responses in turn, keeping the requests.
+    #[derive(Debug)]
+    struct Scripted {
+        answers: Mutex<VecDeque<ProviderResponse>>,
+        requests: Mutex<Vec<ProviderRequest>>,
+    }
+
+    impl Provider for Scripted {
+        fn target_name(&self) -> &str {
+            "t"
+        }
+
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::of(&crate::providers::openai::OPENAI)
+        }
+
+        fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+            self.requests.lock().expect("lock").push(request.clone());
+            let next = self.answers.lock().expect("lock").pop_front();
+            Box::pin(async move { next.ok_or_else(|| ProviderError::failed("no more answers")) })
+        }
+    }
+
+    const USAGE: Usage = Usage { input: 7, output: 3 };
+
+    /// `body`, an answer of `api`, read by agentv's client for that API.
+    fn read(api: Api, body: Value) -> ProviderResponse {
+        let parsed = match api {
+            Api::OpenAi | Api::Azure => crate::providers::openai::parse_completion(&body),
+            Api::Anthropic => crate::providers::anthropic::parse_message(&body).map(|(p, _)| p),
+            Api::Gemini => crate::providers::gemini::parse_generation(&body),
+        }
+        .expect("parses");
+        let mut message = OutputMessage::assistant(parsed.text);
+        message.tool_calls = parsed.calls;
+        let mut metadata = Map::new();
+        metadata.insert("finish_reason".into(), json!(parsed.finish_reason));
+        ProviderResponse {
+            output_messages: vec![message],
+            token_usage: parsed.usage,
+            duration_ms: Some(2.0),
+            raw: Some(body),
+            metadata: Some(metadata),
+            ..ProviderResponse::default()
+        }
+    }
+
+    /// Runs the loop over `answers` with `tools` (every call of them answered by a mock).
+    fn run_loop(
+        answers: Vec<ProviderResponse>,
+        tools: Vec<ToolDef>,
+        max_steps: u32,
+    ) -> (ProviderResponse, Arc<Scripted>) {
+        let provider = Arc::new(Scripted {
+            answers: Mutex::new(answers.into()),
+            requests: Mutex::default(),
+        });
+        let settings = ToolSettings {
+            tools: Some(Arc::from(tools)),
+            max_steps: Some(max_steps),
+            ..ToolSettings::default()
+        };
+        let context = RunContext {
+            timeout: Duration::from_secs(30),
+            child_env: Arc::from(Vec::new()),
+            secrets: Default::default(),
+            dump_prompts: None,
+            cwd: None,
+        };
+        let dir = std::env::temp_dir();
+        let l = Loop {
+            runner: ToolRunner {
+                settings: &settings,
+                cwd: &dir,
+                run: &context,
+            },
+            max_steps,
+        };
+        let request = ProviderRequest {
+            tools: Some(ToolRequest {
+                tools: settings.tools.clone().unwrap_or_else(|| Arc::from(Vec::new())),
+                ..ToolRequest::default()
+            }),
+            ..ProviderRequest::default()
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let response = runtime
+            .block_on(l.go(provider.as_ref(), request, &|_: &ProviderRequest, _: u32| {}))
+            .expect("answers");
+        (response, provider)
+    }
+
+    fn mocked(name: &str) -> ToolDef {
+        ToolDef {
+            mock: Some(json!({"echo": "{{ arguments }}"})),
+            ..ToolDef::new(name, json!({"type": "object"}))
+        }
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            Just(Value::Null),
+            "\\PC{0,12}".prop_map(Value::from),
+        ]
+    }
+
+    fn arguments() -> impl Strategy<Value = Value> {
+        let value = leaf().prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                prop::collection::btree_map("[a-z_]{1,6}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        });
+        prop::collection::btree_map("[a-zA-Z_][a-zA-Z0-9_]{0,8}", value, 0..4)
+            .prop_map(|m| Value::Object(m.into_iter().collect()))
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Vec<(String, Value)>>> {
+        let call = ("[a-zA-Z_][a-zA-Z0-9_-]{0,15}", arguments());
+        prop::collection::vec(prop::collection::vec(call, 1..4), 0..4)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever a model calls, in each API's wire shape, comes out of the loop as the same
+        /// calls in the same order, in `output_messages` and in the trace, and survives the
+        /// JSON round trip the results file makes.
+        #[test]
+        fn any_sequence_of_tool_calls_survives_into_output_messages_and_the_trace(steps in steps()) {
+            for api in [Api::OpenAi, Api::Anthropic, Api::Gemini] {
+                let mut answers: Vec<ProviderResponse> = steps
+                    .iter()
+                    .enumerate()
+                    .map(|(s, calls)| {
+                        let wire = WireStep {
+                            text: None,
+                            calls: calls
+                                .iter()
+                                .map(|(name, args)| Call { name: name.clone(), arguments: Arguments::Json(args.clone()) })
+                                .collect(),
+                        };
+                        read(api, wire.answer(api, s, USAGE))
+                    })
+                    .collect();
+                answers.push(read(api, api.answer("done", USAGE)));
+                let tools: Vec<ToolDef> = {
+                    let mut names: Vec<&String> = steps.iter().flatten().map(|(n, _)| n).collect();
+                    names.sort();
+                    names.dedup();
+                    names.into_iter().map(|n| mocked(n)).collect()
+                };
+                let max_steps = u32::try_from(steps.len() + 1).expect("small");
+                let (response, provider) = run_loop(answers, tools, max_steps);
+                let want: Vec<(String, Value, Option<String>)> = steps
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(s, calls)| calls.iter().enumerate().map(move |(i, (n, a))| {
+                        let id = match api {
+                            Api::OpenAi | Api::Azure => Some(format!("call_{s}_{i}")),
+                            Api::Anthropic => Some(format!("toolu_{s}_{i}")),
+                            Api::Gemini => None,
+                        };
+                        (n.clone(), a.clone(), id)
+                    }))
+                    .collect();
+                let messages = &response.output_messages;
+                prop_assert_eq!(messages.len(), steps.len() + 1);
+                let from_messages: Vec<(String, Value, Option<String>)> = messages
+                    .iter()
+                    .flat_map(|m| &m.tool_calls)
+                    .map(|c: &ToolCall| (c.tool.clone(), c.input.clone().unwrap_or(Value::Null), c.id.clone()))
+                    .collect();
+                prop_assert_eq!(&from_messages, &want, "{:?}", api);
+                let trace = response.trace.clone().unwrap_or_default();
+                let from_trace: Vec<(String, Value, Option<String>)> = trace
+                    .iter()
+                    .filter(|e| e.kind == TraceEventKind::ToolCall)
+                    .map(|e| (e.name.clone().unwrap_or_default(), e.input.clone().unwrap_or(Value::Null), e.id.clone()))
+                    .collect();
+                prop_assert_eq!(&from_trace, &want, "{:?}", api);
+                let model_steps = trace.iter().filter(|e| e.kind == TraceEventKind::ModelStep).count();
+                prop_assert_eq!(model_steps, steps.len() + 1);
+                let back: Vec<OutputMessage> = serde_json::from_value(serde_json::to_value(messages).expect("json")).expect("reads back");
+                prop_assert_eq!(&back, messages);
+                let back: Vec<TraceEvent> = serde_json::from_value(serde_json::to_value(&trace).expect("json")).expect("reads back");
+                prop_assert_eq!(&back, &trace);
+                // Every call was answered, and the model saw each answer.
+                let requests = provider.requests.lock().expect("lock").clone();
+                let sent: usize = requests.last().and_then(|r| r.tools.as_ref()).map_or(0, |t| t.exchanges.iter().map(|e| e.replies.len()).sum());
+                prop_assert_eq!(sent, want.len());
+                let total = response.token_usage.expect("usage");
+                prop_assert_eq!((total.input, total.output), (7 * (steps.len() as u64 + 1), 3 * (steps.len() as u64 + 1)));
+            }
+        }
+    }
+
+    #[test]
+    fn steps_end_in_an_answer_in_tool_calls_or_at_max_steps() {
+        let calling = || {
+            let mut m = OutputMessage::assistant("");
+            m.content = None;
+            m.tool_calls = vec![ToolCall {
+                tool: "lookup".into(),
+                input: Some(json!({"id": "A1"})),
+                id: Some("c1".into()),
+                ..ToolCall::default()
+            }];
+            ProviderResponse {
+                output_messages: vec![m],
+                token_usage: Some(TokenUsage {
+                    input: 10,
+                    output: 2,
+                    cached: None,
+                }),
+                duration_ms: Some(4.0),
+                ..ProviderResponse::default()
+            }
+        };
+        let answer = || ProviderResponse {
+            token_usage: Some(TokenUsage {
+                input: 20,
+                output: 5,
+                cached: None,
+            }),
+            duration_ms: Some(6.0),
+            ..ProviderResponse::text("Shipped.")
+        };
+        let tools = || vec![mocked("lookup")];
+        let ended = |r: &ProviderResponse| r.metadata.as_ref().and_then(|m| m.get("ended")).cloned();
+
+        let (r, _) = run_loop(vec![calling(), answer()], tools(), 1);
+        assert_eq!(ended(&r), Some(json!("tool_calls")));
+        assert_eq!(r.output_messages.len(), 1);
+        assert!(
+            r.output_messages[0].content.is_none(),
+            "a call-only answer has no content"
+        );
+        assert!(
+            r.output_messages[0].tool_calls[0].output.is_none(),
+            "one step: recorded, not run"
+        );
+
+        let (r, p) = run_loop(vec![calling(), answer()], tools(), 5);
+        assert_eq!(ended(&r), Some(json!("answer")));
+        let call = &r.output_messages[0].tool_calls[0];
+        assert_eq!(
+            (call.output.clone(), call.status.as_deref()),
+            (Some(json!({"echo": {"id": "A1"}})), Some("ok"))
+        );
+        assert_eq!(r.output_messages[1].text().as_deref(), Some("Shipped."));
+        let usage = r.token_usage.expect("usage");
+        assert_eq!((usage.input, usage.output), (30, 7), "steps add up");
+        let tools_ms = call.duration_ms.expect("timed");
+        assert!(
+            (r.duration_ms.expect("total") - (4.0 + 6.0 + tools_ms)).abs() < 1e-9,
+            "latencies add up"
+        );
+        let second = &p.requests.lock().expect("lock")[1];
+        let exchange = &second.tools.as_ref().expect("tools").exchanges[0];
+        assert_eq!(exchange.replies[0].content, json!({"echo": {"id": "A1"}}));
+
+        let (r, _) = run_loop(vec![calling(), calling(), calling(), answer()], tools(), 3);
+        assert_eq!(ended(&r), Some(json!("max_steps")));
+        assert_eq!(r.output_messages.len(), 3);
+        let trace = r.trace.expect("trace");
+        let last_step = trace
+            .iter()
+            .rev()
+            .find(|e| e.kind == TraceEventKind::ModelStep)
+            .expect("steps");
+        assert_eq!(
+            last_step.metadata.as_ref().and_then(|m| m.get("ended")),
+            Some(&json!("max_steps"))
+        );
+        assert_eq!(last_step.metadata.as_ref().and_then(|m| m.get("step")), Some(&json!(3)));
+    }
 }

@@ -421,11 +421,15 @@ fn gemini_tool(decls: &Node, node: &Node, extras: Extras, diags: &mut Diagnostic
     let mut out = Vec::new();
     for decl in items {
         let Some(name) = named(decl, diags) else { continue };
-        let schema = decl
+        let json_schema = decl
             .get("parametersJsonSchema")
-            .or_else(|| decl.get("parameters_json_schema"))
-            .or_else(|| decl.get("parameters"));
-        let parameters = schema_of(schema);
+            .or_else(|| decl.get("parameters_json_schema"));
+        // `parameters` is Gemini's OpenAPI subset, whose types are written in capitals.
+        let schema = json_schema.or_else(|| decl.get("parameters"));
+        let parameters = match json_schema {
+            Some(_) => schema_of(schema),
+            None => lowercase_types(schema_of(schema)),
+        };
         if !valid_schema(&name, &parameters, schema.map_or(decl.pos, |n| n.pos), diags) {
             continue;
         }
@@ -440,6 +444,28 @@ fn gemini_tool(decls: &Node, node: &Node, extras: Extras, diags: &mut Diagnostic
         });
     }
     out
+}
+
+/// An OpenAPI schema (Gemini's `parameters`) as JSON Schema: `type: OBJECT` → `object`, at
+/// every depth.
+fn lowercase_types(mut schema: Value) -> Value {
+    match &mut schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("type", Value::String(t)) => *t = t.to_ascii_lowercase(),
+                    (_, v) => *v = lowercase_types(std::mem::take(v)),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                *item = lowercase_types(std::mem::take(item));
+            }
+        }
+        _ => {}
+    }
+    schema
 }
 
 /// A schema as written, or an object without properties.
@@ -571,4 +597,201 @@ fn read_result(node: &Node, diags: &mut Diagnostics) -> Option<ToolResultRule> {
         arguments,
         outcome,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::node::parse_yaml;
+
+    /// Reads `yaml` (the value of `tools`) in `dir`: the tools and every problem as text.
+    fn tools_in(dir: &Path, yaml: &str) -> (Option<Arc<[ToolDef]>>, Vec<String>) {
+        let node = parse_yaml(yaml).expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("e.yaml"));
+        let find = |p: &str| {
+            let path = dir.join(p);
+            if path.is_file() { Ok(path) } else { Err(vec![path]) }
+        };
+        let tools = read_tools(&node, &find, &mut diags);
+        let shown = diags
+            .into_vec()
+            .iter()
+            .map(|d| d.to_string().lines().next().unwrap_or_default().to_owned())
+            .collect();
+        (tools, shown)
+    }
+
+    fn tools(yaml: &str) -> (Option<Arc<[ToolDef]>>, Vec<String>) {
+        tools_in(&std::env::temp_dir(), yaml)
+    }
+
+    #[test]
+    fn every_provider_shape_reads_into_the_neutral_definition() {
+        let (read, problems) = tools(
+            r#"
+- name: lookup_order
+  description: Find an order.
+  parameters: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
+  mock: {status: shipped}
+- type: function
+  function: {name: track, description: Track a parcel., parameters: {type: object}, strict: true}
+  command: [python3, track.py]
+  timeout_seconds: 5
+- name: refund
+  input_schema: {type: object, properties: {amount: {type: number}}}
+  cache_control: {type: ephemeral}
+- functionDeclarations:
+    - {name: weather, parametersJsonSchema: {type: object}}
+    - {name: time, description: Now., parameters: {type: OBJECT}}
+"#,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let read = read.expect("tools");
+        let names: Vec<&str> = read.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["lookup_order", "track", "refund", "weather", "time"]);
+        assert_eq!(read[0].native, None);
+        assert_eq!(read[0].mock, Some(json!({"status": "shipped"})));
+        assert_eq!(read[0].parameters["required"], json!(["order_id"]));
+        let (dialect, native) = read[1].native.clone().expect("native");
+        assert_eq!(dialect, ToolDialect::OpenAi);
+        assert_eq!(native["function"]["strict"], true);
+        assert!(native.get("command").is_none(), "agentv's keys are not sent");
+        let command = read[1].command.clone().expect("command");
+        assert_eq!(
+            (command.argv.len(), command.timeout),
+            (2, Some(std::time::Duration::from_secs(5)))
+        );
+        assert_eq!(read[1].description.as_deref(), Some("Track a parcel."));
+        assert_eq!(read[2].native.as_ref().map(|n| n.0), Some(ToolDialect::Anthropic));
+        assert_eq!(read[2].parameters["properties"]["amount"]["type"], "number");
+        assert_eq!(
+            read[3].native,
+            Some((
+                ToolDialect::Gemini,
+                json!({"name": "weather", "parametersJsonSchema": {"type": "object"}})
+            ))
+        );
+        assert_eq!(read[4].description.as_deref(), Some("Now."));
+        assert_eq!(
+            read[4].parameters,
+            json!({"type": "object"}),
+            "OpenAPI types read as JSON Schema"
+        );
+    }
+
+    #[test]
+    fn mistakes_are_reported_where_they_are() {
+        for (yaml, want) in [
+            (
+                "{name: x}",
+                "e.yaml:1:1: error: `tools` must be a list of tools or the path of a file of them, found a mapping",
+            ),
+            ("[{description: no name}]", "e.yaml:1:2: error: a tool needs a `name`"),
+            (
+                "[{name: a}, {name: a}]",
+                "e.yaml:1:13: error: tool `a` is declared twice (first at line 1)",
+            ),
+            (
+                "[{name: a, parameters: {type: 12}}]",
+                "e.yaml:1:24: error: the parameters of tool `a` are not a valid JSON Schema",
+            ),
+            (
+                "[{type: web_search_20250305, name: web_search}]",
+                "e.yaml:1:2: error: tool of `type: web_search_20250305` is not a function tool; only function tools can be evaluated",
+            ),
+            (
+                "[{name: a, command: 3}]",
+                "e.yaml:1:21: error: `command` must be a non-empty argv list or a shell command string, found 3",
+            ),
+            (
+                "[{name: a, timeout_seconds: -1}]",
+                "e.yaml:1:29: error: `timeout_seconds` must be a number of seconds greater than 0",
+            ),
+            ("missing.yaml", "e.yaml:1:1: error: tools file `missing.yaml` not found"),
+        ] {
+            let (read, problems) = tools(yaml);
+            assert!(read.is_none(), "{yaml}");
+            assert!(
+                problems.first().is_some_and(|p| p.starts_with(want)),
+                "{yaml}: {problems:?}"
+            );
+        }
+        let (read, problems) = tools("[{name: a, paramters: {}}, {name: 'look up'}]");
+        assert_eq!(read.map(|t| t.len()), Some(2), "warnings only");
+        assert!(
+            problems[0].contains("unknown key `paramters` in a tool") && problems[0].contains("warning"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].contains("tool name `look up` will be refused by some providers"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn tools_files_are_json_or_yaml_and_report_their_own_lines() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(
+            dir.path().join("t.json"),
+            r#"[{"name": "a", "parameters": {"type": "object"}}]"#,
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("t.yaml"), "tools:\n  - name: b\n").expect("write");
+        std::fs::write(dir.path().join("bad.yaml"), "- name: c\n- {}\n").expect("write");
+        for (file, name) in [("t.json", "a"), ("file://t.yaml", "b")] {
+            let (read, problems) = tools_in(dir.path(), file);
+            assert!(problems.is_empty(), "{problems:?}");
+            assert_eq!(read.expect("tools")[0].name, name);
+        }
+        let (read, problems) = tools_in(dir.path(), "bad.yaml");
+        assert!(read.is_none());
+        assert!(
+            problems[0].ends_with("bad.yaml:2:3: error: a tool needs a `name`"),
+            "{problems:?}"
+        );
+        assert_eq!(
+            problems[1],
+            "e.yaml:1:1: error: the tools file `bad.yaml` has errors (reported above)"
+        );
+    }
+
+    #[test]
+    fn tool_choice_and_results() {
+        let choice = |yaml: &str| {
+            let mut diags = Diagnostics::new(Path::new("e.yaml"));
+            let c = read_choice(&parse_yaml(yaml).expect("yaml"), &mut diags);
+            (c, diags.error_count())
+        };
+        assert_eq!(choice("auto"), (Some(ToolChoice::Auto), 0));
+        assert_eq!(choice("any"), (Some(ToolChoice::Required), 0));
+        assert_eq!(choice("none"), (Some(ToolChoice::None), 0));
+        assert_eq!(choice("lookup"), (Some(ToolChoice::Tool("lookup".into())), 0));
+        assert_eq!(choice("{name: lookup}"), (Some(ToolChoice::Tool("lookup".into())), 0));
+        assert_eq!(choice("[1]").1, 1);
+        let mut diags = Diagnostics::new(Path::new("e.yaml"));
+        let rules = read_results(
+            &parse_yaml("- {tool: a, arguments: {id: 1}, result: {ok: true}}\n- {name: b, error: down}\n- {tool: c}\n- {tool: d, result: 1, error: x}\n").expect("yaml"),
+            &mut diags,
+        );
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].outcome, ToolOutcome::Result(json!({"ok": true})));
+        assert_eq!(rules[1].outcome, ToolOutcome::Error("down".into()));
+        let shown: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+        assert!(
+            shown[0].contains("needs `result` or `error`") && shown[1].contains("both `result` and `error`"),
+            "{shown:?}"
+        );
+        let mut diags = Diagnostics::new(Path::new("e.yaml"));
+        check_choice(
+            &ToolChoice::Tool("x".into()),
+            &[ToolDef::new("a", json!({}))],
+            Pos::new(3, 5),
+            &mut diags,
+        );
+        assert!(
+            diags.into_vec()[0]
+                .to_string()
+                .starts_with("e.yaml:3:5: error: `tool_choice` names `x`, which is not one of the tools")
+        );
+    }
 }
