@@ -28,4 +28,5 @@ mod schema_command;
 mod secrets;
 mod signals;
 mod targets;
+mod tools;
 mod validate;

@@ -239,8 +239,16 @@ impl ToolRequest {
             .exchanges
             .iter()
             .map(|e| {
+                // What is sent back, not how long it took.
+                let calls: Vec<Value> = e
+                    .message
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "tool": c.tool, "input": c.input, "input_error": c.extra.get(INPUT_ERROR)}))
+                    .collect();
                 json!({
-                    "message": e.message,
+                    "text": e.message.text(),
+                    "calls": calls,
                     "replies": e.replies.iter().map(ToolReply::cache_value).collect::<Vec<_>>(),
                 })
             })
