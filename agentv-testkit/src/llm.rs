@@ -27,6 +27,9 @@ pub use script::Script;
 /// What the LLM judge's system prompt says; requests holding it are judge requests.
 pub const JUDGE_MARK: &str = "impartial evaluator";
 
+/// What the 4.x LLM grader's system prompt says; requests holding it are judge requests too.
+pub const GRADER_MARK: &str = "You must respond with a single JSON object matching this schema";
+
 /// The canned answer to a question.
 pub const ANSWER: &str = "2+2 is 4.";
 
@@ -223,7 +226,7 @@ pub fn reply_scripted(
 
 /// Whether a request body is an LLM judge's.
 pub fn is_judge(body: &[u8]) -> bool {
-    contains(body, JUDGE_MARK.as_bytes())
+    contains(body, JUDGE_MARK.as_bytes()) || contains(body, GRADER_MARK.as_bytes())
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

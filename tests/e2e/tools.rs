@@ -159,10 +159,9 @@ async fn scenarios(api: Api) {
     tool_error(&p, &server, api).await;
     invalid_json(&p, api);
     max_steps(&p, &server, provider).await;
-    for file in ["r.jsonl"] {
-        let text = std::fs::read_to_string(p.path().join(file)).expect("results");
-        assert!(!text.contains(KEY), "{provider}: the key leaked into {file}");
-    }
+    let text = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
+    assert!(!text.contains(KEY), "{provider}: the key leaked into the results");
+    assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY), "{provider}: the key leaked to the console");
 }
 
 async fn one_step(p: &Project, server: &FakeLlm, provider: &str) {
@@ -527,4 +526,79 @@ fn tool_mistakes_are_reported_with_their_position_and_stop_the_case() {
     out.code(1)
         .stderr_has("e.yaml:9:16: error: `max_steps` must be a whole number from 1 to 100, found 0")
         .stderr_has("e.yaml:7:5: error: `tool_choice` names `refund`, which is not one of the tools");
+}
+
+/// `examples/tools` against the fake service following its own script, for each of its three
+/// targets (their URLs pointed at the fake).
+#[tokio::test]
+async fn support_agent_example_finds_lookup_order_at_position_1_with_every_provider() {
+    let root = agentv_testkit::repo_root();
+    let script = std::fs::read_to_string(root.join("examples/tools/fake-model.json")).expect("script");
+    let server = FakeLlm::builder()
+        .script(Script::parse(&script).expect("the example's script parses"))
+        .start()
+        .await;
+    let shipped = std::fs::read_to_string(root.join("examples/tools/targets.yaml")).expect("targets");
+    let dir = tempfile::tempdir().expect("tmp");
+    let targets = dir.path().join("targets.yaml");
+    std::fs::write(&targets, shipped.replace("http://127.0.0.1:8931", &server.uri())).expect("write");
+    for target in ["openai-compatible", "anthropic", "gemini"] {
+        let out = dir.path().join(format!("{target}.jsonl"));
+        let mut cmd = agentv_testkit::agentv(
+            &root,
+            &["eval", "examples/tools/evals/support.yaml", "--target", target],
+        );
+        cmd.arg("--targets").arg(&targets).arg("--out").arg(&out);
+        Run::of(&mut cmd)
+            .code(0)
+            .stdout_has("Verdicts: 4 pass, 0 borderline, 1 fail");
+        let records: Vec<Value> = std::fs::read_to_string(&out)
+            .expect("results")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let by_id = |id: &str| records.iter().find(|r| r["eval_id"] == id).cloned().expect(id);
+        let order = by_id("where-is-my-order");
+        assert!(
+            order["hits"]
+                .as_array()
+                .is_some_and(|h| h.contains(&json!("Found lookup_order at position 1"))),
+            "{target}: {order}"
+        );
+        assert_eq!(
+            order["candidate_answer"],
+            "Hi Jane, order A-1001 shipped on May 2 with UPS. Its tracking number is TRK-A-1001."
+        );
+        assert_eq!(
+            calls(&order)[1]["output"]["tracking_number"],
+            "TRK-A-1001",
+            "{target}: the mock's template"
+        );
+        let two = by_id("two-orders");
+        assert_eq!(
+            calls(&two)[1]["output"],
+            json!({"order_id": "A-1004", "status": "packing"}),
+            "{target}"
+        );
+        assert_eq!(calls(&two)[1]["source"], "tool_results");
+        assert_eq!(
+            by_id("track-my-parcel")["lm_provider_request"]["response_metadata"]["steps"],
+            3
+        );
+        let wrong = by_id("wrong-tool");
+        assert_eq!(wrong["verdict"], "fail", "{target}: {wrong}");
+        let misses: Vec<&str> = wrong["misses"]
+            .as_array()
+            .expect("misses")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            misses
+                .iter()
+                .any(|m| m.contains("\"tracking_number\" is a required property")),
+            "{target}: {misses:?}"
+        );
+        assert_eq!(by_id("no-tool")["score"], 1.0, "{target}");
+    }
 }

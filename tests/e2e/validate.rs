@@ -210,6 +210,7 @@ const EXAMPLES: &[&str] = &[
     "mock",
     "providers",
     "results",
+    "tools",
     "v4",
 ];
 

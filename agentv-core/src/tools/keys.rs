@@ -102,8 +102,9 @@ pub const RESULT: KeyTable = KeyTable::new(
     &[RESULT_KEYS],
 );
 
-/// `tools`: definitions inline or a file of them.
-pub const TOOLS_KIND: Kind = Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Object(&TOOL))]);
+/// `tools`: definitions inline or a file of them. A tool is described once in each schema
+/// (`#/definitions/tool`, [`TOOL`]).
+pub const TOOLS_KIND: Kind = Kind::OneOf(&[Kind::Str, Kind::List(&Kind::Ref("tool"))]);
 
 /// `tool_choice`: `auto`, `none`, `required`, a tool's name, or `{name}`.
 pub const CHOICE_KIND: Kind = Kind::OneOf(&[Kind::Str, Kind::Object(&CHOICE)]);

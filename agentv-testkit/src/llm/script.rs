@@ -456,7 +456,7 @@ fn check_turns(api: Api, body: &Value) -> Result<(), String> {
         if !t.results.is_empty() {
             return Err("a tool result must follow the model turn that made the call".to_owned());
         }
-        if !(t.model && !t.calls.is_empty()) {
+        if !t.model || t.calls.is_empty() {
             i += 1;
             continue;
         }
