@@ -161,7 +161,10 @@ async fn scenarios(api: Api) {
     max_steps(&p, &server, provider).await;
     let text = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
     assert!(!text.contains(KEY), "{provider}: the key leaked into the results");
-    assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY), "{provider}: the key leaked to the console");
+    assert!(
+        !out.stdout.contains(KEY) && !out.stderr.contains(KEY),
+        "{provider}: the key leaked to the console"
+    );
 }
 
 async fn one_step(p: &Project, server: &FakeLlm, provider: &str) {
@@ -601,4 +604,46 @@ async fn support_agent_example_finds_lookup_order_at_position_1_with_every_provi
         );
         assert_eq!(by_id("no-tool")["score"], 1.0, "{target}");
     }
+}
+
+#[test]
+fn tools_for_a_target_that_is_not_an_llm_api_are_a_warning() {
+    let p = Project::new()
+        .file("targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: hi\n")
+        .file(
+            "e.yaml",
+            "tools: [{name: lookup, mock: ok}]\nevalcases:\n  - id: a\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [hi]}]\n",
+        );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(0)
+        .stderr_has("target `default` (mock) does not take `tools`");
+}
+
+#[tokio::test]
+async fn a_tool_that_hangs_is_a_tool_error_and_the_case_goes_on() {
+    let script = "- when: case hang\n  steps:\n    - calls: [{name: slow, arguments: {}}, {name: slower, arguments: {}}]\n    - text: The lookup timed out.\n";
+    let server = FakeLlm::builder()
+        .script(Script::parse(script).expect("script"))
+        .start()
+        .await;
+    let targets = format!(
+        "targets:\n{}",
+        Api::OpenAi.target("default", &server.uri(), "${{ E2E_PROVIDER_KEY }}")
+    );
+    let suite = "max_steps: 2\ntools:\n  - {name: slow, command: 'sleep 30', timeout_seconds: 0.5}\n  - {name: slower, command: [sleep, '30']}\nevalcases:\n  - id: hang\n    expected_outcome: x\n    input_messages: [{role: user, content: case hang}]\n    evaluators: [{name: k, type: keywords, expected: [timed out]}]\n";
+    let p = Project::new().file("targets.yaml", &targets).file("e.yaml", suite);
+    // `--timeout` bounds each model call, and is the default of a tool's own timeout.
+    run(&p, &["eval", "e.yaml", "--timeout", "2", "--out", "r.jsonl"])
+        .await
+        .code(0);
+    let r = p.result("r.jsonl", "hang");
+    assert_eq!(r["attempt"], 1, "not retried: {r}");
+    assert_eq!(r["candidate_answer"], "The lookup timed out.");
+    let c = calls(&r);
+    assert_eq!(c[0]["output"], "the tool's command failed: timed out after 0.5s", "{r}");
+    assert_eq!(c[1]["output"], "the tool's command failed: timed out after 2s", "{r}");
+    assert_eq!(
+        (c[0]["status"].clone(), c[1]["status"].clone()),
+        (json!("error"), json!("error"))
+    );
 }

@@ -61,11 +61,7 @@ async fn call_with_retries(
     loop {
         let request = make_request(job, inputs, attempt);
         dump(&request, 1);
-        let call = super::tool_loop::answer(job, &request, options, &dump);
-        let result = match tokio::time::timeout(options.context.timeout, call).await {
-            Ok(result) => result,
-            Err(_) => Err(ProviderError::Timeout(options.context.timeout)),
-        };
+        let result = super::tool_loop::answer(job, &request, options, &dump).await;
         match (result, attempt.checked_add(1)) {
             (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
             (other, _) => return (other, attempt),

@@ -25,11 +25,18 @@ pub fn settings(job: &Job) -> ToolSettings {
 /// What the first request of `job` carries about tools: `None` when no tools are declared, or
 /// the target is not an LLM API (agents and commands have tools of their own).
 pub fn first_request(job: &Job) -> Option<ToolRequest> {
-    if job.target.provider.kind().class() != ProviderClass::Llm {
-        return None;
-    }
     let settings = settings(job);
     let tools = settings.tools.clone().filter(|t| !t.is_empty())?;
+    let kind = job.target.provider.kind();
+    if kind.class() != ProviderClass::Llm {
+        tracing::warn!(
+            eval_id = %job.case.id,
+            "target `{}` ({}) does not take `tools`: they go only to LLM API targets (openai, azure, anthropic, gemini)",
+            job.target.name,
+            kind.as_str()
+        );
+        return None;
+    }
     Some(ToolRequest {
         tools,
         choice: settings.choice.clone(),
@@ -38,8 +45,10 @@ pub fn first_request(job: &Job) -> Option<ToolRequest> {
     })
 }
 
-/// Answers `request`: one provider call without tools, else the tool loop. `dump` is called
-/// with every request after the first (the first is dumped by the caller).
+/// Answers `request`: one provider call without tools, else the tool loop. The run's
+/// `--timeout` bounds each model call (a step of the loop is one); a tool's command has its own
+/// timeout, so a tool that hangs is a tool error the model is told about, not a lost case.
+/// `dump` is called with every request after the first (the first is dumped by the caller).
 pub async fn answer(
     job: &Job,
     request: &ProviderRequest,
@@ -47,8 +56,9 @@ pub async fn answer(
     dump: &(dyn Fn(&ProviderRequest, u32) + Sync),
 ) -> Result<ProviderResponse, ProviderError> {
     let provider = job.target.provider.as_ref();
+    let timeout = options.context.timeout;
     if request.tools.is_none() {
-        return provider.invoke(request).await;
+        return bounded(provider, request, timeout).await;
     }
     let settings = settings(job);
     let cwd = options
@@ -63,8 +73,21 @@ pub async fn answer(
             run: &options.context,
         },
         max_steps: settings.max_steps(),
+        timeout,
     };
     run.go(provider, request.clone(), dump).await
+}
+
+/// One provider call within `timeout`.
+async fn bounded(
+    provider: &dyn Provider,
+    request: &ProviderRequest,
+    timeout: Duration,
+) -> Result<ProviderResponse, ProviderError> {
+    match tokio::time::timeout(timeout, provider.invoke(request)).await {
+        Ok(result) => result,
+        Err(_) => Err(ProviderError::Timeout(timeout)),
+    }
 }
 
 /// Why the loop stopped.
@@ -99,6 +122,8 @@ struct Step {
 struct Loop<'a> {
     runner: ToolRunner<'a>,
     max_steps: u32,
+    /// Bounds each model call.
+    timeout: Duration,
 }
 
 impl Loop<'_> {
@@ -114,7 +139,9 @@ impl Loop<'_> {
             if number > 1 {
                 dump(&request, number);
             }
-            let response = provider.invoke(&request).await.map_err(|e| at_step(e, number))?;
+            let response = bounded(provider, &request, self.timeout)
+                .await
+                .map_err(|e| at_step(e, number))?;
             let mut message = response
                 .output_messages
                 .iter()
@@ -408,6 +435,7 @@ mod tests {
                 run: &context,
             },
             max_steps,
+            timeout: Duration::from_secs(30),
         };
         let request = ProviderRequest {
             tools: Some(ToolRequest {
