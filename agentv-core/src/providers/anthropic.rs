@@ -158,14 +158,9 @@ fn add_tools(body: &mut Value, tools: &ToolRequest) {
 
 /// A tool in the Messages shape: as written when it was written in it.
 pub fn wire_tool(tool: &ToolDef) -> Value {
-    if let Some(native) = tool.native_for(ToolDialect::Anthropic) {
-        return native.clone();
-    }
-    let mut out = json!({"name": tool.name, "input_schema": tool.parameters});
-    if let Some(d) = &tool.description {
-        out["description"] = json!(d);
-    }
-    out
+    tool.native_for(ToolDialect::Anthropic)
+        .cloned()
+        .unwrap_or_else(|| llm::function_shape(tool, "input_schema"))
 }
 
 /// `tool_choice`: `{type: auto | none | any | tool}`; parallel calls are turned off with
@@ -268,7 +263,7 @@ pub fn parse_message(body: &Value) -> Result<(Parsed, Option<String>), String> {
         text: text.join(""),
         calls,
         usage,
-        finish_reason: body.get("stop_reason").and_then(Value::as_str).map(str::to_owned),
+        finish_reason: llm::text_at(body, "/stop_reason"),
     };
     Ok((parsed, (!thinking.is_empty()).then(|| thinking.join("\n"))))
 }

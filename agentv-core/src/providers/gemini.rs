@@ -142,14 +142,9 @@ fn add_tools(body: &mut Value, tools: &ToolRequest) {
 /// A function declaration: as written when it was written in Gemini's shape; the neutral
 /// parameters go in `parametersJsonSchema`, which takes JSON Schema as it is.
 pub fn wire_declaration(tool: &ToolDef) -> Value {
-    if let Some(native) = tool.native_for(ToolDialect::Gemini) {
-        return native.clone();
-    }
-    let mut out = json!({"name": tool.name, "parametersJsonSchema": tool.parameters});
-    if let Some(d) = &tool.description {
-        out["description"] = json!(d);
-    }
-    out
+    tool.native_for(ToolDialect::Gemini)
+        .cloned()
+        .unwrap_or_else(|| llm::function_shape(tool, "parametersJsonSchema"))
 }
 
 /// `functionCallingConfig`: `mode` AUTO, NONE or ANY; a named tool is ANY limited to it.
@@ -238,15 +233,11 @@ pub fn parse_generation(body: &Value) -> Result<Parsed, String> {
             .saturating_add(llm::count(body, "/usageMetadata/thoughtsTokenCount").unwrap_or(0)),
         cached: llm::count(body, "/usageMetadata/cachedContentTokenCount"),
     });
-    let finish_reason = body
-        .pointer("/candidates/0/finishReason")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
     Ok(Parsed {
+        finish_reason: llm::text_at(body, "/candidates/0/finishReason"),
         text,
         calls,
         usage,
-        finish_reason,
     })
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::{ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
-use crate::model::{INPUT_ERROR, OutputMessage, TokenUsage, ToolCall, ToolSettings};
+use crate::model::{INPUT_ERROR, OutputMessage, TokenUsage, ToolCall, ToolDef, ToolSettings};
 use crate::redact::Secrets;
 
 /// The tool keys every LLM API target accepts (`docs/tools.md`).
@@ -359,24 +359,30 @@ pub fn tool_settings(s: &mut TargetSettings<'_>) -> ToolSettings {
     }
 }
 
-/// An error that says how many attempts were made when there was more than one.
+/// An error that says how many attempts were made when there was more than one (an error
+/// that is not about the wire keeps its message).
 fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
-    if attempts <= 1 {
-        return error;
-    }
     match error {
-        ProviderError::Http {
-            status,
-            message,
-            retry_after,
-        } => ProviderError::Http {
-            status,
-            message: format!("{message} (gave up after {attempts} attempts)"),
-            retry_after,
-        },
-        ProviderError::Network(m) => ProviderError::Network(format!("{m} (gave up after {attempts} attempts)")),
+        ProviderError::Http { .. } | ProviderError::Network(_) if attempts > 1 => {
+            error.map_message(|m| format!("{m} (gave up after {attempts} attempts)"))
+        }
         other => other,
     }
+}
+
+/// The text at `pointer` of an answer (a finish reason).
+pub fn text_at(body: &Value, pointer: &str) -> Option<String> {
+    body.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A tool in the neutral form most APIs take: `{name, description?, <schema_key>: parameters}`.
+pub fn function_shape(tool: &ToolDef, schema_key: &str) -> Value {
+    let mut out = json!({"name": tool.name});
+    if let Some(d) = &tool.description {
+        out["description"] = json!(d);
+    }
+    out[schema_key] = tool.parameters.clone();
+    out
 }
 
 /// A count from a usage object.

@@ -203,14 +203,9 @@ impl OpenAiProvider {
 
 /// A tool in the Chat Completions shape: as written when it was written in it.
 pub fn wire_tool(tool: &ToolDef) -> Value {
-    if let Some(native) = tool.native_for(ToolDialect::OpenAi) {
-        return native.clone();
-    }
-    let mut function = json!({"name": tool.name, "parameters": tool.parameters});
-    if let Some(d) = &tool.description {
-        function["description"] = json!(d);
-    }
-    json!({"type": "function", "function": function})
+    tool.native_for(ToolDialect::OpenAi)
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "function", "function": llm::function_shape(tool, "parameters")}))
 }
 
 /// `tool_choice`: `auto`, `none`, `required`, or `{type: function, function: {name}}`.
@@ -283,10 +278,7 @@ pub fn parse_completion(body: &Value) -> Result<Parsed, String> {
         }),
         _ => None,
     };
-    let finish_reason = body
-        .pointer("/choices/0/finish_reason")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let finish_reason = llm::text_at(body, "/choices/0/finish_reason");
     Ok(Parsed {
         text,
         calls,

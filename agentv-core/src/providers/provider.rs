@@ -107,6 +107,25 @@ impl ProviderError {
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed(message.into())
     }
+
+    /// The same error with its message rewritten by `f`; a timeout stays as it is (the runner
+    /// retries it by its kind).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Self::Http {
+                status,
+                message,
+                retry_after,
+            } => Self::Http {
+                status,
+                message: f(message),
+                retry_after,
+            },
+            Self::Network(m) => Self::Network(f(m)),
+            Self::Failed(m) => Self::Failed(f(m)),
+            timeout @ Self::Timeout(_) => timeout,
+        }
+    }
 }
 
 /// Where an answer came from.

@@ -217,21 +217,7 @@ fn at_step(error: ProviderError, step: u32) -> ProviderError {
     if step <= 1 {
         return error;
     }
-    let prefix = format!("step {step} of the tool loop: ");
-    match error {
-        ProviderError::Http {
-            status,
-            message,
-            retry_after,
-        } => ProviderError::Http {
-            status,
-            message: format!("{prefix}{message}"),
-            retry_after,
-        },
-        ProviderError::Network(m) => ProviderError::Network(format!("{prefix}{m}")),
-        ProviderError::Failed(m) => ProviderError::Failed(format!("{prefix}{m}")),
-        timeout @ ProviderError::Timeout(_) => timeout,
-    }
+    error.map_message(|m| format!("step {step} of the tool loop: {m}"))
 }
 
 /// The answer of the whole loop: one assistant message per step, the trace, the totals, and
