@@ -17,6 +17,8 @@ use super::{
 };
 use crate::config::{IntRange, Key, KeyTable, Kind};
 use crate::model::{TokenUsage, ToolChoice, ToolDef, ToolDialect, ToolExchange, ToolRequest, ToolSettings};
+#[cfg(test)]
+use crate::model::INPUT_ERROR;
 use crate::redact::Secret;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
@@ -347,6 +349,76 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::llm::testing;
+
+    fn provider() -> AnthropicProvider {
+        AnthropicProvider::new(
+            "t",
+            AnthropicConfig {
+                base_url: "http://127.0.0.1:9".into(),
+                model: "m".into(),
+                api_key: Secret::new("k"),
+                anthropic_version: ANTHROPIC_VERSION.into(),
+                llm: LlmSettings::default(),
+                thinking_budget: None,
+                thinking: None,
+                tools: ToolSettings::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn tools_choice_and_earlier_steps_go_in_the_messages_shape() {
+        let native = json!({"name": "native", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}});
+        let tools = testing::tools(ToolDialect::Anthropic, native.clone());
+        let body = provider().http_call(&testing::request(tools.clone(), None, None, None)).body;
+        assert_eq!(
+            body["tools"][0],
+            json!({"name": "lookup", "description": "Find an order.",
+                   "input_schema": {"type": "object", "properties": {"id": {"type": "string"}}}})
+        );
+        assert_eq!(body["tools"][1], native);
+        assert!(body.get("tool_choice").is_none(), "the API's default");
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(
+            messages[1]["content"],
+            json!([{"type": "text", "text": "Checking."}, {"type": "tool_use", "id": "c1", "name": "lookup", "input": "{bad"}]),
+            "rebuilt when the raw answer is not at hand"
+        );
+        assert_eq!(
+            messages[2],
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "bad arguments", "is_error": true}]})
+        );
+        // The turn as it came, thinking and signature included.
+        let raw = json!({"content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                                     {"type": "tool_use", "id": "c1", "name": "lookup", "input": {}}]});
+        let body = provider().http_call(&testing::request(tools, None, None, Some(raw.clone()))).body;
+        assert_eq!(body["messages"][1]["content"], raw["content"]);
+        for (choice, parallel, want) in [
+            (None, None, None),
+            (None, Some(false), Some(json!({"type": "auto", "disable_parallel_tool_use": true}))),
+            (None, Some(true), None),
+            (Some(ToolChoice::Auto), None, Some(json!({"type": "auto"}))),
+            (Some(ToolChoice::None), Some(false), Some(json!({"type": "none"}))),
+            (Some(ToolChoice::Required), Some(false), Some(json!({"type": "any", "disable_parallel_tool_use": true}))),
+            (Some(ToolChoice::Tool("lookup".into())), None, Some(json!({"type": "tool", "name": "lookup"}))),
+        ] {
+            assert_eq!(wire_choice(choice.as_ref(), parallel), want, "{choice:?} {parallel:?}");
+        }
+    }
+
+    #[test]
+    fn tool_use_blocks_are_the_calls() {
+        let body = json!({"content": [{"type": "text", "text": "Let me check."},
+                                      {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"id": "A1"}},
+                                      {"type": "tool_use", "id": "toolu_2", "name": "track", "input": "x"}],
+                          "stop_reason": "tool_use"});
+        let (parsed, _) = parse_message(&body).expect("parses");
+        assert_eq!((parsed.text.as_str(), parsed.finish_reason.as_deref()), ("Let me check.", Some("tool_use")));
+        assert_eq!(parsed.calls[0].id.as_deref(), Some("toolu_1"));
+        assert_eq!(parsed.calls[0].input, Some(json!({"id": "A1"})));
+        assert_eq!(parsed.calls[1].extra[INPUT_ERROR], "not a JSON object but a string");
+    }
 
     #[test]
     fn thinking_is_kept_out_of_the_answer_and_cache_counts() {

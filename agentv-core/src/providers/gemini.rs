@@ -292,6 +292,66 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::llm::testing;
+
+    fn provider() -> GeminiProvider {
+        GeminiProvider::new(
+            "t",
+            GeminiConfig {
+                base_url: "http://127.0.0.1:9".into(),
+                model: "m".into(),
+                api_key: Secret::new("k"),
+                llm: LlmSettings::default(),
+                tools: ToolSettings::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn tools_choice_and_earlier_steps_go_in_the_generate_content_shape() {
+        let native = json!({"name": "native", "parametersJsonSchema": {"type": "object"}, "behavior": "BLOCKING"});
+        let tools = testing::tools(ToolDialect::Gemini, native.clone());
+        let body = provider()
+            .http_call(&testing::request(tools.clone(), Some(ToolChoice::Tool("lookup".into())), Some(false), None))
+            .body;
+        assert_eq!(
+            body["tools"],
+            json!([{"functionDeclarations": [
+                {"name": "lookup", "description": "Find an order.",
+                 "parametersJsonSchema": {"type": "object", "properties": {"id": {"type": "string"}}}},
+                native
+            ]}])
+        );
+        assert_eq!(body["toolConfig"], json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["lookup"]}}));
+        assert!(body.to_string().find("parallel").is_none(), "Gemini has no such switch");
+        let contents = body["contents"].as_array().expect("contents");
+        assert_eq!(
+            contents[1],
+            json!({"role": "model", "parts": [{"text": "Checking."}, {"functionCall": {"name": "lookup", "args": "{bad", "id": "c1"}}]})
+        );
+        assert_eq!(
+            contents[2],
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "lookup", "id": "c1", "response": {"error": "bad arguments"}}}]})
+        );
+        let raw = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "lookup", "args": {}}, "thoughtSignature": "sig"}]}}]});
+        let body = provider().http_call(&testing::request(tools, None, None, Some(raw.clone()))).body;
+        assert_eq!(body["contents"][1], raw["candidates"][0]["content"], "replayed with its signature");
+        for (choice, mode) in [(ToolChoice::Auto, "AUTO"), (ToolChoice::None, "NONE"), (ToolChoice::Required, "ANY")] {
+            assert_eq!(wire_choice(&choice), json!({"mode": mode}));
+        }
+    }
+
+    #[test]
+    fn function_call_parts_are_the_calls() {
+        let body = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "lookup", "args": {"id": "A1"}, "id": "fc-1"}, "thoughtSignature": "s"},
+            {"functionCall": {"name": "ping"}}]}, "finishReason": "STOP"}]});
+        let parsed = parse_generation(&body).expect("parses");
+        assert_eq!(parsed.finish_reason.as_deref(), Some("STOP"));
+        assert_eq!((parsed.calls[0].id.as_deref(), parsed.calls[0].input.clone()), (Some("fc-1"), Some(json!({"id": "A1"}))));
+        assert_eq!((parsed.calls[1].id.clone(), parsed.calls[1].input.clone()), (None, Some(json!({}))));
+    }
 
     #[test]
     fn text_without_thoughts_and_usage() {

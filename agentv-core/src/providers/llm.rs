@@ -390,10 +390,95 @@ pub fn count(value: &Value, pointer: &str) -> Option<u64> {
     value.pointer(pointer).and_then(Value::as_u64)
 }
 
+/// What the tool tests of the three LLM clients share: a request with tools and one earlier
+/// step whose call had arguments that did not parse, answered by a tool error.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use crate::model::{ToolChoice, ToolDef, ToolDialect, ToolExchange, ToolReply, ToolRequest};
+    use crate::providers::ProviderRequest;
+
+    /// `lookup` (neutral, described) and `native` (written in `dialect`'s shape as `written`).
+    pub(crate) fn tools(dialect: ToolDialect, written: Value) -> Vec<ToolDef> {
+        let mut lookup = ToolDef::new(
+            "lookup",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        );
+        lookup.description = Some("Find an order.".into());
+        let native = ToolDef {
+            native: Some((dialect, written)),
+            ..ToolDef::new("native", json!({"type": "object"}))
+        };
+        vec![lookup, native]
+    }
+
+    /// A request offering `tools`, after one step: the text "Checking." and a call of `lookup`
+    /// (id `c1`) whose arguments `{bad` did not parse, answered with the error `bad arguments`.
+    pub(crate) fn request(
+        tools: Vec<ToolDef>,
+        choice: Option<ToolChoice>,
+        parallel: Option<bool>,
+        raw: Option<Value>,
+    ) -> ProviderRequest {
+        let (input, problem) = super::arguments_from_text("{bad");
+        let mut message = super::answer_message(
+            "Checking.".into(),
+            vec![super::tool_call(Some("c1".into()), "lookup".into(), input, problem)],
+        );
+        message.tool_calls[0].output = Some(json!("bad arguments"));
+        ProviderRequest {
+            question: "Where is A1?".into(),
+            tools: Some(ToolRequest {
+                tools: Arc::from(tools),
+                choice,
+                parallel,
+                exchanges: vec![ToolExchange {
+                    raw,
+                    message,
+                    replies: vec![ToolReply {
+                        id: Some("c1".into()),
+                        name: "lookup".into(),
+                        content: json!("bad arguments"),
+                        is_error: true,
+                    }],
+                }],
+            }),
+            ..ProviderRequest::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::providers::ChatMessage;
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_kept_and_flagged() {
+        for (text, value, problem) in [
+            ("{\"id\": 1}", json!({"id": 1}), None),
+            ("", json!({}), None),
+            ("  ", json!({}), None),
+            (
+                "{bad",
+                json!("{bad"),
+                Some("not valid JSON: key must be a string at line 1 column 2"),
+            ),
+            ("[1]", json!([1]), Some("not a JSON object but a list")),
+            ("null", Value::Null, Some("not a JSON object but null")),
+        ] {
+            let (got, why) = arguments_from_text(text);
+            assert_eq!((got, why.as_deref()), (value, problem), "{text}");
+        }
+        let flagged = tool_call(None, "t".into(), json!("x"), Some("why".into()));
+        assert_eq!(flagged.extra[INPUT_ERROR], "why");
+        let calls_only = answer_message(String::new(), vec![flagged]);
+        assert!(calls_only.content.is_none(), "a call-only answer is not an empty text");
+        assert_eq!(answer_message(String::new(), Vec::new()).text().as_deref(), Some(""));
+    }
 
     #[test]
     fn single_question_gets_guidelines_in_the_system_prompt() {

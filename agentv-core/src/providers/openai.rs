@@ -428,6 +428,70 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::llm::testing;
+
+    fn provider() -> OpenAiProvider {
+        let flavor = Flavor::OpenAi {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            organization: None,
+        };
+        OpenAiProvider::new(
+            "t",
+            OpenAiConfig {
+                flavor,
+                api_key: None,
+                llm: LlmSettings::default(),
+                tools: ToolSettings::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn tools_choice_and_earlier_steps_go_in_the_chat_completions_shape() {
+        let native = json!({"type": "function", "function": {"name": "native", "parameters": {"type": "object"}, "strict": true}});
+        let tools = testing::tools(ToolDialect::OpenAi, native.clone());
+        let request = testing::request(tools, Some(ToolChoice::Tool("lookup".into())), Some(false), None);
+        let body = provider().http_call(&request).body;
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "function": {"name": "lookup", "description": "Find an order.",
+                   "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}})
+        );
+        assert_eq!(body["tools"][1], native, "its own shape, as written");
+        assert_eq!(body["tool_choice"], json!({"type": "function", "function": {"name": "lookup"}}));
+        assert_eq!(body["parallel_tool_calls"], false);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 4, "system, user, the step, its result");
+        assert_eq!(
+            messages[2],
+            json!({"role": "assistant", "content": "Checking.", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{bad"}}]})
+        );
+        assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "c1", "content": "bad arguments"}));
+        for (choice, want) in [(ToolChoice::Auto, "auto"), (ToolChoice::None, "none"), (ToolChoice::Required, "required")] {
+            assert_eq!(wire_choice(&choice), json!(want));
+        }
+        let plain = provider().http_call(&ProviderRequest::default()).body;
+        assert!(plain.get("tools").is_none() && plain.get("tool_choice").is_none(), "no tools, no keys");
+    }
+
+    #[test]
+    fn tool_calls_are_read_with_ids_arguments_and_the_finish_reason() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{\"id\": \"A1\"}"}},
+            {"type": "function", "function": {"name": "track", "arguments": "{oops"}}
+        ]}, "finish_reason": "tool_calls"}]});
+        let parsed = parse_completion(&body).expect("parses");
+        assert_eq!((parsed.text.as_str(), parsed.finish_reason.as_deref()), ("", Some("tool_calls")));
+        assert_eq!(parsed.calls[0].input, Some(json!({"id": "A1"})));
+        assert_eq!(parsed.calls[0].id.as_deref(), Some("call_a"));
+        assert_eq!(parsed.calls[1].id.as_deref(), Some("call_1"), "a missing id is made up");
+        assert_eq!(parsed.calls[1].input, Some(json!("{oops")));
+        assert!(parsed.calls[1].extra.contains_key(INPUT_ERROR));
+        let nameless = json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]});
+        assert_eq!(parse_completion(&nameless).expect_err("no name"), "tool_calls[0] has no function.name");
+    }
 
     #[test]
     fn completion_text_and_usage() {
