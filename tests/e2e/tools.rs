@@ -647,3 +647,17 @@ async fn a_tool_that_hangs_is_a_tool_error_and_the_case_goes_on() {
         (json!("error"), json!("error"))
     );
 }
+
+#[test]
+fn a_case_never_runs_without_the_suite_s_tools_when_they_are_invalid() {
+    let p = Project::new()
+        .file("targets.yaml", "targets:\n  - name: default\n    provider: mock\n    response: hi\n")
+        .file(
+            "e.yaml",
+            "tools: missing-tools.json\nevalcases:\n  - id: a\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [hi]}]\n",
+        );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("e.yaml:1:8: error: tools file `missing-tools.json` not found")
+        .stderr_has("e.yaml:3:5: error: case inherits the eval file's invalid tool settings");
+}

@@ -313,6 +313,14 @@ impl Loader {
     /// The case's tool settings over its suite's, key by key (`docs/tools.md`).
     fn case_tool_use(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Arc<crate::model::ToolSettings>> {
         let own = self.read_tool_use(f, diags);
+        if self.defaults.tool_use_invalid {
+            // Run without the suite's tools, a case would be graded on another task.
+            diags.error(
+                f.pos,
+                "case inherits the eval file's invalid tool settings",
+                Some("fix the errors reported for the suite's `tools`, `tool_choice` or `max_steps`".to_owned()),
+            );
+        }
         let merged = own.over(&self.defaults.tool_use);
         if let (Some(tools), Some(choice)) = (&merged.tools, &merged.choice)
             && own.tools.is_some() != own.choice.is_some()

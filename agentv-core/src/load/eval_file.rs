@@ -260,6 +260,8 @@ pub(super) struct SuiteDefaults {
     pub(super) threshold: Option<f64>,
     /// `tools`, `tool_choice`, `parallel_tool_calls`, `max_steps` (both generations).
     pub(super) tool_use: crate::model::ToolSettings,
+    /// The suite's tool settings had an error (reported): a case that inherits them cannot run.
+    pub(super) tool_use_invalid: bool,
 }
 
 /// Suite settings that go to the [`LoadedSuite`].
@@ -589,7 +591,9 @@ impl Loader {
             self.dataset = Arc::from(name);
         }
         self.read_suite_v4_keys(f, diags);
+        let before = diags.error_count();
         self.defaults.tool_use = self.read_tool_use(f, diags);
+        self.defaults.tool_use_invalid = diags.error_count() > before;
         let mut lists: Vec<&Node> = Vec::new();
         if f.known().contains(&"assertions")
             && let Some(node) = f.take("assertions")
