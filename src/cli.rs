@@ -296,6 +296,11 @@ pub struct EvalArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Warnings are errors: any problem in the eval files or their targets stops the run
+    /// before anything is called (exit 2).
+    #[arg(long)]
+    pub strict: bool,
+
     /// Retries of a case whose target call timed out (0 to 100).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub max_retries: u32,
@@ -496,6 +501,11 @@ pub struct ValidateArgs {
     /// targets.yaml file, or a directory holding one, as for `eval --targets`.
     #[arg(long, value_name = "PATH")]
     pub targets: Option<PathBuf>,
+
+    /// Warnings are errors, and so are problems of the machine (no targets file, unset
+    /// variables, agent CLIs not installed).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -152,6 +152,8 @@ fn target() -> Value {
         "anyOf": [{"enum": names}, {"type": "string", "pattern": crate::providers::name_pattern()}],
     });
     schema["allOf"] = Value::Array(branches);
+    // A target names its provider, or the target it stands for (`use_target`).
+    schema["anyOf"] = json!([{"required": ["provider"]}, {"required": ["use_target"]}, {"required": ["useTarget"]}]);
     schema
 }
 

@@ -12,6 +12,7 @@ pub fn run(args: ValidateArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         paths: args.paths,
         target: args.target,
         targets_path: args.targets,
+        strict: args.strict,
         secrets: printer::secrets(),
     };
     match agentv_core::validate(ws, &options) {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agentv_testkit::toolchains::{cargo_build, installed, rust_judge_env};
+use agentv_testkit::toolchains::{cargo_build, require, rust_judge_env};
 use agentv_testkit::{Project, Run};
 
 /// The scores each template's cases get from its mock targets: `(template, [(case, score)])`.
@@ -67,10 +67,7 @@ fn assert_validates(p: &Project) {
 
 #[test]
 fn init_suites_with_python_and_typescript_judges_run_offline_with_the_expected_scores() {
-    let node = installed("node");
-    if !node {
-        eprintln!("skipping the TypeScript judges: `node` is not installed");
-    }
+    let node = require("node", "the TypeScript judges");
     for (template, _) in EXPECTED {
         for judge in ["python", "typescript"] {
             if judge == "typescript" && !node {

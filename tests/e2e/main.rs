@@ -4,6 +4,7 @@
 
 mod agent_clis;
 mod broken_runs;
+mod config_checks;
 mod console;
 mod convert;
 mod eval_errors;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use agentv_testkit::process::gone_soon;
+use agentv_testkit::toolchains::require;
 use agentv_testkit::{Project, repo_root};
 use serde_json::{Value, json};
 
@@ -252,8 +253,7 @@ fn persistent_rust_sdk_judge_serves_every_case_with_fresh_budgets() {
 
 #[test]
 fn persistent_typescript_sdk_judge_serves_every_case() {
-    if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("skipped: `node` is not installed, so the TypeScript SDK cannot run");
+    if !require("node", "the TypeScript SDK") {
         return;
     }
     let sdk = std::fs::read_to_string(repo_root().join("sdk/typescript/dist/index.js")).expect("TypeScript SDK");

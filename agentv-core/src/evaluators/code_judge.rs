@@ -391,7 +391,9 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
     let proxy = match program.proxy {
         None => None,
         Some(budget) => {
-            let invoker = Arc::new(ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt));
+            let invoker = Arc::new(
+                ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt).with_eval_dir(ctx.case.eval_dir()),
+            );
             let config = agentv_proxy::ProxyConfig {
                 max_calls: budget.max_calls,
             };

@@ -185,19 +185,21 @@ impl<'p> ParseContext<'p> {
         self.diags.len()
     }
 
-    /// Turns the errors reported since `mark` into warnings that say the grader is dropped:
-    /// a grader whose own configuration is wrong is left out and the case keeps its other
-    /// graders, as AgentV 4.x does. True when there were any.
+    /// Says of the errors reported since `mark` that the grader cannot be used, so its case is
+    /// invalid: a case is never graded without a grader it asked for
+    /// (`docs/architecture.md#unknown-keys`). True when there were any.
     pub fn drop_grader_if_errors(&mut self, mark: usize) -> bool {
-        self.diags.downgrade_errors_since(mark, "; the grader is dropped")
+        self.diags.annotate_errors_since(mark, GRADER_DROPPED)
     }
 
-    /// Warns at `pos` that the grader is dropped because of `why`.
+    /// An error at `pos`: the grader cannot be used because of `why`, so its case is invalid.
     pub fn drop_grader(&mut self, pos: Pos, why: impl Into<String>, fix: Option<String>) {
-        self.diags
-            .warn(pos, format!("{}; the grader is dropped", why.into()), fix);
+        self.diags.error(pos, format!("{}{GRADER_DROPPED}", why.into()), fix);
     }
 }
+
+/// What a grader problem means for the case, added to its message.
+pub const GRADER_DROPPED: &str = "; the grader cannot be used, so the case is invalid";
 
 /// Everything known about one answered case.
 pub struct GradeContext<'a> {

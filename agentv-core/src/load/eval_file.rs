@@ -73,6 +73,9 @@ pub struct LoadedSuite {
     pub workers: Option<usize>,
     /// `execution.cache: true`.
     pub cache: bool,
+    /// `strict: true`: its warnings (and its targets') are errors; those of the file are already
+    /// errors in `diagnostics`.
+    pub strict: bool,
     /// `execution.targets` (a matrix run): kept; the suite runs on one target.
     pub matrix: Vec<String>,
     pub info: SuiteInfo,
@@ -188,6 +191,9 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
     let settings = std::mem::take(&mut loader.settings);
+    if settings.strict {
+        crate::config::promote_warnings(&mut diagnostics);
+    }
     LoadedSuite {
         file: path.to_path_buf(),
         dataset: loader.dataset.clone(),
@@ -200,6 +206,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         threshold: loader.defaults.threshold,
         workers: settings.workers,
         cache: settings.cache,
+        strict: settings.strict,
         matrix: settings.matrix,
         info: settings.info,
         stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
@@ -269,6 +276,7 @@ pub(super) struct SuiteDefaults {
 struct SuiteSettings {
     workers: Option<usize>,
     cache: bool,
+    strict: bool,
     matrix: Vec<String>,
     info: SuiteInfo,
 }
@@ -572,6 +580,7 @@ impl Loader {
 
     fn read_suite_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
         let _ = f.take("$schema");
+        self.settings.strict = f.boolean("strict", diags).unwrap_or(false);
         // Read leniently: a description is never worth an error.
         self.settings.info.description = f.take("description").and_then(Node::scalar_text);
         if let Some(name) = f.string("dataset", diags) {

@@ -44,6 +44,11 @@ const SUITE_COMMON: &[Key] = &[
     ),
     Key::new("target", Kind::Text, "Legacy form of `execution.target`."),
     Key::new(
+        "strict",
+        Kind::Bool,
+        "Warnings about this file and its targets are errors, as with `--strict` (nothing runs).",
+    ),
+    Key::new(
         "evaluator",
         Kind::Text,
         "Legacy; only `llm_judge` is supported (list graders under `execution.evaluators`).",
@@ -125,8 +130,8 @@ const NO_CASES: &[Key] = &[Key::new(
 /// The suite keys a JSONL dataset's sidecar (`<name>.yaml` beside it) may set.
 pub const SIDECAR: KeyTable = KeyTable::new(
     "the dataset sidecar",
-    "Suite keys of a JSONL dataset.",
-    &[SUITE_COMMON, NO_CASES, USE_KEYS],
+    "Suite keys of a JSONL dataset: every key of a YAML suite but its cases.",
+    &[SUITE_COMMON, SUITE_V4, NO_CASES, USE_KEYS],
 );
 
 const TRIALS_KEYS: &[Key] = &[

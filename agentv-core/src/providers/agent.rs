@@ -9,6 +9,7 @@ use serde_json::{Map, json};
 use super::settings::node_text;
 use super::{BuildContext, ExecutableNeed, ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, Key, Kind};
+use crate::paths::TargetPath;
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::redact::{Secrets, StreamLog};
 
@@ -29,7 +30,7 @@ pub const AGENT_KEYS: &[Key] = &[
     Key::new(
         "cwd",
         Kind::Text,
-        "Working directory, relative to the targets file (default: a fresh temporary workspace per call).",
+        "Working directory, relative to the eval file's directory (default: a fresh temporary workspace per call).",
     ),
     Key::new(
         "timeout_seconds",
@@ -80,8 +81,9 @@ pub struct AgentConfig {
     pub executable: String,
     /// Extra arguments after the built-in ones.
     pub args: Vec<String>,
-    /// Working directory; `None` = a fresh temporary workspace per call.
-    pub cwd: Option<PathBuf>,
+    /// Working directory as written (relative: to the eval file's directory); `None` = a fresh
+    /// temporary workspace per call.
+    pub cwd: Option<TargetPath>,
     pub timeout: Option<Duration>,
     pub model: Option<String>,
     pub system_prompt: Option<String>,
@@ -237,7 +239,14 @@ pub async fn run(
             config.secrets.redact(&config.executable)
         ))
     })?;
-    let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", profile.program))
+    let cwd = config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref()));
+    if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
+        return Err(ProviderError::failed(format!(
+            "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
+            cwd.display()
+        )));
+    }
+    let dir = agent_dir(cwd.as_deref(), &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
     if profile.prompt_md && config.cwd.is_none() {

@@ -36,7 +36,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
 };
 
 const OWN: &[Key] = &[
-    Key::new("base_url", Kind::Text, "Server URL (default https://api.anthropic.com)."),
+    Key::new("base_url", Kind::Url, "Server URL (default https://api.anthropic.com)."),
     Key::new("model", Kind::Text, "Model name, e.g. claude-sonnet-4-5.")
         .aliases(&["deployment", "variant"])
         .required(),

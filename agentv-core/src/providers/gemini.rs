@@ -36,7 +36,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
 const OWN: &[Key] = &[
     Key::new(
         "base_url",
-        Kind::Text,
+        Kind::Url,
         "Server URL (default https://generativelanguage.googleapis.com).",
     ),
     Key::new("model", Kind::Text, "Model name (default gemini-2.5-flash).").aliases(&["deployment", "variant"]),

@@ -194,14 +194,20 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
     if let Some(t) = call.timeout {
         builder = builder.timeout(t);
     }
-    let response = builder.send().await.map_err(|e| transport_error(e, call.timeout))?;
+    let response = builder
+        .send()
+        .await
+        .map_err(|e| super::retry::transport_error(e, call.timeout))?;
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let text = response.text().await.map_err(|e| transport_error(e, call.timeout))?;
+    let text = response
+        .text()
+        .await
+        .map_err(|e| super::retry::transport_error(e, call.timeout))?;
     if !(200..300).contains(&status) {
         return Err(ProviderError::Http {
             status,
@@ -215,22 +221,6 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
             crate::process::tail(&text, 300, &call.secrets)
         ))
     })
-}
-
-fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> ProviderError {
-    if error.is_timeout() {
-        return ProviderError::Timeout(timeout.unwrap_or_default());
-    }
-    // The URL is left out: some APIs carry credentials in it.
-    let error = error.without_url();
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    ProviderError::Network(message)
 }
 
 /// The message of a provider error body (`error.message`, `error`, `message`), else the body's

@@ -47,7 +47,7 @@ pub(crate) static AZURE: ProviderEntry = ProviderEntry {
 };
 
 const OPENAI_OWN: &[Key] = &[
-    Key::new("base_url", Kind::Text, "Server URL (default https://api.openai.com/v1)."),
+    Key::new("base_url", Kind::Url, "Server URL (default https://api.openai.com/v1)."),
     Key::new("model", Kind::Text, "Model name, e.g. gpt-4o-mini.").required(),
     Key::new("organization", Kind::Text, "OpenAI organization id."),
     Key::new(
