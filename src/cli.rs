@@ -503,7 +503,7 @@ pub struct ValidateArgs {
     pub targets: Option<PathBuf>,
 
     /// Warnings are errors, and so are problems of the machine (no targets file, unset
-    /// variables, agent CLIs not installed).
+    /// variables, agent CLIs not installed); any problem exits 2.
     #[arg(long)]
     pub strict: bool,
 }

@@ -64,7 +64,7 @@ fn strict_flag_and_strict_key_make_warnings_errors() {
         .stderr_has("error: unknown key `colour` in an eval case; it is ignored (an error under --strict)")
         .stderr_has("nothing ran");
     assert!(!p.path().join("s.jsonl").exists(), "nothing ran, nothing written");
-    p.run(&["validate", "--strict", "e.eval.yaml"]).code(1);
+    p.run(&["validate", "--strict", "e.eval.yaml"]).code(2);
     // The suite key does the same for its own file.
     let p = Project::new()
         .file("targets.yaml", TARGETS)

@@ -67,7 +67,7 @@ fn validate_warns_about_the_machine_and_fails_on_it_under_strict() {
         .stderr_has("evals/e.yaml: warning: no targets file found; looked in ")
         .stderr_has("✔ evals/e.yaml");
     p.run(&["validate", "--strict", "evals/e.yaml"])
-        .code(1)
+        .code(2)
         .stderr_has("evals/e.yaml: error: no targets file found; looked in ")
         .stderr_has("✘ evals/e.yaml (1 error(s))");
     p.run(&["eval", "evals/e.yaml"])
@@ -117,7 +117,7 @@ fn validate_picks_the_targets_file_and_target_as_eval_does() {
         .code(0)
         .stderr_has("other.targets.yaml: warning: environment variable AGENTV_TEST_UNSET_KEY is not set (target `keyed`, setting `api_key`)");
     p.run(&["validate", "evals/e.yaml", "--targets", "other.targets.yaml", "--target", "keyed", "--strict"])
-        .code(1)
+        .code(2)
         .stderr_has("other.targets.yaml: error: environment variable AGENTV_TEST_UNSET_KEY is not set (target `keyed`, setting `api_key`)");
     p.run(&[
         "eval",
@@ -143,7 +143,7 @@ fn unset_variable_is_a_warning_for_validate_and_an_error_under_strict() {
         .stderr_has("✔ e.yaml")
         .stderr_has("✔ targets.yaml");
     p.run(&["validate", "--strict", "e.yaml", "targets.yaml"])
-        .code(1)
+        .code(2)
         .stderr_has("targets.yaml: error: environment variable AGENTV_TEST_UNSET_ANSWER is not set (target `default`, setting `responses.fine`) (an error under --strict)")
         .stderr_has("✘ e.yaml (1 error(s))")
         .stderr_has("✘ targets.yaml (1 error(s))");
@@ -318,7 +318,7 @@ fn validate_passes_in_ci_without_secrets_or_agent_clis() {
         .stderr_has("warning: environment variable AGENTV_E2E_NO_SUCH_KEY is not set")
         .stderr_has("✔ evals/e.yaml");
     p.run(&["validate", "--strict", "evals/"])
-        .code(1)
+        .code(2)
         .stderr_has("error: target `default`: Claude Code executable `agentv-no-such-claude` not found on PATH")
         .stderr_has("✘ evals/e.yaml (2 error(s))");
 }
