@@ -41,6 +41,7 @@ pub(crate) mod resolve;
 pub(crate) mod run;
 pub mod schema;
 pub mod template;
+pub mod tools;
 pub mod trace;
 
 pub use facade::{

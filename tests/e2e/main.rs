@@ -32,4 +32,5 @@ mod schema_command;
 mod secrets;
 mod signals;
 mod targets;
+mod tools;
 mod validate;

@@ -65,6 +65,8 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    is_valid_tool_call,
+    tool_call_f1,
 }
 
 /// Every grader type, in table order.

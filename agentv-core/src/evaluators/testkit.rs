@@ -168,6 +168,7 @@ impl Answered {
                 secrets: Default::default(),
                 dump_prompts: None,
                 strict: false,
+                cwd: None,
             },
             trace: Vec::new(),
             summary: TraceSummary::default(),

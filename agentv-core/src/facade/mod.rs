@@ -542,6 +542,7 @@ pub async fn run(
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
             strict: options.strict,
+            cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
     };

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ProviderClass, ProviderKind};
-use crate::model::{OutputMessage, TokenUsage, TraceEvent};
+use crate::model::{OutputMessage, TokenUsage, ToolRequest, ToolSettings, TraceEvent};
 
 /// How case content is put into prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
+    /// ignore it.
+    pub tools: Option<ToolRequest>,
 }
 
 /// What a provider answered.
@@ -103,6 +106,25 @@ pub enum ProviderError {
 impl ProviderError {
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed(message.into())
+    }
+
+    /// The same error with its message rewritten by `f`; a timeout stays as it is (the runner
+    /// retries it by its kind).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Self::Http {
+                status,
+                message,
+                retry_after,
+            } => Self::Http {
+                status,
+                message: f(message),
+                retry_after,
+            },
+            Self::Network(m) => Self::Network(f(m)),
+            Self::Failed(m) => Self::Failed(f(m)),
+            timeout @ Self::Timeout(_) => timeout,
+        }
     }
 }
 
@@ -173,6 +195,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
     fn public_settings(&self) -> Value {
         Value::Object(Map::new())
+    }
+
+    /// The tool settings of the target itself (`tools`, `tool_choice`, ... in targets.yaml),
+    /// which a case's and its suite's complete (`docs/tools.md`).
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        None
     }
 
     /// A cap on concurrent cases (some agents cannot run in parallel).

@@ -6,6 +6,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod tool_loop;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
