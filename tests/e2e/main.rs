@@ -6,6 +6,7 @@ mod agent_clis;
 mod broken_runs;
 mod console;
 mod convert;
+mod cost;
 mod eval_errors;
 mod examples;
 mod file_generations;

@@ -190,6 +190,10 @@ impl Provider for CachedProvider {
     fn executable(&self) -> Option<&str> {
         self.inner.executable()
     }
+
+    fn cost_basis(&self) -> super::CostBasis {
+        self.inner.cost_basis()
+    }
 }
 
 #[cfg(test)]

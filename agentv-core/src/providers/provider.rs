@@ -180,6 +180,19 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// How this target's cost is known before any call (`docs/running.md#cost`): agents and
+    /// commands report it, a mock costs nothing, an LLM API is priced from its tokens (the
+    /// registry wraps it in a [`super::PricedProvider`], which says at what price).
+    fn cost_basis(&self) -> super::CostBasis {
+        match self.kind().class() {
+            ProviderClass::Agent | ProviderClass::Command => super::CostBasis::Reported,
+            ProviderClass::Mock => super::CostBasis::Free,
+            ProviderClass::Llm => super::CostBasis::Unknown(
+                "it reports no cost and has no price; set `pricing:` on the target".to_owned(),
+            ),
+        }
+    }
+
     /// The program this provider runs as configured (a name on `PATH` or a path), when its
     /// entry needs one ([`super::ExecutableNeed`]); checked before the run.
     fn executable(&self) -> Option<&str> {

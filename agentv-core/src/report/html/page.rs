@@ -91,7 +91,7 @@ fn totals(groups: &[Group]) -> Markup {
         ),
         (
             "Total cost",
-            groups.iter().map(|g| format!("${:.4}", g.tally.cost_usd)).collect(),
+            groups.iter().map(|g| g.tally.cost_text()).collect(),
         ),
     ];
     html! {
