@@ -134,7 +134,14 @@ async fn unknown_cost_is_shown_as_unknown_in_every_report() {
     let run = run(
         &p,
         &[
-            "eval", "e.yaml", "--out", "r.jsonl", "--report", "html=r.html", "--report", "markdown=r.md",
+            "eval",
+            "e.yaml",
+            "--out",
+            "r.jsonl",
+            "--report",
+            "html=r.html",
+            "--report",
+            "markdown=r.md",
         ],
     )
     .await;
@@ -143,13 +150,24 @@ async fn unknown_cost_is_shown_as_unknown_in_every_report() {
     assert_eq!(cost(&r), None, "{r}");
     assert!(r.get("cost_usd").is_none());
     assert_eq!(r["evaluator_results"][1]["score"], 0.0);
-    assert_eq!(r["evaluator_results"][1]["misses"][0], "No cost data available in trace");
+    assert_eq!(
+        r["evaluator_results"][1]["misses"][0],
+        "No cost data available in trace"
+    );
     let html = std::fs::read_to_string(p.path().join("r.html")).expect("html");
     assert!(html.contains("<th>Total cost</th><td>–</td>"), "{html}");
     let md = std::fs::read_to_string(p.path().join("r.md")).expect("markdown");
     assert!(md.contains("| cost |") && md.contains(" | – |"), "{md}");
-    for (what, text) in [("html", &html), ("markdown", &md), ("stdout", &run.stdout), ("stderr", &run.stderr)] {
-        assert!(!text.contains("$0.0000"), "{what} shows an unknown cost as zero:\n{text}");
+    for (what, text) in [
+        ("html", &html),
+        ("markdown", &md),
+        ("stdout", &run.stdout),
+        ("stderr", &run.stderr),
+    ] {
+        assert!(
+            !text.contains("$0.0000"),
+            "{what} shows an unknown cost as zero:\n{text}"
+        );
     }
 }
 

@@ -3,6 +3,7 @@
 //! come from the shared kit (`agentv-testkit`).
 
 mod agent_clis;
+mod agentv4_cli;
 mod broken_runs;
 mod console;
 mod convert;

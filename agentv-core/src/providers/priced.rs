@@ -110,7 +110,10 @@ pub(crate) fn read(s: &mut TargetSettings<'_>, provider_name: &str, configured: 
                 let help = if close.is_empty() {
                     "set the rates instead: `input_per_million`, `output_per_million` (and `cached_input_per_million`, `batch_discount`)".to_owned()
                 } else {
-                    format!("did you mean {}? or set the rates instead: `input_per_million`, `output_per_million`", quoted(&close))
+                    format!(
+                        "did you mean {}? or set the rates instead: `input_per_million`, `output_per_million`",
+                        quoted(&close)
+                    )
                 };
                 s.error(
                     pos,
@@ -292,9 +295,7 @@ impl Provider for PricedProvider {
             Rule::Table { configured } => {
                 let provider = self.inner.kind().as_str();
                 match configured.as_deref().map(|m| (m, pricing::lookup(Some(provider), m))) {
-                    Some((_, Some(row))) => {
-                        CostBasis::Priced(format!("{} (pricing table, {})", row.model, row.date))
-                    }
+                    Some((_, Some(row))) => CostBasis::Priced(format!("{} (pricing table, {})", row.model, row.date)),
                     Some((model, None)) => CostBasis::Unknown(format!(
                         "agentv's pricing table has no model `{model}`; set `pricing:` on the target (`pricing: {{model: <a model of the table>}}`, or `input_per_million` and `output_per_million`)"
                     )),
@@ -386,10 +387,7 @@ mod tests {
     fn cost_basis_says_whether_a_budget_can_count_the_target() {
         let basis = |configured: Option<&str>| {
             PricedProvider::new(
-                Arc::new(Answering {
-                    model: "x",
-                    cost: None,
-                }),
+                Arc::new(Answering { model: "x", cost: None }),
                 Rule::Table {
                     configured: configured.map(str::to_owned),
                 },

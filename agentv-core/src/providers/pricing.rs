@@ -73,8 +73,9 @@ impl Price {
         };
         let cached = usage.cached.unwrap_or(0).min(usage.input);
         let fresh = usage.input - cached;
-        let usd = (fresh as f64 * rates.input + cached as f64 * rates.cached_input + usage.output as f64 * rates.output)
-            / 1_000_000.0;
+        let usd =
+            (fresh as f64 * rates.input + cached as f64 * rates.cached_input + usage.output as f64 * rates.output)
+                / 1_000_000.0;
         match billing {
             Billing::Online => usd,
             Billing::Batch => usd * (1.0 - self.batch_discount),
@@ -216,9 +217,8 @@ fn find(provider: Option<&str>, name: &str) -> Option<&'static TableRow> {
 }
 
 /// A version at the end of a model name: a date, `-latest`, or a three-digit revision.
-static VERSION: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"(?:-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-latest|-\d{3})$").expect("static regex")
-});
+static VERSION: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"(?:-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-latest|-\d{3})$").expect("static regex"));
 
 /// `name` without a version suffix, when it has one.
 fn without_version(name: &str) -> Option<&str> {
@@ -319,10 +319,19 @@ mod tests {
         ] {
             assert_eq!(lookup(None, written).map(|r| r.model.as_str()), want, "{written}");
         }
-        assert_eq!(lookup(Some("azure"), "gpt-4o").map(|r| r.provider.as_str()), Some("azure"));
-        assert_eq!(lookup(Some("openai"), "gpt-4o").map(|r| r.provider.as_str()), Some("openai"));
+        assert_eq!(
+            lookup(Some("azure"), "gpt-4o").map(|r| r.provider.as_str()),
+            Some("azure")
+        );
+        assert_eq!(
+            lookup(Some("openai"), "gpt-4o").map(|r| r.provider.as_str()),
+            Some("openai")
+        );
         // A provider without its own row of the model falls back to any row.
-        assert_eq!(lookup(Some("azure"), "gpt-5.5").map(|r| r.provider.as_str()), Some("openai"));
+        assert_eq!(
+            lookup(Some("azure"), "gpt-5.5").map(|r| r.provider.as_str()),
+            Some("openai")
+        );
     }
 
     #[test]

@@ -159,7 +159,10 @@ mod tests {
         assert_eq!(s.uncounted_warning(), None);
         s.add(&costing(None));
         let warning = s.uncounted_warning().expect("one case was not counted");
-        assert!(warning.starts_with("1 case(s) ran without a reported cost"), "{warning}");
+        assert!(
+            warning.starts_with("1 case(s) ran without a reported cost"),
+            "{warning}"
+        );
         s.add(&costing(Some(0.25)));
         assert!(s.reached(), "0.25 + 0.5 + 0.25 reaches 1.0");
     }
