@@ -46,25 +46,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         .first()
         .map(|s| s.file.display().to_string())
         .unwrap_or_default();
-    let options = PlanOptions {
-        targets: args.target.clone(),
-        targets_path: args.targets.clone(),
-        dry_run: args.dry_run,
-        cache: args.cache,
-        workers: args.workers.map(|w| w as usize),
-        // With --output, agentv's own results go in the run directory too.
-        out: args.out.clone().or_else(|| {
-            let dir = args.output.as_ref()?;
-            args.resume.is_none().then(|| dir.join("results.jsonl"))
-        }),
-        secrets: printer::secrets(),
-        repeat: args.repeat,
-        shard: args.shard,
-        resume: args.resume.clone(),
-        rerun_failed: args.rerun_failed.clone(),
-        budget_usd: args.budget_usd,
-        command_line: command_line(),
-    };
+    let options = plan_options(&args);
     let out = options.results_path(ws);
     let reports: Vec<(ReportFormat, PathBuf)> = args
         .reports
@@ -109,21 +91,26 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&plan.warnings);
-    if let Some(dir) = &args.output {
-        let info = RunInfo {
-            eval_file,
-            planned: plan.planned,
-            experiment: "default".to_owned(),
-        };
-        match RunDirectory::create(dir, info, printer::secrets()) {
-            Ok(sink) => report_sinks.push(Box::new(sink)),
-            Err(e) => {
-                printer.error(&format!("cannot write the run directory {}: {e}", dir.display()));
-                return ExitStatus::Config;
-            }
+    match run_directory(args.output.as_deref(), eval_file, plan.planned) {
+        Ok(sink) => report_sinks.extend(sink),
+        Err(e) => {
+            printer.error(&e);
+            return ExitStatus::Config;
         }
     }
     printer.plan(&plan);
+    execute(&args, ws, plan, report_sinks, &reports, printer)
+}
+
+/// Runs the plan on a new runtime, with the interrupt listener, and prints what happened.
+fn execute(
+    args: &EvalArgs,
+    ws: &Workspace,
+    plan: agentv_core::Plan,
+    mut report_sinks: Vec<Box<dyn Sink>>,
+    reports: &[(ReportFormat, PathBuf)],
+    printer: Printer,
+) -> ExitStatus {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -150,7 +137,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         let report = agentv_core::report(&finished, args.threshold);
         printer.report(&report, signal);
         printer.run_stats(&report);
-        for (format, path) in &reports {
+        for (format, path) in reports {
             if path.exists() {
                 printer.note(&format!("{} report written to {}", format.name(), path.display()));
             }
@@ -160,6 +147,48 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
         ExitStatus::of_run(report.outcome, signal)
     })
+}
+
+/// How the loaded suites are to run, as the flags say.
+fn plan_options(args: &EvalArgs) -> PlanOptions {
+    PlanOptions {
+        targets: args.target.clone(),
+        targets_path: args.targets.clone(),
+        dry_run: args.dry_run,
+        cache: args.cache,
+        workers: args.workers.map(|w| w as usize),
+        // With --output, agentv's own results go in the run directory too.
+        out: args.out.clone().or_else(|| {
+            let dir = args.output.as_ref()?;
+            args.resume.is_none().then(|| dir.join("results.jsonl"))
+        }),
+        secrets: printer::secrets(),
+        repeat: args.repeat,
+        shard: args.shard,
+        resume: args.resume.clone(),
+        rerun_failed: args.rerun_failed.clone(),
+        budget_usd: args.budget_usd,
+        command_line: command_line(),
+    }
+}
+
+/// The sink of AgentV 4.x's run directory `--output` asks for (`docs/results.md`), its stub
+/// `benchmark.json` written.
+fn run_directory(
+    dir: Option<&std::path::Path>,
+    eval_file: String,
+    planned: usize,
+) -> Result<Option<Box<dyn Sink>>, String> {
+    let Some(dir) = dir else { return Ok(None) };
+    let info = RunInfo {
+        eval_file,
+        planned,
+        experiment: "default".to_owned(),
+    };
+    match RunDirectory::create(dir, info, printer::secrets()) {
+        Ok(sink) => Ok(Some(Box::new(sink))),
+        Err(e) => Err(format!("cannot write the run directory {}: {e}", dir.display())),
+    }
 }
 
 /// The command line as given, for the run summary (the core redacts it when writing).

@@ -83,8 +83,7 @@ async fn budget_with_a_target_whose_cost_cannot_be_known_is_a_usage_error() {
     run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--budget-usd", "5"])
         .await
         .code(2)
-        .stderr_has("--budget-usd cannot count target `default`: its cost cannot be known")
-        .stderr_has("agentv's pricing table has no model `llama3`; set `pricing:` on the target");
+        .stderr_has("--budget-usd cannot count target `default`, whose cost cannot be known: agentv's pricing table has no model `llama3`; give the target a price: `pricing: {model: <a model of the table>}`");
     assert!(server.requests().await.is_empty(), "nothing was called");
     assert!(!p.path().join("r.jsonl").exists(), "nothing was written");
     // The same target with a price is counted.

@@ -114,7 +114,7 @@ impl Provider for CodexProvider {
     }
 
     fn cost_basis(&self) -> super::CostBasis {
-        super::CostBasis::Unknown("Codex reports tokens but no cost".to_owned())
+        super::CostBasis::Unknown("Codex reports tokens but no cost; run it without --budget-usd".to_owned())
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {

@@ -27,9 +27,15 @@ pub enum CostBasis {
     Priced(String),
     /// Costs nothing (a mock).
     Free,
-    /// Cannot be known; says why and what would fix it.
+    /// Cannot be known; says why and what would fix it, as one sentence.
     Unknown(String),
 }
+
+/// A price per million tokens: at most a million dollars (a larger one is a typo).
+const RATE: NumberRange = NumberRange {
+    min: 0.0,
+    max: 1_000_000.0,
+};
 
 const PRICING_KEYS: &[Key] = &[
     Key::new(
@@ -39,17 +45,17 @@ const PRICING_KEYS: &[Key] = &[
     ),
     Key::new(
         "input_per_million",
-        Kind::Number(NumberRange::NON_NEGATIVE),
+        Kind::Number(RATE),
         "US dollars per million input tokens.",
     ),
     Key::new(
         "cached_input_per_million",
-        Kind::Number(NumberRange::NON_NEGATIVE),
+        Kind::Number(RATE),
         "US dollars per million input tokens read from the prompt cache (default: the input price).",
     ),
     Key::new(
         "output_per_million",
-        Kind::Number(NumberRange::NON_NEGATIVE),
+        Kind::Number(RATE),
         "US dollars per million output tokens.",
     ),
     Key::new(
@@ -81,7 +87,8 @@ pub(crate) enum Rule {
 /// Reads `pricing:` of an LLM target (problems are reported in `s`); `None` after an error.
 pub(crate) fn read(s: &mut TargetSettings<'_>, provider_name: &str, configured: Option<String>) -> Option<Rule> {
     let Some(read) = s.object("pricing", |o| {
-        let pos = o.pos();
+        // Problems with the model point at it; others at the `pricing` object.
+        let pos = o.node("model").map_or_else(|| o.pos(), |n| n.pos);
         let model = o.string("model", false);
         let input = o.number("input_per_million");
         let cached = o.number("cached_input_per_million");
@@ -208,7 +215,8 @@ impl PricedProvider {
         };
         let answering = response.raw.as_ref().and_then(answering_model);
         if let Some((price, how)) = self.price_of(answering.as_deref()) {
-            response.cost_usd = Some(price.cost(&usage, Billing::Online));
+            // Counts from a confused provider can be anything; a cost that is no number is unknown.
+            response.cost_usd = Some(price.cost(&usage, Billing::Online)).filter(|c| c.is_finite());
             response
                 .metadata
                 .get_or_insert_with(Default::default)
@@ -297,10 +305,10 @@ impl Provider for PricedProvider {
                 match configured.as_deref().map(|m| (m, pricing::lookup(Some(provider), m))) {
                     Some((_, Some(row))) => CostBasis::Priced(format!("{} (pricing table, {})", row.model, row.date)),
                     Some((model, None)) => CostBasis::Unknown(format!(
-                        "agentv's pricing table has no model `{model}`; set `pricing:` on the target (`pricing: {{model: <a model of the table>}}`, or `input_per_million` and `output_per_million`)"
+                        "agentv's pricing table has no model `{model}`; give the target a price: `pricing: {{model: <a model of the table>}}`, or `pricing: {{input_per_million: …, output_per_million: …}}`"
                     )),
                     None => CostBasis::Unknown(
-                        "the target names no model agentv can price; set `pricing:` on the target".to_owned(),
+                        "the target names no model agentv can price; give it a price with `pricing:`".to_owned(),
                     ),
                 }
             }

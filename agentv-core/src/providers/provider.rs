@@ -188,7 +188,7 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
             ProviderClass::Agent | ProviderClass::Command => super::CostBasis::Reported,
             ProviderClass::Mock => super::CostBasis::Free,
             ProviderClass::Llm => super::CostBasis::Unknown(
-                "it reports no cost and has no price; set `pricing:` on the target".to_owned(),
+                "it reports no cost and has no price; give the target a price with `pricing:`".to_owned(),
             ),
         }
     }

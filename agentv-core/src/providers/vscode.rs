@@ -168,7 +168,7 @@ impl Provider for VsCodeProvider {
     }
 
     fn cost_basis(&self) -> super::CostBasis {
-        super::CostBasis::Unknown("VS Code reports no cost".to_owned())
+        super::CostBasis::Unknown("VS Code reports no cost; run it without --budget-usd".to_owned())
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {

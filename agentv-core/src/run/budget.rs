@@ -17,7 +17,7 @@ pub fn uncountable(targets: &[Arc<ResolvedTarget>]) -> Vec<String> {
         .iter()
         .filter_map(|t| match t.provider.cost_basis() {
             CostBasis::Unknown(why) => Some(format!(
-                "--budget-usd cannot count target `{}`: its cost cannot be known ({why})",
+                "--budget-usd cannot count target `{}`, whose cost cannot be known: {why}",
                 t.name
             )),
             CostBasis::Reported | CostBasis::Priced(_) | CostBasis::Free => None,
