@@ -12,9 +12,7 @@ use serde_json::{Value, json};
 
 use super::pricing::{self, Billing, Price, Rates};
 use super::settings::TargetSettings;
-use super::{
-    AnswerSource, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
-};
+use super::{AnswerSource, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse};
 use crate::config::{Key, KeyTable, Kind, NumberRange};
 
 /// How a target's cost is known before any call: `--budget-usd` needs to know it.
@@ -240,17 +238,16 @@ fn answering_model(raw: &Value) -> Option<String> {
 }
 
 impl Provider for PricedProvider {
-    fn target_name(&self) -> &str {
-        self.inner.target_name()
-    }
-
-    fn kind(&self) -> ProviderKind {
-        self.inner.kind()
-    }
-
-    fn prompt_mode(&self) -> PromptMode {
-        self.inner.prompt_mode()
-    }
+    super::provider::pass_to_inner!(
+        target_name,
+        kind,
+        prompt_mode,
+        healthcheck,
+        supports_batch,
+        public_settings,
+        max_workers,
+        executable,
+    );
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move { Ok(self.priced(self.inner.invoke(request).await?)) })
@@ -266,14 +263,6 @@ impl Provider for PricedProvider {
         })
     }
 
-    fn healthcheck<'a>(&'a self, eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
-        self.inner.healthcheck(eval_dir)
-    }
-
-    fn supports_batch(&self) -> bool {
-        self.inner.supports_batch()
-    }
-
     fn invoke_batch<'a>(
         &'a self,
         requests: &'a [ProviderRequest],
@@ -282,18 +271,6 @@ impl Provider for PricedProvider {
             let answers = self.inner.invoke_batch(requests).await?;
             Ok(answers.into_iter().map(|a| a.map(|r| self.priced(r))).collect())
         })
-    }
-
-    fn public_settings(&self) -> Value {
-        self.inner.public_settings()
-    }
-
-    fn max_workers(&self) -> Option<usize> {
-        self.inner.max_workers()
-    }
-
-    fn executable(&self) -> Option<&str> {
-        self.inner.executable()
     }
 
     fn cost_basis(&self) -> CostBasis {
@@ -320,6 +297,7 @@ impl Provider for PricedProvider {
 mod tests {
     use super::*;
     use crate::model::TokenUsage;
+    use crate::providers::ProviderKind;
     use crate::providers::openai::OPENAI;
 
     /// Answers with fixed usage, a fixed `model` in its raw body, and an optional own cost.
