@@ -89,7 +89,7 @@ impl Listener {
                         break;
                     }
                     printer.note(&format!(
-                        "{} again within a second of the first, sent by a program: taken as the same stop (programs such as `timeout` send one stop twice); send it again, or press Ctrl-C, to cancel the running cases",
+                        "{} again within a second of the first, sent by a program: taken as the same stop (programs such as `timeout` send one stop twice); to cancel the running cases, press Ctrl-C or send it again once a second has passed",
                         again.name()
                     ));
                 }
