@@ -3,11 +3,13 @@
 //! come from the shared kit (`agentv-testkit`).
 
 mod agent_clis;
+mod agentv4_cli;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;
 mod console;
 mod convert;
+mod cost;
 mod custom_assertions;
 mod eval_errors;
 mod examples;

@@ -346,6 +346,13 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             )],
         ));
     }
+    if options.budget_usd.is_some() {
+        // Before any call: a budget that cannot count a target is no guard (docs/running.md#cost).
+        let uncountable = crate::run::uncountable(&resolved.targets);
+        if !uncountable.is_empty() {
+            return Err(fail(warnings, uncountable));
+        }
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {

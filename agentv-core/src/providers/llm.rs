@@ -63,6 +63,11 @@ pub const LLM_KEYS: &[Key] = &[
         "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
     )
     .aliases(&["retry_status_codes"]),
+    Key::new(
+        "pricing",
+        Kind::Object(&super::priced::PRICING),
+        "What calls cost when the provider reports no cost: `{model: <a model of the pricing table>}` or rates per million tokens (`docs/running.md#cost`).",
+    ),
 ];
 
 /// The system prompt when the caller sets none.
