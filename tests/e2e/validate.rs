@@ -226,6 +226,7 @@ const EXAMPLES: &[&str] = &[
     "mock",
     "providers",
     "results",
+    "tools",
     "v4",
 ];
 

@@ -183,8 +183,9 @@ async fn the_code_aggregator_reads_member_results_and_prints_the_grade() {
     assert_eq!((g.score, g.verdict), (0.0, Some(GradeVerdict::Fail)));
     assert_eq!(
         texts(&g),
-        owned(&[("Code aggregator failed: Code evaluator exited with code 4: boom", false)])
+        owned(&[("Code aggregator failed: exited with code 4\nstderr: boom", false)])
     );
+    assert!(g.crashed, "an aggregator that exits non-zero is a grader error");
     // output that is not JSON scores 0 without assertions
     let g = grade(&format!(
         "- type: composite\n  assertions: [{A_PARIS}]\n  aggregator: {{type: code-grader, path: 'echo fine'}}\n"
