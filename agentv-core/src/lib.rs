@@ -42,6 +42,7 @@ pub(crate) mod run;
 pub mod schema;
 pub mod template;
 pub mod trace;
+pub mod workspace;
 
 pub use facade::{
     CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError,
@@ -54,3 +55,4 @@ pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};
 pub use run::{Interrupt, Outcome, RunObserver, RunReport, TargetRole};
 pub use trace::DEFAULT_EXPLORATION_TOOLS;
+pub use workspace::{Kept, WorkspaceOptions};

@@ -312,6 +312,11 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         errors: failure.errors.iter().map(ToString::to_string).collect(),
     })?;
     let mut warnings = resolved.warnings.clone();
+    if let Some(missing) =
+        crate::workspace::preflight_cases(resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case))
+    {
+        return Err(fail(warnings, vec![missing]));
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -431,6 +436,8 @@ pub struct RunOptions {
     pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
+    /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
+    pub workspaces: crate::workspace::WorkspaceOptions,
 }
 
 /// A finished run, ready for [`report`].
@@ -454,6 +461,8 @@ pub struct Finished {
     pub summary_path: Option<PathBuf>,
     /// The exit-code gate of the first eval file, when `--threshold` is not given.
     pub suite_threshold: Option<f64>,
+    /// Workspaces kept after the run (failed cases', or all with `--keep-workspaces`).
+    pub kept_workspaces: Vec<crate::workspace::Kept>,
     secrets: Secrets,
 }
 
@@ -506,6 +515,12 @@ pub async fn run(
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
+        workspaces: crate::workspace::runtime_for(
+            resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case),
+            &options.workspaces,
+            &resolved.child_env,
+            &secrets,
+        ),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
@@ -535,6 +550,10 @@ pub async fn run(
             records.for_each(|r| report.summary.add(&r));
         }
     }
+    let kept_workspaces = match &run_options.workspaces {
+        Some(workspaces) => workspaces.finish().await,
+        None => Vec::new(),
+    };
     let stats = stats.compute();
     metadata.finished_at = Some(jiff::Timestamp::now().to_string());
     let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
@@ -556,6 +575,7 @@ pub async fn run(
         stats,
         summary_path,
         suite_threshold,
+        kept_workspaces,
         secrets,
     }
 }

@@ -111,7 +111,8 @@ impl Loader {
         let rubrics = f.take("rubrics");
         let turns_node = f.take("turns");
         let conversation = self.conversation(&mut f, turns_node, vars, diags);
-        for key in ["workspace", "depends_on", "on_dependency_failure"] {
+        let workspace = self.case_workspace(&mut f, diags);
+        for key in ["depends_on", "on_dependency_failure"] {
             if let Some(node) = f.take(key) {
                 let what = super::keys::NOT_HONOURED
                     .iter()
@@ -158,6 +159,7 @@ impl Loader {
             files: input_files,
         } = inputs?;
         let expected_messages = expected?;
+        let workspace = workspace?;
         let pos = outcome_node.map_or(f.pos, |n| n.pos);
         match self.generation {
             Generation::V2 => {
@@ -231,12 +233,51 @@ impl Loader {
             threshold: exec.threshold.filter(|_| !self.jsonl),
             suite_threshold: self.defaults.threshold,
             conversation,
+            workspace,
         };
         Some(LoadedCase {
             case,
             graders,
             turn_graders: Arc::from(turn_graders),
         })
+    }
+
+    /// The case's workspace merged over the suite's (`docs/workspaces.md#case-and-suite`);
+    /// `None` when either has errors. JSONL datasets have no workspaces (AgentV 4.x reads none).
+    fn case_workspace(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> Option<Option<Arc<crate::model::workspace::CaseWorkspace>>> {
+        let own = match f.take("workspace") {
+            Some(node) if self.jsonl => {
+                diags.warn(
+                    node.pos,
+                    "a JSONL dataset's cases have no workspace: `workspace` is ignored",
+                    None,
+                );
+                None
+            }
+            Some(node) => self.read_workspace(node, diags)?,
+            None => None,
+        };
+        if self.workspace.broken {
+            diags.error(
+                f.pos,
+                "the case is left out: the suite's `workspace` has errors",
+                Some("fix the errors reported for the suite's `workspace`".to_owned()),
+            );
+            return None;
+        }
+        let config = crate::model::workspace::WorkspaceConfig::merge(self.workspace.config.as_ref(), own.as_ref());
+        if config.is_none() && self.workspace.target_hooks.is_empty() {
+            return Some(None);
+        }
+        Some(Some(Arc::new(crate::model::workspace::CaseWorkspace {
+            config,
+            suite_file: self.file.clone(),
+            target_hooks: self.workspace.target_hooks.clone(),
+        })))
     }
 
     /// 2.x (`docs/architecture.md#default-grader`): the case's own list, else the suite's, else

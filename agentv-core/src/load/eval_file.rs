@@ -169,6 +169,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         env: None,
         defaults: SuiteDefaults::default(),
         settings: SuiteSettings::default(),
+        workspace: SuiteWorkspace::default(),
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
     loader.jsonl = is_jsonl;
@@ -288,6 +289,18 @@ pub(super) struct Loader {
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
     settings: SuiteSettings,
+    /// The suite's `workspace` block and `execution.targets` hooks (`docs/workspaces.md`).
+    pub(super) workspace: SuiteWorkspace,
+}
+
+/// What a suite says about workspaces, for its cases to merge with their own.
+#[derive(Default)]
+pub(super) struct SuiteWorkspace {
+    pub(super) config: Option<crate::model::workspace::WorkspaceConfig>,
+    /// The suite's block has errors (reported): every case is left out, as it would run in
+    /// the wrong place.
+    pub(super) broken: bool,
+    pub(super) target_hooks: Arc<[crate::model::workspace::TargetHooks]>,
 }
 
 impl Loader {
@@ -587,6 +600,14 @@ impl Loader {
             self.dataset = Arc::from(name);
         }
         self.read_suite_v4_keys(f, diags);
+        if f.known().contains(&"workspace")
+            && let Some(node) = f.take("workspace")
+        {
+            match self.read_workspace(node, diags) {
+                Some(config) => self.workspace.config = config,
+                None => self.workspace.broken = true,
+            }
+        }
         let mut lists: Vec<&Node> = Vec::new();
         if f.known().contains(&"assertions")
             && let Some(node) = f.take("assertions")
@@ -684,6 +705,7 @@ impl Loader {
             );
         }
         if let Some(node) = ef.take("targets") {
+            self.workspace.target_hooks = Arc::from(super::workspace::target_hooks(node, &self.ws.cwd, diags));
             self.settings.matrix = node
                 .as_seq()
                 .unwrap_or_default()
@@ -721,6 +743,27 @@ impl Loader {
                 None,
             );
         }
+    }
+
+    /// A `workspace` value of this file (the suite's or a case's); `None` when it has errors.
+    pub(super) fn read_workspace(
+        &self,
+        node: &Node,
+        diags: &mut Diagnostics,
+    ) -> Option<Option<crate::model::workspace::WorkspaceConfig>> {
+        let root = self
+            .ws
+            .ancestors_to_root(&self.dir)
+            .last()
+            .unwrap_or(&self.dir)
+            .to_path_buf();
+        let cx = super::workspace::Context {
+            eval_dir: &self.dir,
+            root: &root,
+            cwd: &self.ws.cwd,
+            env: self.env.as_deref(),
+        };
+        super::workspace::read(node, &cx, diags)
     }
 
     /// A grader list, read with the grader table.

@@ -16,7 +16,6 @@ const UNIT: NumberRange = NumberRange { min: 0.0, max: 1.0 };
 
 /// Keys AgentV 4.x reads that agentv does not honour: each is a warning saying so.
 pub const NOT_HONOURED: &[(&str, &str)] = &[
-    ("workspace", "workspaces (templates, repos, hooks, docker)"),
     ("preprocessors", "content preprocessors"),
     ("depends_on", "case dependencies (cases run in any order)"),
     ("on_dependency_failure", "case dependencies"),
@@ -93,8 +92,8 @@ const SUITE_V4: &[Key] = &[
     ),
     Key::new(
         "workspace",
-        Kind::Any,
-        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+        super::workspace::WORKSPACE_KIND,
+        "Where the cases' target runs: a template copy, repositories, hooks; or the path of a YAML file holding the block.",
     ),
 ];
 
@@ -286,8 +285,8 @@ const CASE_KEYS: &[Key] = &[
     ),
     Key::new(
         "workspace",
-        Kind::Any,
-        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+        super::workspace::WORKSPACE_KIND,
+        "The case's workspace: its keys replace the suite's, hooks merge hook by hook.",
     ),
     Key::new(
         "depends_on",

@@ -17,6 +17,7 @@ mod metadata;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;
+pub mod workspace;
 
 pub use crate::config::keys::to_snake_case;
 pub use crate::config::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean, node, source};

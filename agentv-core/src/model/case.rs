@@ -255,6 +255,9 @@ pub struct EvalCase {
     pub suite_threshold: Option<f64>,
     /// Set for a 4.x conversation case (`mode: conversation`).
     pub conversation: Option<Arc<Conversation>>,
+    /// The case's workspace (`docs/workspaces.md`), when its suite or itself declares one or
+    /// the suite declares target hooks.
+    pub workspace: Option<Arc<super::workspace::CaseWorkspace>>,
 }
 
 impl EvalCase {

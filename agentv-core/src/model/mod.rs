@@ -3,6 +3,7 @@
 //! graders travel beside it (`load::LoadedCase`), so the model depends on nothing.
 
 mod case;
+pub mod workspace;
 
 pub use agentv_eval_sdk::{
     Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, GraderScore, OutputMessage,

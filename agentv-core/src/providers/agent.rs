@@ -237,10 +237,12 @@ pub async fn run(
             config.secrets.redact(&config.executable)
         ))
     })?;
-    let dir = agent_dir(config.cwd.as_deref(), &format!("agentv-{}-", profile.program))
+    // A case's workspace wins over the target's own `cwd` (`docs/workspaces.md`).
+    let cwd = request.workspace.as_deref().or(config.cwd.as_deref());
+    let dir = agent_dir(cwd, &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
-    if profile.prompt_md && config.cwd.is_none() {
+    if profile.prompt_md && cwd.is_none() {
         let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
     }
     let mut argv = vec![executable.display().to_string()];

@@ -137,10 +137,8 @@ impl CliProvider {
     }
 
     fn cwd(&self, request: &ProviderRequest) -> PathBuf {
-        self.config
-            .cwd
-            .clone()
-            .or_else(|| request.eval_dir.clone())
+        request
+            .working_dir(self.config.cwd.as_deref())
             .unwrap_or_else(|| PathBuf::from("."))
     }
 

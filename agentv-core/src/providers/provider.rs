@@ -47,6 +47,20 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// The case's workspace (`docs/workspaces.md`): where a command or an agent runs, over
+    /// the target's own `cwd`.
+    pub workspace: Option<PathBuf>,
+}
+
+impl ProviderRequest {
+    /// Where a command or an agent CLI runs: the case's workspace, else the target's `cwd`
+    /// (`configured`), else the eval file's directory.
+    pub fn working_dir(&self, configured: Option<&std::path::Path>) -> Option<PathBuf> {
+        self.workspace
+            .clone()
+            .or_else(|| configured.map(std::path::Path::to_path_buf))
+            .or_else(|| self.eval_dir.clone())
+    }
 }
 
 /// What a provider answered.

@@ -111,7 +111,11 @@ impl VsCodeProvider {
     /// The prompt document: the preread block, always present, then the user query.
     pub fn document(&self, request: &ProviderRequest, response_file: &Path) -> String {
         let base = response_file.parent().unwrap_or(response_file);
-        let cwd = self.config.workspace.as_deref().unwrap_or(base);
+        let cwd = request
+            .workspace
+            .as_deref()
+            .or(self.config.workspace.as_deref())
+            .unwrap_or(base);
         let mut preread = agent::preread_block(&request.guideline_files, &request.input_files, cwd);
         if preread.is_empty() {
             preread = "There are no files to read first.".to_owned();
@@ -192,7 +196,11 @@ impl Provider for VsCodeProvider {
             }
             let started = Instant::now();
             let timeout = self.config.timeout.unwrap_or(ONE_DAY);
-            let cwd = self.config.workspace.clone().unwrap_or_else(|| dir.clone());
+            let cwd = request
+                .workspace
+                .clone()
+                .or_else(|| self.config.workspace.clone())
+                .unwrap_or_else(|| dir.clone());
             let done = process::run(ProcessSpec {
                 argv: &argv,
                 cwd: &cwd,

@@ -55,6 +55,9 @@ pub struct RunOptions {
     pub context: RunContext,
     /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
     pub budget: Option<Budget>,
+    /// The run's workspaces (`docs/workspaces.md`); `None` runs every case where its target
+    /// says.
+    pub workspaces: Option<Arc<crate::workspace::Runtime>>,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
