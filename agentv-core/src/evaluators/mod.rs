@@ -64,6 +64,7 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    command,
 }
 
 /// Every grader type, in table order.

@@ -386,20 +386,15 @@ fn case_threshold_and_conversation_turns_are_read() {
 fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
     let rows: &[(&str, Files, &str)] = &[
         (
-            "workspace",
-            &[(
-                "e.yaml",
-                "workspace: {template: ./ws}\ntests:\n  - {id: a, criteria: c, input: q}\n",
-            )],
-            "workspace",
-        ),
-        (
-            "case workspace",
-            &[(
-                "e.yaml",
-                "tests:\n  - {id: a, criteria: c, input: q, workspace: {template: ./ws}}\n",
-            )],
-            "workspace",
+            "workspace docker",
+            &[
+                (
+                    "e.yaml",
+                    "workspace: {template: ./ws, docker: {image: node:20}}\ntests:\n  - {id: a, criteria: c, input: q}\n",
+                ),
+                ("ws/a.txt", "a"),
+            ],
+            "docker",
         ),
         (
             "depends_on",

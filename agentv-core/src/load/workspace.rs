@@ -334,11 +334,11 @@ fn read_block(
     if let (Some(raw), Some(pos)) = (f.string("template", diags), template_pos) {
         config.template = template(&raw, base, cx, pos, diags);
     }
-    config.isolation = f.string("isolation", diags).map(|v| match v.as_str() {
+    config.isolation = choice(&mut f, "isolation", &["shared", "per_test"], diags).map(|v| match v.as_str() {
         "per_test" => Isolation::PerTest,
         _ => Isolation::Shared,
     });
-    config.mode = f.string("mode", diags).and_then(|m| Mode::parse(&m));
+    config.mode = choice(&mut f, "mode", Mode::NAMES, diags).and_then(|m| Mode::parse(&m));
     if let Some(raw) = f.string("path", diags) {
         config.path = Some(crate::paths::normalize(&cx.cwd.join(raw)));
         config.mode.get_or_insert(Mode::Static);
@@ -365,6 +365,21 @@ fn read_block(
         return None;
     }
     Some((config != WorkspaceConfig::default()).then_some(config))
+}
+
+/// A text key that must be one of `allowed`; anything else is an error naming them.
+fn choice(f: &mut Fields<'_>, key: &str, allowed: &[&str], diags: &mut Diagnostics) -> Option<String> {
+    let pos = f.take(key).map(|n| n.pos)?;
+    let value = f.string(key, diags)?;
+    if allowed.contains(&value.as_str()) {
+        return Some(value);
+    }
+    diags.error(
+        pos,
+        format!("`{key}` must be one of {}, found `{value}`", allowed.join(", ")),
+        crate::config::did_you_mean(&value, allowed).map(|g| format!("did you mean `{g}`?")),
+    );
+    None
 }
 
 fn template(raw: &str, base: &Path, cx: &Context<'_>, pos: Pos, diags: &mut Diagnostics) -> Option<PathBuf> {
@@ -451,7 +466,7 @@ fn hook(node: &Node, point: HookPoint, base: &Path, cx: &Context<'_>, diags: &mu
         (Some(raw), Some(pos)) => Some(local_path(&raw, base, cx.root, "hook cwd", pos, diags)?),
         _ => None,
     };
-    let reset = f.string("reset", diags).map(|r| match r.as_str() {
+    let reset = choice(&mut f, "reset", &["none", "fast", "strict"], diags).map(|r| match r.as_str() {
         "fast" => Reset::Fast,
         "strict" => Reset::Strict,
         _ => Reset::None,
@@ -678,6 +693,211 @@ mod tests {
             ("org/", false),
         ] {
             assert_eq!(is_github_shorthand(raw), want, "{raw}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod loader_tests {
+    use std::path::Path;
+
+    use crate::config::Severity;
+    use crate::load::{LoadedSuite, Workspace, load_eval_file};
+    use crate::model::Generation;
+    use crate::model::workspace::{Isolation, Mode, Reset};
+
+    fn load(files: &[(&str, &str)]) -> (LoadedSuite, tempfile::TempDir) {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir(tmp.path().join(".git")).expect("git");
+        for (rel, text) in files {
+            let path = tmp.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+            std::fs::write(path, text).expect("write");
+        }
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        (load_eval_file(Path::new("evals/e.yaml"), &ws), tmp)
+    }
+
+    fn errors(suite: &LoadedSuite) -> Vec<String> {
+        suite
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_case_block_merges_over_an_external_suite_file() {
+        let (suite, tmp) = load(&[
+            (
+                "shared/workspace.yaml",
+                "template: ./tpl\nisolation: per_test\nhooks:\n  before_each: {command: echo hi there, timeout_ms: 500}\n",
+            ),
+            ("shared/tpl/a.txt", "a"),
+            (
+                "evals/e.yaml",
+                "workspace: ../shared/workspace.yaml\ntests:\n  - id: a\n    criteria: c\n    input: q\n    workspace:\n      hooks:\n        before_each: {reset: fast}\n  - {id: b, criteria: c, input: q}\n",
+            ),
+        ]);
+        assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+        let config = suite.cases[0]
+            .case
+            .workspace
+            .as_ref()
+            .and_then(|w| w.config.clone())
+            .expect("workspace");
+        assert_eq!(
+            config.template.as_deref(),
+            Some(tmp.path().join("shared/tpl").as_path())
+        );
+        assert_eq!(config.isolation, Some(Isolation::PerTest));
+        assert_eq!(config.file_dir.as_deref(), Some(tmp.path().join("shared").as_path()));
+        let hook = config.hooks.and_then(|h| h.before_each).expect("before_each");
+        assert_eq!(
+            hook.command,
+            Some(vec!["echo".into(), "hi".into(), "there".into()]),
+            "split on whitespace"
+        );
+        assert_eq!(hook.timeout_ms, Some(500), "kept from the suite");
+        assert_eq!(hook.reset, Some(Reset::Fast), "added by the case");
+        let other = suite.cases[1]
+            .case
+            .workspace
+            .as_ref()
+            .and_then(|w| w.config.clone())
+            .expect("workspace");
+        assert_eq!(other.hooks.and_then(|h| h.before_each).and_then(|h| h.reset), None);
+    }
+
+    #[test]
+    fn a_2x_file_keeps_its_generation_with_a_workspace() {
+        let (suite, _t) = load(&[
+            ("evals/tpl/a.txt", "a"),
+            (
+                "evals/e.yaml",
+                "workspace: {template: ./tpl, path: ./here}\nevalcases:\n  - {id: a, expected_outcome: x, input_messages: [{role: user, content: q}]}\n",
+            ),
+        ]);
+        assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+        assert_eq!(suite.generation, Generation::V2);
+        let config = suite.cases[0]
+            .case
+            .workspace
+            .as_ref()
+            .and_then(|w| w.config.clone())
+            .expect("workspace");
+        assert_eq!(config.mode, Some(Mode::Static), "a path implies static");
+    }
+
+    #[test]
+    fn workspace_mistakes_are_errors_at_their_line() {
+        let rows: &[(&str, &[(&str, &str)], &str)] = &[
+            (
+                "removed static_path",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {static_path: /x}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "e.yaml:1:26: error: `workspace.static_path` has been removed",
+            ),
+            (
+                "removed pool",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {pool: true}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "`workspace.pool` has been removed",
+            ),
+            (
+                "removed repo source",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {repos: [{path: r, repo: a/b, source: x}]}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "`repos[].source` has been removed",
+            ),
+            (
+                "commits disagree",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {repos: [{path: r, repo: a/b, commit: x, base_commit: y}]}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "`commit` and `base_commit` must match",
+            ),
+            (
+                "missing template",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {template: ./nope}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "template not found: ./nope",
+            ),
+            (
+                "template escapes",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {template: ../../../etc}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "leaves the suite's directory",
+            ),
+            (
+                "hook cwd escapes",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {hooks: {before_all: {command: [x], cwd: ../../..}}}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "the hook cwd `../../..` leaves the suite's directory",
+            ),
+            (
+                "wrapper in a file",
+                &[
+                    ("evals/w.yaml", "workspace:\n  template: ./t\n"),
+                    (
+                        "evals/e.yaml",
+                        "workspace: ./w.yaml\ntests: [{id: a, criteria: c, input: q}]\n",
+                    ),
+                ],
+                "remove the top-level `workspace:` wrapper",
+            ),
+            (
+                "file not found",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: ./none.yaml\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "workspace file not found: ./none.yaml",
+            ),
+            (
+                "wrong isolation",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {isolation: per-test}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "isolation",
+            ),
+            (
+                "case block wrong type",
+                &[(
+                    "evals/e.yaml",
+                    "tests: [{id: a, criteria: c, input: q, workspace: [1]}]\n",
+                )],
+                "`workspace` must be a mapping or the path of a YAML file",
+            ),
+            (
+                "missing repo path",
+                &[(
+                    "evals/e.yaml",
+                    "workspace: {repos: [{repo: a/b}]}\ntests: [{id: a, criteria: c, input: q}]\n",
+                )],
+                "missing the required key `path`",
+            ),
+        ];
+        for (what, files, want) in rows {
+            let (suite, _t) = load(files);
+            let errors = errors(&suite);
+            assert!(errors.iter().any(|e| e.contains(want)), "{what}: {errors:#?}");
+            assert!(suite.cases.is_empty(), "{what}: the case is left out");
         }
     }
 }

@@ -42,6 +42,8 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             expected_messages: turn.expected.clone(),
             reference_answer: turn.expected.last().map(reference).unwrap_or_default(),
             conversation: None,
+            // Conversation cases run where their target says (`docs/workspaces.md#limits`).
+            workspace: None,
             ..case.clone()
         };
         let ungraded = graders.is_empty();
@@ -85,6 +87,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
         let whole = Job {
             case: EvalCase {
                 conversation: None,
+                workspace: None,
                 ..case.clone()
             },
             graders: job.graders.clone(),
