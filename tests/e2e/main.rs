@@ -29,3 +29,4 @@ mod secrets;
 mod signals;
 mod targets;
 mod validate;
+mod workspaces;

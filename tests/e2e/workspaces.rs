@@ -1,0 +1,473 @@
+//! Workspaces (`docs/workspaces.md`): per-case and shared directories made from a template,
+//! hooks, file_changes, the command grader, pooled resets, isolation between concurrent cases,
+//! and cleanup after an interrupt or a `kill -9`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agentv_testkit::process::send_signal;
+use agentv_testkit::{Project, Run};
+
+/// A project whose `cli` target `agent` runs `agent.sh PROMPT OUTPUT_FILE` (an absolute path:
+/// the agent runs inside its workspace), with `files` and the eval file `e.yaml`.
+fn project(agent: &str, eval: &str, files: &[(&str, &str)]) -> Project {
+    let p = Project::new();
+    let dir = p.path().to_path_buf();
+    let targets = format!(
+        "targets:\n  - name: agent\n    provider: cli\n    command_template: {}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}\n",
+        dir.display()
+    );
+    let mut p = p
+        .file("agent.sh", &format!("#!/bin/sh\n{agent}"))
+        .file("targets.yaml", &targets)
+        .file("e.yaml", eval);
+    for (rel, text) in files {
+        p = p.file(rel, text);
+    }
+    p
+}
+
+/// `agentv args` with the workspaces under the project's `data/`.
+fn run(p: &Project, args: &[&str]) -> Run {
+    let mut cmd = p.command(args);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data"));
+    p.output(&mut cmd)
+}
+
+/// Every file under `dir` (empty when it does not exist).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    agentv_testkit::walk(dir).into_iter().filter(|p| p.is_file()).collect()
+}
+
+fn workspace_files(p: &Project) -> Vec<PathBuf> {
+    files_under(&p.path().join("data/workspaces"))
+}
+
+#[test]
+fn per_test_cases_with_eight_workers_never_see_each_others_files() {
+    // Each case writes `result.txt` holding its own id, then lists the workspace.
+    let agent = r#"id=$(printf %s "$1" | sed 's/.*case=\([a-z0-9]*\).*/\1/')
+sleep 0.2
+echo "$id" > result.txt
+ls > listing.txt
+echo "$id $(cat template.txt) $(ls | tr '\n' ' ')" > "$2"
+"#;
+    let mut eval =
+        String::from("workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n");
+    for i in 0..16 {
+        eval.push_str(&format!(
+            "  - {{id: c{i}, criteria: x, input: 'case=c{i}', assertions: [{{type: contains, value: 'c{i} pristine'}}]}}\n"
+        ));
+    }
+    let p = project(agent, &eval, &[("tpl/template.txt", "pristine")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--workers", "8"]).code(0);
+    let results = p.results("r.jsonl");
+    assert_eq!(results.len(), 16);
+    for r in &results {
+        let id = r["eval_id"].as_str().expect("id");
+        assert_eq!(r["score"], 1.0, "{r}");
+        let answer = r["candidate_answer"].as_str().expect("answer");
+        assert_eq!(
+            answer.trim(),
+            format!("{id} pristine listing.txt result.txt template.txt"),
+            "only its own files"
+        );
+        let diff = r["workspace"]["file_changes"].as_str().expect("diff");
+        assert!(
+            diff.contains(&format!("+++ b/result.txt\n@@ -0,0 +1 @@\n+{id}")),
+            "{diff}"
+        );
+        assert_eq!(r["workspace"]["files_created"], 2, "{r}");
+        assert!(
+            r.get("workspace_path").is_none(),
+            "a passing case's workspace is removed"
+        );
+    }
+    assert!(
+        workspace_files(&p).is_empty(),
+        "every workspace removed: {:?}",
+        workspace_files(&p)
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("tpl/template.txt")).expect("tpl"),
+        "pristine"
+    );
+}
+
+#[test]
+fn a_failing_before_each_hook_fails_its_case_and_the_others_run() {
+    let eval = r#"workspace:
+  template: ./tpl
+  isolation: per_test
+  hooks:
+    before_each:
+      command: [sh, -c, 'if grep -q bad; then echo "setup exploded" >&2; exit 7; fi']
+execution: {target: agent}
+tests:
+  - {id: good, criteria: x, input: fine, assertions: [{type: contains, value: done}]}
+  - {id: bad, criteria: x, input: bad, assertions: [{type: contains, value: done}]}
+"#;
+    let p = project("echo done > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).code(3);
+    let bad = p.result("r.jsonl", "bad");
+    assert_eq!(bad["execution_status"], "execution_error");
+    assert_eq!(bad["failure_reason_code"], "script_error");
+    let error = bad["error"].as_str().expect("error");
+    assert!(
+        error.contains("before_each hook failed with exit code 7: setup exploded"),
+        "the hook's name, exit code and stderr: {error}"
+    );
+    let good = p.result("r.jsonl", "good");
+    assert_eq!(good["score"], 1.0);
+    let hooks = good["workspace"]["hooks"].as_array().expect("hooks");
+    assert_eq!(hooks[0]["hook"], "before_each");
+    assert_eq!(hooks[0]["ok"], true);
+    assert!(workspace_files(&p).is_empty(), "{:?}", workspace_files(&p));
+}
+
+#[test]
+fn an_after_each_failure_is_recorded_and_never_changes_the_score() {
+    let eval = r#"workspace:
+  template: ./tpl
+  isolation: per_test
+  hooks:
+    after_each: {command: [sh, -c, 'echo teardown broke >&2; exit 1']}
+execution: {target: agent}
+tests:
+  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: done}]}
+"#;
+    let p = project("echo done > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    let a = p.result("r.jsonl", "a");
+    assert_eq!(a["score"], 1.0);
+    assert_eq!(a["execution_status"], "ok");
+    let warnings = a["workspace"]["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings[0]
+            .as_str()
+            .expect("w")
+            .contains("after_each hook failed with exit code 1: teardown broke")
+    );
+}
+
+#[test]
+fn code_judges_and_the_command_grader_run_in_the_workspace() {
+    let eval = r#"workspace: {template: ./tpl, isolation: per_test}
+execution: {target: agent}
+tests:
+  - id: fixed
+    criteria: x
+    input: fix
+    assertions:
+      - {name: tests, type: command, command: [sh, test.sh]}
+      - {name: judge, type: code-grader, command: [python3, judges/check.py]}
+  - id: broken
+    criteria: x
+    input: break
+    assertions:
+      - {name: tests, type: command, command: [sh, test.sh]}
+      - {name: judge, type: code-grader, command: [python3, judges/check.py]}
+"#;
+    let agent = "case \"$1\" in *fix*) echo 'good' > value.txt;; *) echo 'bad' > value.txt;; esac\necho ok > \"$2\"\n";
+    let check = r#"import json, os, sys
+p = json.load(sys.stdin)
+ok = p["workspace_path"] == os.getcwd() == os.environ["AGENTV_WORKSPACE_PATH"] and "+good" in (p["file_changes"] or "")
+print(json.dumps({"score": 1 if ok else 0}))
+"#;
+    let p = project(
+        agent,
+        eval,
+        &[
+            ("tpl/value.txt", "unset\n"),
+            (
+                "tpl/test.sh",
+                "grep -q good value.txt || { echo 'value is not good' >&2; exit 1; }\n",
+            ),
+            ("judges/check.py", check),
+        ],
+    );
+    // `judges/check.py` is relative to the eval file, as without a workspace.
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    let fixed = p.result("r.jsonl", "fixed");
+    assert_eq!(fixed["score"], 1.0, "{fixed}");
+    let broken = p.result("r.jsonl", "broken");
+    assert_eq!(broken["score"], 0.0, "{broken}");
+    let tests = &broken["evaluator_results"][0];
+    assert!(
+        tests["misses"][0]
+            .as_str()
+            .expect("miss")
+            .contains("exited with code 1 (expected 0)"),
+        "{tests}"
+    );
+    assert_eq!(tests["assertions"][0]["evidence"], "value is not good");
+    let kept = broken["workspace_path"]
+        .as_str()
+        .expect("a failed case's workspace is kept");
+    assert_eq!(
+        std::fs::read_to_string(Path::new(kept).join("value.txt")).expect("kept"),
+        "bad\n"
+    );
+}
+
+#[test]
+fn keep_workspaces_keeps_passing_ones_and_names_them() {
+    let eval = "workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: done}]}\n";
+    let p = project("echo done > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"])
+        .code(0)
+        .stderr_has("Preserved workspaces:");
+    let a = p.result("r.jsonl", "a");
+    let kept = a["workspace_path"].as_str().expect("named");
+    assert!(Path::new(kept).join("a.txt").is_file());
+    assert!(
+        !Path::new(kept).parent().expect("run dir").join(".agentv-run").exists(),
+        "no owner marker left"
+    );
+}
+
+#[test]
+fn a_template_symlink_is_copied_as_a_link_and_an_escaping_path_is_an_error() {
+    let p = project(
+        "ls -l > \"$2\"\n",
+        "workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: secret-link}]}\n",
+        &[("tpl/a.txt", "a"), ("outside/secret.txt", "do not copy")],
+    );
+    std::os::unix::fs::symlink(p.path().join("outside"), p.path().join("tpl/secret-link")).expect("link");
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]).code(0);
+    let kept = PathBuf::from(p.result("r.jsonl", "a")["workspace_path"].as_str().expect("kept"));
+    let link = kept.join("secret-link");
+    assert!(
+        std::fs::symlink_metadata(&link).expect("link").is_symlink(),
+        "copied as a link, not followed"
+    );
+    assert_eq!(std::fs::read_link(&link).expect("target"), p.path().join("outside"));
+
+    let escaping = project(
+        "echo x > \"$2\"\n",
+        "workspace: {template: ../../../../etc}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: x}]}\n",
+        &[],
+    );
+    run(&escaping, &["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("leaves the suite's directory");
+}
+
+#[test]
+fn a_shared_workspace_carries_changes_from_case_to_case() {
+    let eval = r#"workspace: {template: ./tpl}
+execution: {target: agent}
+tests:
+  - {id: first, criteria: x, input: q, assertions: [{type: contains, value: '1'}]}
+  - {id: second, criteria: x, input: q, assertions: [{type: contains, value: '2'}]}
+"#;
+    let agent = "echo x >> log.txt\nwc -l < log.txt | tr -d ' ' > \"$2\"\n";
+    let p = project(agent, eval, &[("tpl/keep.txt", "k")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--workers", "1"]).code(0);
+    assert_eq!(p.result("r.jsonl", "second")["candidate_answer"], "2");
+    let diff = p.result("r.jsonl", "second")["workspace"]["file_changes"]
+        .as_str()
+        .expect("diff")
+        .to_owned();
+    assert!(
+        diff.contains("+x\n+x"),
+        "diffs accumulate in a shared workspace (AgentV 4.x): {diff}"
+    );
+    assert!(workspace_files(&p).is_empty());
+}
+
+/// A local git repository with one commit: `tracked.txt` and a `.gitignore` of `*.log`.
+fn local_repo(p: &Project) -> PathBuf {
+    let repo = p.path().join("upstream");
+    std::fs::create_dir_all(&repo).expect("repo");
+    std::fs::write(repo.join("tracked.txt"), "original\n").expect("tracked");
+    std::fs::write(repo.join(".gitignore"), "*.log\n").expect("ignore");
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec!["add", "-A"],
+        vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git")
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    repo
+}
+
+fn pooled(reset: &str) -> (Project, Run) {
+    let eval = format!(
+        r#"workspace:
+  mode: pooled
+  repos: [{{path: app, repo: ./upstream, commit: main}}]
+  hooks:
+    after_each: {{reset: {reset}}}
+execution: {{target: agent}}
+tests:
+  - {{id: first, criteria: x, input: write, assertions: [{{type: contains, value: seen}}]}}
+  - {{id: second, criteria: x, input: look, assertions: [{{type: contains, value: seen}}]}}
+"#
+    );
+    let agent = r#"case "$1" in
+  *write*) echo changed > app/tracked.txt; echo new > app/new.txt; echo log > app/build.log; echo note > note.txt;;
+esac
+echo "seen $(cat app/tracked.txt) $(ls app | tr '\n' ' ') $(ls | tr '\n' ' ')" > "$2"
+"#;
+    let p = project(agent, &eval, &[]);
+    local_repo(&p);
+    let run = run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--workers", "1"]);
+    (p, run)
+}
+
+#[test]
+fn pooled_reset_modes_between_cases() {
+    if which("git").is_none() {
+        return;
+    }
+    let (p, r) = pooled("fast");
+    r.code(0);
+    let second = p.result("r.jsonl", "second")["candidate_answer"]
+        .as_str()
+        .expect("answer")
+        .to_owned();
+    assert!(second.starts_with("seen original"), "tracked files restored: {second}");
+    assert!(
+        !second.contains("new.txt") && !second.contains("note.txt"),
+        "new files removed: {second}"
+    );
+    assert!(second.contains("build.log"), "fast keeps ignored files: {second}");
+    let first = p.result("r.jsonl", "first");
+    let diff = first["workspace"]["file_changes"].as_str().expect("diff");
+    assert!(
+        diff.contains("Submodule app contains modified content") || diff.contains("app/tracked.txt"),
+        "{diff}"
+    );
+    assert!(diff.contains("+++ b/note.txt"), "{diff}");
+
+    let (p, r) = pooled("strict");
+    r.code(0);
+    let second = p.result("r.jsonl", "second")["candidate_answer"]
+        .as_str()
+        .expect("answer")
+        .to_owned();
+    assert!(!second.contains("build.log"), "strict removes ignored files: {second}");
+
+    let (p, r) = pooled("none");
+    r.code(0);
+    let second = p.result("r.jsonl", "second")["candidate_answer"]
+        .as_str()
+        .expect("answer")
+        .to_owned();
+    assert!(
+        second.starts_with("seen changed") && second.contains("note.txt"),
+        "no reset: {second}"
+    );
+    let slots = p.path().join("data/workspace-pool");
+    assert!(slots.is_dir(), "pool slots stay for the next run");
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "{program} is required under CI");
+        eprintln!("skipped: {program} is not installed");
+    }
+    found
+}
+
+#[test]
+fn a_missing_required_command_stops_the_run_before_any_case() {
+    let eval = "workspace:\n  template: ./tpl\n  env: {required_commands: [agentv-no-such-tool, sh]}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: x}]}\n";
+    let p = project("touch ran; echo x > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("command: agentv-no-such-tool");
+    assert!(!p.path().join("ran").exists());
+}
+
+/// Starts a run whose only case sleeps in its workspace, and returns once the agent started.
+fn start_sleeping_case(p: &Project) -> (agentv_testkit::Spawned, String) {
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data"));
+    let child = p.spawn_command(&mut cmd);
+    let pid_file = p.path().join("agent.pid");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the agent did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    (child, pid)
+}
+
+/// One case whose agent starts a 30 s child, writes its pid to `agent.pid` and waits for it.
+fn sleeping_project() -> Project {
+    let p = Project::new();
+    let dir = p.path().to_path_buf();
+    let agent = format!(
+        "#!/bin/sh\necho busy > work.txt\nsleep 30 &\necho $! > {}/agent.pid\nwait\necho done > \"$2\"\n",
+        dir.display()
+    );
+    let targets = format!(
+        "targets:\n  - name: agent\n    provider: cli\n    command_template: {}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}\n",
+        dir.display()
+    );
+    p.file("agent.sh", &agent)
+        .file("targets.yaml", &targets)
+        .file("tpl/a.txt", "a")
+        .file(
+            "e.yaml",
+            "workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: done}]}\n",
+        )
+}
+
+#[test]
+fn ctrl_c_mid_case_leaves_no_workspace_and_no_process() {
+    let p = sleeping_project();
+    let (child, agent_pid) = start_sleeping_case(&p);
+    assert!(
+        !workspace_files(&p).is_empty(),
+        "the workspace exists while the case runs"
+    );
+    send_signal(child.pid(), "INT");
+    std::thread::sleep(Duration::from_millis(1500));
+    send_signal(child.pid(), "INT");
+    let run = child.wait();
+    run.code(130);
+    agentv_testkit::process::gone_soon(&agent_pid).expect("the agent's process group is killed");
+    assert!(
+        workspace_files(&p).is_empty(),
+        "no workspace left: {:?}",
+        workspace_files(&p)
+    );
+}
+
+#[test]
+fn after_kill_9_the_next_run_removes_the_orphaned_workspace() {
+    let p = sleeping_project();
+    let (child, agent_pid) = start_sleeping_case(&p);
+    send_signal(child.pid(), "KILL");
+    let _ = child.wait();
+    agentv_testkit::process::kill_tree(agent_pid.parse().expect("pid"));
+    let orphans = workspace_files(&p);
+    assert!(
+        orphans.iter().any(|f| f.ends_with("work.txt")),
+        "left behind by kill -9: {orphans:?}"
+    );
+    let quick = "workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n  - {id: b, criteria: x, input: q, assertions: [{type: contains, value: x}]}\n";
+    let p = p.file("e.yaml", quick).file("agent.sh", "#!/bin/sh\necho x > \"$2\"\n");
+    run(&p, &["eval", "e.yaml", "--out", "r2.jsonl"]).code(0);
+    assert!(
+        workspace_files(&p).is_empty(),
+        "the orphan is gone: {:?}",
+        workspace_files(&p)
+    );
+}
