@@ -211,6 +211,7 @@ const EXAMPLES: &[&str] = &[
     "providers",
     "results",
     "v4",
+    "workspaces",
 ];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise

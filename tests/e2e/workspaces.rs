@@ -471,3 +471,42 @@ fn after_kill_9_the_next_run_removes_the_orphaned_workspace() {
         workspace_files(&p)
     );
 }
+
+#[test]
+fn the_workspace_example_grades_what_the_agent_did_in_both_formats() {
+    let data = tempfile::tempdir().expect("data");
+    for suite in ["bugfix.yaml", "bugfix.eval.yaml"] {
+        let out = data.path().join(format!("{suite}.jsonl"));
+        let mut cmd = agentv_testkit::agentv(
+            &agentv_testkit::repo_root(),
+            &["eval", &format!("examples/workspaces/evals/{suite}"), "--out"],
+        );
+        cmd.arg(&out).env("AGENTV_DATA_DIR", data.path().join("data"));
+        Run::of(&mut cmd).code(0);
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+            .expect("results")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let score = |id: &str| {
+            let r = records.iter().find(|r| r["eval_id"] == id).expect("case");
+            r["score"].as_f64().expect("score")
+        };
+        // (tests + diff + 0.5 × review 0.8) / 2.5
+        for (id, want) in [
+            ("fixes-the-bug", 0.96),
+            ("cheats-on-the-tests", 0.56),
+            ("rewrites-badly", 0.36),
+            ("does-nothing", 0.36),
+        ] {
+            assert!((score(id) - want).abs() < 1e-9, "{suite} {id}: {}", score(id));
+        }
+    }
+    let project = agentv_testkit::repo_root().join("examples/workspaces/project/calc.py");
+    assert!(
+        std::fs::read_to_string(project)
+            .expect("template")
+            .contains("return a - b"),
+        "the template is untouched"
+    );
+}
