@@ -60,13 +60,9 @@ const CONFIG: &[&str] = &[
 
 impl Git {
     pub fn new(dir: PathBuf) -> Self {
-        let remove = std::env::vars_os()
-            .filter_map(|(k, _)| k.into_string().ok())
-            .filter(|k| k.starts_with("GIT_") && k != "GIT_SSH_COMMAND")
-            .collect();
         Self {
             dir,
-            remove,
+            remove: callers_git_vars(),
             init: tokio::sync::OnceCell::new(),
         }
     }
@@ -82,29 +78,14 @@ impl Git {
     }
 
     async fn run_with(&self, args: &[&str], cwd: &Path, extra: &[(String, String)]) -> Result<Vec<u8>, String> {
-        let work_tree = cwd;
-        let mut argv: Vec<String> = vec!["git".into()];
-        argv.extend(CONFIG.iter().map(|s| (*s).to_owned()));
-        argv.extend(args.iter().map(|s| (*s).to_owned()));
+        let mut argv: Vec<&str> = CONFIG.to_vec();
+        argv.extend_from_slice(args);
         let mut env = vec![
             ("GIT_CONFIG_NOSYSTEM".to_owned(), "1".to_owned()),
             ("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned()),
-            ("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()),
         ];
         env.extend_from_slice(extra);
-        let remove = self.remove();
-        let done = process::run(ProcessSpec {
-            argv: &argv,
-            cwd: work_tree,
-            env: &env,
-            env_remove: &remove,
-            stdin: None,
-            timeout: GIT_TIMEOUT,
-            tee: None,
-            keep_children: false,
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+        let done = run_git(&argv, cwd, &env, &self.remove).await?;
         if done.status.success() {
             Ok(done.stdout)
         } else {
@@ -115,10 +96,6 @@ impl Git {
                 String::from_utf8_lossy(&done.stderr).trim()
             ))
         }
-    }
-
-    fn remove(&self) -> Vec<&str> {
-        self.remove.iter().map(String::as_str).collect()
     }
 
     async fn ensure_init(&self) -> Result<(), String> {
@@ -163,20 +140,8 @@ impl Git {
     /// cloned inside the workspace show their own changes, as AgentV 4.x shows them.
     pub async fn changes(&self, work_tree: &Path, baseline: &Baseline, index: &Path) -> Result<Option<String>, String> {
         let nested = nested_repositories(work_tree);
-        let remove = self.remove();
         for repo in &nested {
-            let argv: Vec<String> = ["git", "add", "-A"].iter().map(|s| (*s).to_owned()).collect();
-            let _ = process::run(ProcessSpec {
-                argv: &argv,
-                cwd: repo,
-                env: &[],
-                env_remove: &remove,
-                stdin: None,
-                timeout: GIT_TIMEOUT,
-                tee: None,
-                keep_children: false,
-            })
-            .await;
+            let _ = run_git(&["add", "-A"], repo, &[], &self.remove).await;
         }
         self.run(&["add", "-A"], work_tree, index).await?;
         let diff = if nested.is_empty() {
@@ -213,6 +178,42 @@ impl Git {
         self.run(&["clean", "--quiet", clean], work_tree, index).await?;
         Ok(())
     }
+}
+
+/// The caller's `GIT_*` variables (but `GIT_SSH_COMMAND`): removed from every git call, so a
+/// `GIT_DIR` or `GIT_INDEX_FILE` of agentv's own environment never points git elsewhere.
+pub(super) fn callers_git_vars() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with("GIT_") && k != "GIT_SSH_COMMAND")
+        .collect()
+}
+
+/// Runs `git args` in `cwd` with `env` added, `remove` removed, no terminal prompt, and the
+/// git timeout.
+pub(super) async fn run_git(
+    args: &[&str],
+    cwd: &Path,
+    env: &[(String, String)],
+    remove: &[String],
+) -> Result<process::Finished, String> {
+    let mut argv: Vec<String> = vec!["git".into()];
+    argv.extend(args.iter().map(|s| (*s).to_owned()));
+    let mut env = env.to_vec();
+    env.push(("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()));
+    let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
+    process::run(ProcessSpec {
+        argv: &argv,
+        cwd,
+        env: &env,
+        env_remove: &remove,
+        stdin: None,
+        timeout: GIT_TIMEOUT,
+        tee: None,
+        keep_children: false,
+    })
+    .await
+    .map_err(|e| format!("git {}: {e}", args.join(" ")))
 }
 
 fn text(bytes: Vec<u8>) -> String {

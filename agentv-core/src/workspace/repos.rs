@@ -11,8 +11,8 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::model::workspace::Repo;
-use crate::process::{self, ProcessSpec};
 
+/// How long to wait for another process's lock on a mirror.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The key of a repository: `host/path` for URLs (host in lower case, `.git` and slashes
@@ -43,30 +43,11 @@ pub fn identity(source: &str) -> String {
 
 /// Runs git with `args` in `cwd`; stdout (trimmed) on success.
 async fn git(args: &[&str], cwd: &Path) -> Result<String, String> {
-    let mut argv: Vec<String> = vec!["git".into()];
-    argv.extend(args.iter().map(|s| (*s).to_owned()));
-    let remove: Vec<String> = std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| k.starts_with("GIT_") && k != "GIT_SSH_COMMAND")
-        .collect();
-    let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
     let env = [
-        ("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()),
         ("GIT_ASKPASS".to_owned(), String::new()),
         ("GIT_SSH_COMMAND".to_owned(), "ssh -o BatchMode=yes".to_owned()),
     ];
-    let done = process::run(ProcessSpec {
-        argv: &argv,
-        cwd,
-        env: &env,
-        env_remove: &remove,
-        stdin: None,
-        timeout: GIT_TIMEOUT,
-        tee: None,
-        keep_children: false,
-    })
-    .await
-    .map_err(|e| format!("git {}: {e}", args.join(" ")))?;
+    let done = super::git::run_git(args, cwd, &env, &super::git::callers_git_vars()).await?;
     if done.status.success() {
         Ok(String::from_utf8_lossy(&done.stdout).trim().to_owned())
     } else {
