@@ -792,7 +792,8 @@ mod loader_tests {
 
     #[test]
     fn workspace_mistakes_are_errors_at_their_line() {
-        let rows: &[(&str, &[(&str, &str)], &str)] = &[
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        let rows: &[(&str, Files<'_>, &str)] = &[
             (
                 "removed static_path",
                 &[(

@@ -232,7 +232,8 @@ mod tests {
         let secrets = Secrets::default();
         secrets.add("s3cr3t-value-123");
         // (hook, ok, exit code, error contains, stdout)
-        let cases: Vec<(Hook, bool, Option<i32>, Option<&str>, &str)> = vec![
+        type Row = (Hook, bool, Option<i32>, Option<&'static str>, &'static str);
+        let cases: Vec<Row> = vec![
             (
                 sh("cat"),
                 true,

@@ -116,6 +116,9 @@ struct TemplateEntry {
     baseline: tokio::sync::OnceCell<Option<Baseline>>,
 }
 
+/// A suite's state, set up once by its first case.
+type SuiteCell = tokio::sync::OnceCell<Result<Arc<Suite>, SetupError>>;
+
 /// Everything a run knows about its workspaces.
 pub struct Runtime {
     options: WorkspaceOptions,
@@ -127,7 +130,7 @@ pub struct Runtime {
     env: Arc<[(String, String)]>,
     secrets: Secrets,
     templates: Mutex<HashMap<PathBuf, Arc<TemplateEntry>>>,
-    suites: Mutex<HashMap<(PathBuf, String), Arc<tokio::sync::OnceCell<Result<Arc<Suite>, SetupError>>>>>,
+    suites: Mutex<HashMap<(PathBuf, String), Arc<SuiteCell>>>,
     names: Mutex<HashSet<String>>,
     kept: Mutex<Vec<Kept>>,
     removals: Mutex<Vec<tokio::task::JoinHandle<()>>>,

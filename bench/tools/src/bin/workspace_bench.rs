@@ -21,7 +21,7 @@ use agentv_core::workspace::{Git, Runtime, Template, WorkspaceOptions, remove_tr
 const FILES: usize = 5000;
 const FILE_BYTES: usize = 10 * 1024;
 const WORKERS: usize = 8;
-const COPIES: usize = 64;
+const COPIES: usize = 24;
 
 fn main() {
     let base = std::env::args().nth(1).map(PathBuf::from);
@@ -73,7 +73,10 @@ fn main() {
         ms(remove_wall) / COPIES as f64,
     );
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     runtime.block_on(async {
         diff_cost(root, &tree).await;
         suite_cost(root).await;
@@ -85,7 +88,10 @@ async fn diff_cost(root: &Path, tree: &Template) {
     let git = Git::new(root.join("baseline.git"));
     let first = root.join("first");
     tree.copy_to(&first).expect("copy");
-    let baseline = git.snapshot(&first, None, &root.join("first.index")).await.expect("baseline");
+    let baseline = git
+        .snapshot(&first, None, &root.join("first.index"))
+        .await
+        .expect("baseline");
     let mut times = Vec::new();
     for round in 0..7 {
         let ws = root.join(format!("diff-{round}"));
@@ -99,7 +105,11 @@ async fn diff_cost(root: &Path, tree: &Template) {
             std::fs::write(&file, text).expect("edit");
         }
         let started = Instant::now();
-        let diff = git.changes(&ws, &baseline, &index).await.expect("diff").expect("changed");
+        let diff = git
+            .changes(&ws, &baseline, &index)
+            .await
+            .expect("diff")
+            .expect("changed");
         times.push(started.elapsed());
         assert_eq!(diff.matches("diff --git").count(), 5, "{diff}");
         remove_tree(&ws).expect("remove");
@@ -155,13 +165,12 @@ async fn suite_cost(root: &Path) {
             std::fs::write(session.path().join("d0/f0.txt"), format!("edited by {i}\n")).expect("agent edit");
             let view = session.after_agent().await;
             assert!(view.file_changes.is_some());
-            let mut record: agentv_core::model::EvaluationRecord =
-                serde_json::from_value(serde_json::json!({
-                    "timestamp": "", "eval_id": case.id, "dataset": "d", "target": "agent", "attempt": 1,
-                    "execution_status": "ok", "score": 1.0, "verdict": "pass", "hits": [], "misses": [],
-                    "candidate_answer": "", "evaluator_results": []
-                }))
-                .expect("record");
+            let mut record: agentv_core::model::EvaluationRecord = serde_json::from_value(serde_json::json!({
+                "timestamp": "", "eval_id": case.id, "dataset": "d", "target": "agent", "attempt": 1,
+                "execution_status": "ok", "score": 1.0, "verdict": "pass", "hits": [], "misses": [],
+                "candidate_answer": "", "evaluator_results": []
+            }))
+            .expect("record");
             session.finish(&mut record);
         });
     }
