@@ -751,12 +751,20 @@ impl Loader {
         node: &Node,
         diags: &mut Diagnostics,
     ) -> Option<Option<crate::model::workspace::WorkspaceConfig>> {
-        let root = self
+        // The suite's tree: the repository holding the eval file; outside any repository, the
+        // working directory when the eval file is under it, else the eval file's directory.
+        let repo = self
             .ws
             .ancestors_to_root(&self.dir)
             .last()
             .unwrap_or(&self.dir)
             .to_path_buf();
+        let in_repo = repo != self.dir || self.dir.join(".git").exists();
+        let root = if !in_repo && self.dir.starts_with(&self.ws.cwd) {
+            self.ws.cwd.clone()
+        } else {
+            repo
+        };
         let cx = super::workspace::Context {
             eval_dir: &self.dir,
             root: &root,
@@ -1262,6 +1270,29 @@ mod tests {
         assert_eq!(
             suite.cases[0].case.question, "-inf",
             "read as infinity where any scalar is text"
+        );
+    }
+
+    #[test]
+    fn outside_a_repository_a_template_beside_the_suite_under_the_working_directory_loads() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(tmp.path().join("tpl")).expect("tpl");
+        std::fs::create_dir_all(tmp.path().join("evals")).expect("evals");
+        let eval = "workspace: {template: ../tpl}\ntests:\n  - {id: a, input: q, criteria: x}\n";
+        std::fs::write(tmp.path().join("evals/e.yaml"), eval).expect("write");
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert_eq!(errors(&suite), Vec::<String>::new());
+
+        let escaping = eval.replace("../tpl", "../../tpl");
+        std::fs::write(tmp.path().join("evals/e.yaml"), escaping).expect("write");
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert!(
+            errors(&suite)
+                .iter()
+                .any(|e| e.contains("leaves the suite's directory")),
+            "{:?}",
+            errors(&suite)
         );
     }
 
