@@ -510,3 +510,88 @@ fn the_workspace_example_grades_what_the_agent_did_in_both_formats() {
         "the template is untouched"
     );
 }
+
+#[test]
+fn depends_on_runs_cases_in_waves_and_a_failed_dependency_skips_fails_or_runs_its_dependants() {
+    // `write` is slow and `read` needs its file in the shared workspace: only waves make it pass.
+    let agent = r#"echo "$1" >> "$(dirname "$0")/calls.log"
+case "$1" in
+  do=write) sleep 0.5; echo written > x.txt; echo ok > "$2" ;;
+  do=read) cat x.txt > "$2" ;;
+  do=crash) exit 1 ;;
+  *) echo ran > "$2" ;;
+esac
+"#;
+    let eval = r#"workspace: {template: ./tpl}
+execution: {target: agent}
+tests:
+  - {id: read, criteria: x, input: do=read, depends_on: [write], assertions: [{type: contains, value: written}]}
+  - {id: skipped, criteria: x, input: do=skipped, depends_on: [crash, write], assertions: [{type: contains, value: ran}]}
+  - {id: failed, criteria: x, input: do=failed, depends_on: [crash], on_dependency_failure: fail, assertions: [{type: contains, value: ran}]}
+  - {id: runs-anyway, criteria: x, input: do=anyway, depends_on: [crash], on_dependency_failure: run, assertions: [{type: contains, value: ran}]}
+  - {id: after-skipped, criteria: x, input: do=after, depends_on: [skipped], assertions: [{type: contains, value: ran}]}
+  - {id: write, criteria: x, input: do=write, assertions: [{type: contains, value: ok}]}
+  - {id: crash, criteria: x, input: do=crash, assertions: [{type: contains, value: ok}]}
+"#;
+    let p = project(agent, eval, &[("tpl/keep.txt", "k")]);
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--workers", "4"]).code(3);
+    assert_eq!(p.result("r.jsonl", "read")["score"], 1.0, "read ran after write");
+    assert_eq!(p.result("r.jsonl", "runs-anyway")["score"], 1.0);
+    for (id, error) in [
+        ("skipped", "Skipped: dependency failed (crash)"),
+        ("failed", "Failed: dependency failed (crash)"),
+        ("after-skipped", "Skipped: dependency failed (skipped)"),
+    ] {
+        let r = p.result("r.jsonl", id);
+        assert_eq!(r["execution_status"], "execution_error", "{r}");
+        assert_eq!(r["error"], error, "{r}");
+        assert_eq!(r["failure_reason_code"], "dependency_failed", "{r}");
+        assert_eq!(r["score"], 0.0, "{r}");
+    }
+    let calls = std::fs::read_to_string(p.path().join("calls.log")).expect("calls");
+    let calls: Vec<&str> = calls.lines().collect();
+    for never in ["do=skipped", "do=failed", "do=after"] {
+        assert!(!calls.contains(&never), "{never} was not run: {calls:?}");
+    }
+    let at = |input: &str| calls.iter().position(|c| *c == input).expect(input);
+    // Wave 0 (write, crash) ends before wave 1 (read, runs-anyway) starts.
+    assert!(
+        at("do=read") > at("do=write") && at("do=read") > at("do=crash"),
+        "{calls:?}"
+    );
+    assert!(at("do=anyway") > at("do=write"), "{calls:?}");
+}
+
+#[test]
+fn a_dependency_cycle_or_an_unknown_id_is_an_error_before_any_case_runs() {
+    for (cases, message) in [
+        (
+            "  - {id: a, criteria: x, input: q, depends_on: [b]}\n  - {id: b, criteria: x, input: q, depends_on: [a]}\n",
+            "circular dependency: a → b → a",
+        ),
+        (
+            "  - {id: a, criteria: x, input: q, depends_on: [nope]}\n",
+            "case `a` depends on `nope`, but the suite has no case with that id",
+        ),
+    ] {
+        let eval = format!("execution: {{target: agent}}\ntests:\n{cases}");
+        let p = project(
+            "echo called > \"$(dirname \"$0\")/called\"\necho x > \"$2\"\n",
+            &eval,
+            &[],
+        );
+        run(&p, &["eval", "e.yaml", "--out", "r.jsonl"])
+            .code(2)
+            .stderr_has(message);
+        assert!(!p.path().join("called").exists(), "no case ran: {cases}");
+    }
+    // A dependency left out by the selection is named as such.
+    let p = project(
+        "echo x > \"$2\"\n",
+        "execution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q}\n  - {id: b, criteria: x, input: q, depends_on: [a]}\n",
+        &[],
+    );
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--eval-id", "b"])
+        .code(2)
+        .stderr_has("which the case selection leaves out of this run");
+}

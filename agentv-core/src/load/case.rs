@@ -112,15 +112,7 @@ impl Loader {
         let turns_node = f.take("turns");
         let conversation = self.conversation(&mut f, turns_node, vars, diags);
         let workspace = self.case_workspace(&mut f, diags);
-        for key in ["depends_on", "on_dependency_failure"] {
-            if let Some(node) = f.take(key) {
-                let what = super::keys::NOT_HONOURED
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map_or("", |(_, w)| *w);
-                diags.warn(node.pos, not_honoured(key, what), None);
-            }
-        }
+        let (dependencies, depends_at) = self.case_dependencies(&mut f, diags)?;
         if let Some(kind) = f.string("evaluator", diags)
             && kind != "llm_judge"
             && kind != "llm-grader"
@@ -234,12 +226,90 @@ impl Loader {
             suite_threshold: self.defaults.threshold,
             conversation,
             workspace,
+            dependencies,
         };
         Some(LoadedCase {
             case,
             graders,
             turn_graders: Arc::from(turn_graders),
+            depends_at,
         })
+    }
+
+    /// `depends_on` and `on_dependency_failure` as written, and where `depends_on` is; the
+    /// suite checks the graph once every case is read (`super::dependencies`). `None` after an
+    /// error. A JSONL dataset's cases run in file order as they stream: the keys are a warning.
+    #[allow(clippy::type_complexity)]
+    fn case_dependencies(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> Option<(Option<Arc<crate::model::Dependencies>>, Option<Pos>)> {
+        use crate::model::OnDependencyFailure;
+        let on = f.take("depends_on");
+        let policy = f.take("on_dependency_failure");
+        if self.jsonl {
+            for (key, node) in [("depends_on", on), ("on_dependency_failure", policy)] {
+                if let Some(node) = node {
+                    let what = "case dependencies (a dataset's cases run in file order)";
+                    diags.warn(node.pos, not_honoured(key, what), None);
+                }
+            }
+            return Some((None, None));
+        }
+        let on_failure = match policy.map(|n| (n, n.as_str())) {
+            None => OnDependencyFailure::Skip,
+            Some((_, Some("skip"))) => OnDependencyFailure::Skip,
+            Some((_, Some("fail"))) => OnDependencyFailure::Fail,
+            Some((_, Some("run"))) => OnDependencyFailure::Run,
+            Some((node, _)) => {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`on_dependency_failure` must be skip, fail or run, found {}",
+                        describe(node)
+                    ),
+                    Some("write `skip` (the default), `fail` or `run`".to_owned()),
+                );
+                return None;
+            }
+        };
+        let Some(node) = on else {
+            return Some((None, None));
+        };
+        let items: Vec<&Node> = match (node.as_seq(), node.as_str()) {
+            (Some(items), _) => items.iter().collect(),
+            (None, Some(_)) => vec![node],
+            (None, None) => {
+                diags.error(
+                    node.pos,
+                    format!("`depends_on` must be a list of case ids, found {}", node.type_name()),
+                    Some("write `depends_on: [other-case-id]`".to_owned()),
+                );
+                return None;
+            }
+        };
+        let mut ids = Vec::with_capacity(items.len());
+        for item in items {
+            match item.as_str().filter(|t| !t.trim().is_empty()) {
+                Some(id) if !ids.iter().any(|known| known == id) => ids.push(id.to_owned()),
+                Some(_) => {}
+                None => {
+                    diags.error(
+                        item.pos,
+                        format!("a `depends_on` entry must be a case id, found {}", describe(item)),
+                        Some("write the id of another case of this suite".to_owned()),
+                    );
+                    return None;
+                }
+            }
+        }
+        let dependencies = crate::model::Dependencies {
+            on: ids,
+            on_failure,
+            wave: 0,
+        };
+        Some((Some(Arc::new(dependencies)), Some(node.pos)))
     }
 
     /// The case's workspace merged over the suite's (`docs/workspaces.md#case-and-suite`);

@@ -28,6 +28,8 @@ pub struct LoadedCase {
     pub graders: Arc<[ConfiguredGrader]>,
     /// The graders of each turn of a conversation case (empty otherwise).
     pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
+    /// Where the case's `depends_on` is written, for the suite's check of the graph.
+    pub depends_at: Option<crate::config::Pos>,
 }
 
 /// Which case ids to keep (`--eval-id`).
@@ -180,6 +182,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         keep: !is_jsonl,
         filter: filter.clone(),
         broken: false,
+        left_out: Default::default(),
     };
     if is_jsonl {
         loader.load_jsonl(&mut diags, &mut extra, &mut tally);
@@ -219,6 +222,8 @@ struct Tally {
     /// Set when the whole file cannot run (a broken sidecar): its cases are validated and
     /// reported, but all of them count as skipped.
     broken: bool,
+    /// Ids of valid cases the filter left out (for the dependency check).
+    left_out: std::collections::HashSet<String>,
 }
 
 impl Tally {
@@ -232,6 +237,8 @@ impl Tally {
                     if self.keep {
                         self.cases.push(case);
                     }
+                } else if self.keep {
+                    self.left_out.insert(case.case.id);
                 }
             }
         }
@@ -389,6 +396,10 @@ impl Loader {
                 }
             };
             tally.add(case);
+        }
+        if !super::dependencies::order(&mut tally.cases, &tally.left_out, &self.file, diags) {
+            tally.skipped += std::mem::take(&mut tally.count);
+            tally.cases.clear();
         }
         for file in files {
             diags.absorb(file.diags);

@@ -15,12 +15,7 @@ pub const GRADERS: Kind = Kind::Ref("graders");
 const UNIT: NumberRange = NumberRange { min: 0.0, max: 1.0 };
 
 /// Keys AgentV 4.x reads that agentv does not honour: each is a warning saying so.
-pub const NOT_HONOURED: &[(&str, &str)] = &[
-    ("preprocessors", "content preprocessors"),
-    ("depends_on", "case dependencies (cases run in any order)"),
-    ("on_dependency_failure", "case dependencies"),
-    ("hooks", "target hooks"),
-];
+pub const NOT_HONOURED: &[(&str, &str)] = &[("preprocessors", "content preprocessors"), ("hooks", "target hooks")];
 
 const SUITE_COMMON: &[Key] = &[
     Key::new("$schema", Kind::Str, "A JSON Schema for editors; not read."),
@@ -291,12 +286,12 @@ const CASE_KEYS: &[Key] = &[
     Key::new(
         "depends_on",
         Kind::List(&Kind::Text),
-        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+        "Ids of cases of this suite that must finish first: the suite runs in waves (`docs/workspaces.md#dependencies`).",
     ),
     Key::new(
         "on_dependency_failure",
         Kind::Enum(&["skip", "fail", "run"]),
-        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+        "When a dependency ended in an execution error: skip (default) or fail the case (an execution error, the target not called), or run it anyway.",
     ),
     Key::new(
         "mode",

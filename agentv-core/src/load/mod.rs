@@ -8,6 +8,7 @@
 
 mod case;
 mod cases_source;
+mod dependencies;
 mod discover;
 mod eval_file;
 pub mod generation;

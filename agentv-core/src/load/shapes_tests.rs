@@ -397,14 +397,6 @@ fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
             "docker",
         ),
         (
-            "depends_on",
-            &[(
-                "e.yaml",
-                "tests:\n  - {id: a, criteria: c, input: q}\n  - {id: b, criteria: c, input: q, depends_on: [a]}\n",
-            )],
-            "depends_on",
-        ),
-        (
             "preprocessors",
             &[(
                 "e.yaml",
@@ -439,6 +431,68 @@ fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
             "{shape}: {warnings:?}"
         );
         assert!(suite.into_cases().count() > 0, "{shape}: the cases still load");
+    }
+}
+
+#[test]
+fn depends_on_gives_each_case_its_wave_and_a_bad_graph_stops_the_suite_before_any_case_runs() {
+    let (suite, _tmp) = load(&[(
+        "e.yaml",
+        "tests:\n  - {id: c, criteria: c, input: q, depends_on: [b, a], on_dependency_failure: run}\n  - {id: a, criteria: c, input: q}\n  - {id: b, criteria: c, input: q, depends_on: a}\n  - {id: d, criteria: c, input: q}\n",
+    )]);
+    assert!(
+        diagnostics(&suite, Severity::Error).is_empty(),
+        "{:?}",
+        suite.diagnostics
+    );
+    let got: Vec<(String, u32, Vec<String>, crate::model::OnDependencyFailure)> = suite
+        .into_cases()
+        .map(|l| {
+            let d = l.case.dependencies.expect("every case of the suite has its wave");
+            (l.case.id, d.wave, d.on.clone(), d.on_failure)
+        })
+        .collect();
+    use crate::model::OnDependencyFailure::{Run, Skip};
+    let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        got,
+        vec![
+            ("c".to_owned(), 2, s(&["b", "a"]), Run),
+            ("a".to_owned(), 0, s(&[]), Skip),
+            ("b".to_owned(), 1, s(&["a"]), Skip),
+            ("d".to_owned(), 0, s(&[]), Skip),
+        ]
+    );
+
+    let bad: &[(&str, &str)] = &[
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [x]}\n",
+            "e.yaml:2:48: error: case `a` depends on `x`, but the suite has no case with that id",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [a]}\n",
+            "case `a` depends on itself",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [b]}\n  - {id: b, criteria: c, input: q, depends_on: [c]}\n  - {id: c, criteria: c, input: q, depends_on: [a]}\n",
+            "circular dependency: a → b → c → a; no case of the suite runs",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [{id: b}]}\n",
+            "a `depends_on` entry must be a case id",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [b], on_dependency_failure: later}\n  - {id: b, criteria: c, input: q}\n",
+            "on_dependency_failure",
+        ),
+    ];
+    for (cases, expected) in bad {
+        let (suite, _tmp) = load(&[("e.yaml", &format!("tests:\n{cases}"))]);
+        let errors = diagnostics(&suite, Severity::Error);
+        assert!(errors.iter().any(|e| e.contains(expected)), "{cases}: {errors:?}");
+        // A bad policy leaves out its case; the graph of what is left is fine.
+        let left = usize::from(expected.starts_with("on_dependency"));
+        assert_eq!(suite.case_count, left, "{cases}: no case of a broken graph runs");
     }
 }
 

@@ -258,6 +258,32 @@ pub struct EvalCase {
     /// The case's workspace (`docs/workspaces.md`), when its suite or itself declares one or
     /// the suite declares target hooks.
     pub workspace: Option<Arc<super::workspace::CaseWorkspace>>,
+    /// Set on every case of a suite where some case has `depends_on` (`docs/workspaces.md#dependencies`).
+    pub dependencies: Option<Arc<Dependencies>>,
+}
+
+/// Where a case stands in its suite's dependency graph: the cases it waits for, its wave, and
+/// what it does when one of them could not run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dependencies {
+    /// The ids of `depends_on`, as written.
+    pub on: Vec<String>,
+    pub on_failure: OnDependencyFailure,
+    /// The case's level in the graph: 0 for a case without dependencies, else one more than
+    /// the highest wave of its dependencies. A wave starts once the one before has finished.
+    pub wave: u32,
+}
+
+/// `on_dependency_failure`: what a case does when a dependency ended in an execution error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnDependencyFailure {
+    /// An execution error `Skipped: dependency failed (…)`; the target is not called.
+    #[default]
+    Skip,
+    /// The same, worded `Failed: dependency failed (…)`.
+    Fail,
+    /// Runs as if the dependency had succeeded.
+    Run,
 }
 
 impl EvalCase {

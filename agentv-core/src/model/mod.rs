@@ -11,6 +11,6 @@ pub use agentv_eval_sdk::{
 };
 pub(crate) use case::pretty_json;
 pub use case::{
-    Content, Conversation, DEFAULT_THRESHOLD, EvalCase, FileRef, Generation, Message, Role, Segment, SourceRef, Turn,
-    TurnAggregation,
+    Content, Conversation, DEFAULT_THRESHOLD, Dependencies, EvalCase, FileRef, Generation, Message,
+    OnDependencyFailure, Role, Segment, SourceRef, Turn, TurnAggregation,
 };

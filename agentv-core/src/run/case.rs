@@ -220,6 +220,14 @@ pub fn unhealthy_target_record(job: &Job, message: &str) -> EvaluationRecord {
     execution_error(empty_record(job, 1), &job.case, message.to_owned())
 }
 
+/// The record of a case not run because a case it depends on ended in an execution error
+/// (`docs/workspaces.md#dependencies`): attempt 0, `failure_reason_code: dependency_failed`.
+pub fn dependency_failed_record(job: &Job, message: &str) -> EvaluationRecord {
+    let mut record = execution_error(empty_record(job, 0), &job.case, message.to_owned());
+    record.failure_reason_code = Some("dependency_failed".to_owned());
+    record
+}
+
 /// The record of a case that was not run because the run's cost reached `--budget-usd`: an
 /// execution error (the target did not answer) with `failure_reason_code: budget_exceeded` and
 /// attempt 0 (`docs/running.md#spend-guard`).

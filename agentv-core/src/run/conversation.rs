@@ -53,6 +53,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             turn_graders: Arc::from(Vec::new()),
             target: job.target.clone(),
             trial: job.trial,
+            links: None,
         };
         let mut record = Box::pin(run_case(&turn_job, None, options)).await;
         // A turn with neither graders nor a reference answer scores 1.
@@ -94,6 +95,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             turn_graders: Arc::from(Vec::new()),
             target: job.target.clone(),
             trial: job.trial,
+            links: None,
         };
         let record = Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await;
         scores.push(record.score);

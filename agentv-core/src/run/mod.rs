@@ -6,6 +6,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod waves;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,6 +38,8 @@ pub struct Job {
     pub target: Arc<ResolvedTarget>,
     /// Which repeat of the case this is, when the run repeats cases (`--repeat`).
     pub trial: Option<u32>,
+    /// Set in a suite whose cases depend on others: what the job waits for.
+    pub links: Option<Arc<waves::Links>>,
 }
 
 /// How a run behaves.
@@ -242,13 +245,28 @@ pub async fn run(
             let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
             async move {
                 let started = Instant::now();
-                if let Some(message) = sick {
-                    return Some((case::unhealthy_target_record(&job, &message), started.elapsed()));
+                let failed = match &job.links {
+                    Some(links) => tokio::select! {
+                        failed = links.wait() => failed,
+                        _ = abort.cancelled() => return None,
+                    },
+                    None => Vec::new(),
+                };
+                let blocked = job.links.as_ref().and_then(|links| links.blocked(&failed));
+                let record = if let Some(message) = blocked {
+                    case::dependency_failed_record(&job, &message)
+                } else if let Some(message) = sick {
+                    case::unhealthy_target_record(&job, &message)
+                } else {
+                    tokio::select! {
+                        record = run_case(&job, early, options) => record,
+                        _ = abort.cancelled() => return None,
+                    }
+                };
+                if let Some(links) = &job.links {
+                    links.finish(record.execution_status);
                 }
-                tokio::select! {
-                    record = run_case(&job, early, options) => Some((record, started.elapsed())),
-                    _ = abort.cancelled() => None,
-                }
+                Some((record, started.elapsed()))
             }
         })
         .buffer_unordered(workers);
