@@ -63,6 +63,8 @@ impl OutputArgs {
     }
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run eval suites against a target and grade the answers.
@@ -88,6 +90,30 @@ pub enum Command {
     /// Rewrite an eval file between the AgentV 2.x and 4.x formats.
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
+    /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
+    #[command(after_help = JUDGE_EXAMPLES)]
+    Judge(JudgeArgs),
+}
+
+const JUDGE_EXAMPLES: &str = "\
+In a suite:
+  evaluators:
+    - name: faithfulness
+      type: code_judge
+      script: [agentv, judge, faithfulness]
+      target: {max_calls: 2}
+
+agentv runs `agentv` in a judge's script as itself, so the judge needs nothing
+else installed. The judge reads the case on stdin and prints its result on
+stdout; judges/README.md documents each one and its settings.
+
+Exit codes: 0 graded; 1 the judge could not grade (its result says why).";
+
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The judge.
+    #[arg(value_enum, value_name = "NAME")]
+    pub name: crate::commands::judge::ReadyMade,
 }
 
 const INIT_EXAMPLES: &str = "\
@@ -295,6 +321,11 @@ pub struct EvalArgs {
     /// Answer with a mock instead of calling the target.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Warnings are errors: any problem in the eval files or their targets stops the run
+    /// before anything is called (exit 2).
+    #[arg(long)]
+    pub strict: bool,
 
     /// Retries of a case whose target call timed out (0 to 100).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
@@ -508,6 +539,11 @@ pub struct ValidateArgs {
     /// targets.yaml file, or a directory holding one, as for `eval --targets`.
     #[arg(long, value_name = "PATH")]
     pub targets: Option<PathBuf>,
+
+    /// Warnings are errors, and so are problems of the machine (no targets file, unset
+    /// variables, agent CLIs not installed); any problem exits 2.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,24 +2,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
-
-use regex::Regex;
+use std::sync::Arc;
 
 use crate::config::source::{invalid_utf8_at, strip_bom};
 use crate::config::{Diagnostic, Diagnostics, Pos};
 use crate::paths::Workspace;
 
-static ENV_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\$\{\{\s*([A-Za-z0-9_]+)\s*\}\}$").expect("static regex"));
-
-/// The variable named by a `${{ VAR }}` value (the whole trimmed value must be the reference).
-pub fn env_reference(value: &str) -> Option<&str> {
-    ENV_REF
-        .captures(value.trim())
-        .and_then(|c| c.get(1))
-        .map(|m| m.as_str())
-}
+pub use crate::config::interpolate::env_reference;
 
 /// Variables visible to the run: the process environment wins over `.env` files, and the `.env`
 /// nearest to the eval file wins over outer ones (`docs/architecture.md#environment`).
@@ -39,16 +28,29 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    /// Reads `.env` files from each eval directory and its ancestors up to the repository root,
-    /// then the repository root and the working directory.
+    /// Reads `.env` files from each eval directory and its ancestors up to the repository root
+    /// (every ancestor outside a repository), then the working directory; nearer files win.
     pub fn load(eval_dirs: &[PathBuf], ws: &Workspace) -> (Self, Vec<Diagnostic>) {
+        Self::load_with(eval_dirs, None, ws)
+    }
+
+    /// [`Env::load`], also reading the `.env` beside a targets file named by `--targets`
+    /// (after the eval directories, before the working directory; `docs/architecture.md#environment`).
+    pub fn load_with(eval_dirs: &[PathBuf], targets_file: Option<&Path>, ws: &Workspace) -> (Self, Vec<Diagnostic>) {
         let mut files: Vec<PathBuf> = Vec::new();
         for dir in eval_dirs {
             for d in ws.ancestors_to_root(dir) {
                 files.push(d.join(".env"));
             }
         }
-        files.push(ws.repo_root.join(".env"));
+        if let Some(dir) = targets_file.map(|t| ws.cwd.join(t)) {
+            let dir = if dir.is_dir() {
+                Some(dir.as_path())
+            } else {
+                dir.parent()
+            };
+            files.extend(dir.map(|d| d.join(".env")));
+        }
         files.push(ws.cwd.join(".env"));
         let mut env = Self::default();
         let mut diagnostics = Vec::new();

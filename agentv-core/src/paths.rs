@@ -29,25 +29,40 @@ impl Workspace {
         Self { repo_root, cwd }
     }
 
-    /// `dir`, then each ancestor up to the root of the repository `dir` is in: the nearest that
-    /// holds `.git`, never above the user's home. A `dir` in no repository is searched alone, so
-    /// a suite under `/tmp` never picks up a stray `/tmp/targets.yaml` or `.env`
-    /// (`docs/architecture.md#targets-files`).
+    /// `dir`, then each ancestor up to the root of the repository `dir` is in (the nearest
+    /// that holds `.git`, never above the user's home); a `dir` in no repository walks every
+    /// ancestor up to the filesystem root, so a project that is not yet a repository still finds
+    /// `../targets.yaml` (`docs/architecture.md#targets-files`).
     pub fn ancestors_to_root<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a Path> + 'a {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        let root = repository_of(dir, home.as_deref());
+        let root = repository_of(dir, home().as_deref());
         let mut done = false;
         dir.ancestors().take_while(move |d| {
             if done {
                 return false;
             }
-            done = root.is_none_or(|root| *d == root);
+            done = root.is_some_and(|root| *d == root);
             true
         })
     }
 
-    /// Search roots for files named in an eval file: its directory, the ancestors up to the
-    /// repository root, the repository root, then the working directory
+    /// Why a walk up from `dir` ([`Workspace::ancestors_to_root`]) stops where it does, for
+    /// messages that list what was searched.
+    pub fn search_end(dir: &Path) -> String {
+        match repository_of(dir, home().as_deref()) {
+            Some(root) => format!(
+                "the search stops at the repository root {} (it holds .git)",
+                root.display()
+            ),
+            None => format!(
+                "{} is in no git repository, so every ancestor up to {} was searched",
+                dir.display(),
+                dir.ancestors().last().unwrap_or(dir).display()
+            ),
+        }
+    }
+
+    /// Search roots for files named in an eval file: its directory, its ancestors up to the
+    /// repository root, the working directory's repository root, then the working directory
     /// (`docs/architecture.md#file-resolution`).
     pub fn search_roots(&self, eval_dir: &Path) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = self.ancestors_to_root(eval_dir).map(Path::to_path_buf).collect();
@@ -91,6 +106,11 @@ impl Workspace {
     }
 }
 
+/// The user's home directory, when set.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
 /// The root of the repository holding `dir`: its nearest ancestor with `.git`, looked for no
 /// higher than `home` (a repository above the home directory is not the user's project).
 fn repository_of<'a>(dir: &'a Path, home: Option<&Path>) -> Option<&'a Path> {
@@ -103,6 +123,49 @@ fn repository_of<'a>(dir: &'a Path, home: Option<&Path>) -> Option<&'a Path> {
         }
     }
     None
+}
+
+/// A path written in a target's settings (`cwd`, a healthcheck's `cwd`, a log directory). A
+/// relative one resolves against the directory of the eval file the target runs for, as AgentV
+/// 2.1 and 4.42.4 resolve it (`docs/architecture.md#relative-paths`): one targets file serves
+/// suites in many directories, so it is kept as written until a case runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct TargetPath(PathBuf);
+
+impl TargetPath {
+    pub fn new(written: impl Into<PathBuf>) -> Self {
+        Self(written.into())
+    }
+
+    /// The path for a suite whose eval file is in `eval_dir` (the working directory when
+    /// unknown).
+    pub fn resolve(&self, eval_dir: Option<&Path>) -> PathBuf {
+        if self.0.is_absolute() {
+            return normalize(&self.0);
+        }
+        let base = eval_dir.unwrap_or(Path::new("."));
+        let path = normalize(&base.join(&self.0));
+        if path.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            path
+        }
+    }
+
+    pub fn is_absolute(&self) -> bool {
+        self.0.is_absolute()
+    }
+}
+
+/// The directory a target's command runs in: its `cwd` setting resolved against the eval
+/// file's directory, else that directory itself (`docs/architecture.md#relative-paths`). The one
+/// place this is decided; a case's workspace, when it has one, comes before it.
+pub fn target_cwd(setting: Option<&TargetPath>, eval_dir: Option<&Path>) -> PathBuf {
+    match setting {
+        Some(path) => path.resolve(eval_dir),
+        None => eval_dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+    }
 }
 
 /// Longest id kept unchanged as a file name.
@@ -218,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn ancestors_stop_at_the_repository_of_the_directory_or_at_the_directory() {
+    fn ancestors_stop_at_the_repository_root_or_walk_to_the_filesystem_root() {
         let tmp = tempfile::tempdir().expect("tmp");
         let root = tmp.path();
         std::fs::create_dir_all(root.join("repo/.git")).expect("git");
@@ -231,7 +294,16 @@ mod tests {
             walked(&root.join("repo/a/b")),
             [root.join("repo/a/b"), root.join("repo/a"), root.join("repo")]
         );
-        assert_eq!(walked(&root.join("loose/a")), [root.join("loose/a")]);
+        let loose: Vec<PathBuf> = root.join("loose/a").ancestors().map(Path::to_path_buf).collect();
+        assert_eq!(
+            walked(&root.join("loose/a")),
+            loose,
+            "outside a repository: every ancestor"
+        );
+        assert!(Workspace::search_end(&root.join("repo/a")).contains("stops at the repository root"));
+        assert!(
+            Workspace::search_end(&root.join("loose/a")).contains("is in no git repository, so every ancestor up to /")
+        );
     }
 
     #[test]

@@ -108,8 +108,13 @@ fn describe_search(tried: &[PathBuf]) -> String {
             None => return format!("{} does not exist", path.display()),
         }
     }
+    let stop = dirs.first().map(|d| Workspace::search_end(d)).unwrap_or_default();
     let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    format!("looked in {} for {}", dirs.join(", "), TARGET_FILE_NAMES.join(", "))
+    format!(
+        "looked in {} for {}; {stop}",
+        dirs.join(", "),
+        TARGET_FILE_NAMES.join(", ")
+    )
 }
 
 impl TargetProblem {
@@ -151,18 +156,21 @@ impl TargetProblem {
         out
     }
 
-    /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`): each an
-    /// error, since `eval` would stop on it. Problems inside the targets file point there, by
-    /// a path relative to the working directory when it is below it.
-    pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
-        let mut items = self.diagnostics_at(eval_file, ws);
+    /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`). Problems
+    /// in files are errors; problems of the machine (no targets file found, an unset variable,
+    /// an agent CLI not installed) are of severity `machine`: `validate` checks files, not the
+    /// machine it runs on, unless `--strict` (`docs/running.md#validate`). Problems inside the
+    /// targets file point there, by a path relative to the working directory when it is below
+    /// it.
+    pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {
+        let mut items = self.diagnostics_at(eval_file, ws, machine);
         for d in &mut items {
             d.file = shown(&d.file, ws);
         }
         items
     }
 
-    fn diagnostics_at(&self, eval_file: &Path, ws: &Workspace) -> Vec<Diagnostic> {
+    fn diagnostics_at(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {
         match self {
             Self::NoTargetsFile { .. } => {
                 let mut d = Diagnostics::new(eval_file);
@@ -170,19 +178,22 @@ impl TargetProblem {
                 let (message, help) = text
                     .split_once("\ncreate")
                     .map_or((text.as_str(), None), |(m, h)| (m, Some(format!("create{h}"))));
-                d.error(Pos::default(), message, help);
+                match machine {
+                    Severity::Error => d.error(Pos::default(), message, help),
+                    Severity::Warning => d.warn(Pos::default(), message, help),
+                }
                 d.into_vec()
             }
             Self::TargetsFile(errors) => errors.clone(),
             Self::Target { file, errors } => errors
                 .iter()
-                .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, Severity::Error))
+                .flat_map(|e| resolve_error_diagnostics(e, &shown(file, ws), eval_file, machine))
                 .collect(),
             Self::MissingCredentials(vars) => resolve_error_diagnostics(
                 &ResolveError::MissingCredentials(vars.clone()),
                 eval_file,
                 eval_file,
-                Severity::Error,
+                machine,
             ),
         }
     }
@@ -297,7 +308,7 @@ impl<'a> TargetResolver<'a> {
     /// Loads the `.env` files that serve `eval_files` (`docs/architecture.md#environment`).
     pub fn new(eval_files: &[PathBuf], ws: &'a Workspace, options: &'a ResolveOptions) -> Self {
         let eval_dirs: Vec<PathBuf> = eval_files.iter().map(|f| eval_dir(f, ws)).collect();
-        let (env, warnings) = Env::load(&eval_dirs, ws);
+        let (env, warnings) = Env::load_with(&eval_dirs, options.targets_path.as_deref(), ws);
         Self {
             ws,
             options,

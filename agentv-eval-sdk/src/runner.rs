@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::persistent::{self, CaseProxy, PERSISTENT_ENV};
-use crate::proxy::{JUDGE_PROXY_TOKEN_ENV, JUDGE_PROXY_URL_ENV, PROXY_TOKEN_ENV, PROXY_URL_ENV};
 use crate::stdio::{self, ProtocolOut};
 use crate::{CodeJudgePayload, JudgeResult, PayloadError, TargetClient, TargetError, read_payload};
 
@@ -65,18 +64,15 @@ where
 ///   or `f` fails or panics, prints a score-0 result whose miss and reasoning carry the message
 ///   and returns 1, so agentv records a grader error rather than a grade.
 /// - **Persistent** (`AGENTV_JUDGE_PERSISTENT=1`): prints the ready line, then answers one JSON
-///   line per request line until stdin closes, then returns 0. Around each case the proxy
-///   variables are set to that case's proxy (or removed) and restored afterwards, so
-///   [`TargetClient::from_env`] and `std::env::var` inside `f` see the current case. A failing
-///   case is an error line; the judge keeps serving.
+///   line per request line until stdin closes, then returns 0. Each case's proxy reaches `f` as
+///   `target`, a client for that case only; the process environment is never changed (the
+///   proxy variables of the process, if any, belong to no case), so a judge may start threads
+///   freely. Use `target`, not [`TargetClient::from_env`], in a persistent judge. A failing case
+///   is an error line; the judge keeps serving.
 ///
 /// In both modes stdout belongs to agentv: `println!` inside `f`, and child processes that
 /// inherit stdout, write to stderr instead; in persistent mode stdin reads nothing. (A judge
 /// that calls `std::process::exit` ends the run: return an error instead.)
-///
-/// Persistent mode changes the process environment between cases, which is sound only while
-/// no other thread reads it: do not leave threads running inside `f` that read environment
-/// variables after it returns.
 pub fn run_judge<F>(mut f: F) -> ExitCode
 where
     F: FnMut(&CodeJudgePayload, Option<&TargetClient>) -> JudgeOutcome,
@@ -167,8 +163,7 @@ where
     let graded = CodeJudgePayload::from_value(request.payload)
         .map_err(JudgeError::from)
         .and_then(|payload| {
-            let _env = CaseEnv::enter(request.proxy.as_ref());
-            let target = TargetClient::from_env()?;
+            let target = case_client(request.proxy.as_ref())?;
             judge(&payload, target.as_ref(), &mut *f)
         });
     match graded {
@@ -192,53 +187,12 @@ fn panic_text(panic: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
-const PROXY_VARS: [&str; 4] = [
-    PROXY_URL_ENV,
-    PROXY_TOKEN_ENV,
-    JUDGE_PROXY_URL_ENV,
-    JUDGE_PROXY_TOKEN_ENV,
-];
-
-/// The proxy variables of one case; the previous values come back on drop.
-struct CaseEnv {
-    saved: Vec<(&'static str, Option<std::ffi::OsString>)>,
-}
-
-impl CaseEnv {
-    fn enter(proxy: Option<&CaseProxy>) -> Self {
-        let saved = PROXY_VARS.iter().map(|name| (*name, std::env::var_os(name))).collect();
-        for name in PROXY_VARS {
-            set_env(name, None);
-        }
-        if let Some(proxy) = proxy {
-            for name in [PROXY_URL_ENV, JUDGE_PROXY_URL_ENV] {
-                set_env(name, Some(proxy.url.as_ref()));
-            }
-            for name in [PROXY_TOKEN_ENV, JUDGE_PROXY_TOKEN_ENV] {
-                set_env(name, Some(proxy.token.as_ref()));
-            }
-        }
-        Self { saved }
-    }
-}
-
-impl Drop for CaseEnv {
-    fn drop(&mut self) {
-        for (name, value) in &self.saved {
-            set_env(name, value.as_deref());
-        }
-    }
-}
-
-fn set_env(name: &str, value: Option<&std::ffi::OsStr>) {
-    // SAFETY: called only by the persistent loop on the main thread, between cases, when no
-    // judge code runs; the SDK starts no threads, and `run_judge` documents that a judge must
-    // not leave threads reading the environment behind.
-    unsafe {
-        match value {
-            Some(v) => std::env::set_var(name, v),
-            None => std::env::remove_var(name),
-        }
+/// The client of one persistent case: that case's proxy, or none. Built from the request alone,
+/// so no case ever sees another's token through the environment.
+fn case_client(proxy: Option<&CaseProxy>) -> Result<Option<TargetClient>, TargetError> {
+    match proxy {
+        None => Ok(None),
+        Some(proxy) => TargetClient::from_vars(Some(proxy.url.clone()), Some(proxy.token.clone())),
     }
 }
 
@@ -267,6 +221,33 @@ mod tests {
     fn a_panicking_judge_is_a_failure_not_a_crash() {
         let failed = judge(&payload(), None, |_, _| panic!("boom in the judge")).expect_err("panicked");
         assert_eq!(failed.to_string(), "the judge panicked: boom in the judge");
+    }
+
+    #[test]
+    fn a_persistent_case_gets_its_proxy_as_an_argument_and_the_environment_is_untouched() {
+        let mut seen = Vec::new();
+        let mut f = |_: &CodeJudgePayload, target: Option<&TargetClient>| -> JudgeOutcome {
+            seen.push((
+                target.map(|t| format!("{t:?}")),
+                std::env::var_os(crate::proxy::PROXY_URL_ENV),
+                std::env::var_os(crate::proxy::JUDGE_PROXY_TOKEN_ENV),
+            ));
+            Ok(JudgeResult::default())
+        };
+        let with_proxy = r#"{"id": 1, "payload": {}, "proxy": {"url": "http://127.0.0.1:9/", "token": "tok-1"}}"#;
+        serve_line(with_proxy, &mut f);
+        serve_line(r#"{"id": 2, "payload": {}, "proxy": null}"#, &mut f);
+        let (client, url, token) = &seen[0];
+        assert!(
+            client.as_deref().is_some_and(|c| c.contains("http://127.0.0.1:9")),
+            "{client:?}"
+        );
+        assert_eq!(
+            (url, token),
+            (&None, &None),
+            "the proxy must not be mirrored into the environment"
+        );
+        assert_eq!(seen[1], (None, None, None));
     }
 
     #[test]

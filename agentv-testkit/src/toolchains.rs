@@ -18,6 +18,35 @@ pub fn installed(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether a test may use `program`, which it needs for `purpose`: true when it is installed.
+/// When it is not, the test is skipped with a note written straight to the terminal (test
+/// output capture swallows `eprintln!`), except under `CI=true` (`.ci/run` sets it and installs
+/// every tool), where a missing tool fails the test: a check that did not run never passes.
+#[track_caller]
+pub fn require(program: &str, purpose: &str) -> bool {
+    if installed(program) {
+        return true;
+    }
+    skip_or_fail(&format!("`{program}` is not installed, so {purpose} cannot run"));
+    false
+}
+
+/// Skips the calling test with `reason` (a note on the terminal), or fails it under `CI=true`.
+#[track_caller]
+pub fn skip_or_fail(reason: &str) {
+    if in_ci() {
+        panic!("{reason}; CI must run this check (.ci/run installs what the tests need)");
+    }
+    use std::io::Write;
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+}
+
+/// Whether the tests run in CI (`CI` set to anything but `false` or `0`, as CI services do).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
 /// The target directory Rust judge crates share: `e2e-judges/` in the build's target
 /// directory, beside the `agentv` under test.
 pub fn judge_target_dir() -> PathBuf {

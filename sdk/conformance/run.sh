@@ -66,4 +66,9 @@ fi
 run_runner cargo test --quiet --locked --manifest-path "$here/../../Cargo.toml" -p agentv-eval-sdk --test conformance
 
 echo "conformance: $total_passed passed, $total_failed failed"
+# A suite that checked nothing (a runner that skipped everything) is not a pass.
+if [[ $total_passed -eq 0 ]]; then
+  echo "FAIL  no conformance check ran"
+  exit 1
+fi
 [[ $total_failed -eq 0 ]]

@@ -19,6 +19,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     let load = LoadOptions {
         paths: args.paths.clone(),
         eval_ids: args.eval_id.clone(),
+        strict: args.strict,
     };
     let loaded = match agentv_core::load(ws, &load) {
         Ok(loaded) => loaded,
@@ -45,6 +46,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         rerun_failed: args.rerun_failed.clone(),
         budget_usd: args.budget_usd,
         command_line: command_line(),
+        strict: args.strict,
     };
     let out = options.results_path(ws);
     let reports: Vec<(ReportFormat, PathBuf)> = args
@@ -112,6 +114,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         exploration_tools: args.exploration_tools.clone(),
         dump_prompts: args.dump_prompts,
         threshold: args.threshold,
+        strict: args.strict,
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();

@@ -12,12 +12,17 @@ pub fn run(args: ValidateArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         paths: args.paths,
         target: args.target,
         targets_path: args.targets,
+        strict: args.strict,
         secrets: printer::secrets(),
     };
     match agentv_core::validate(ws, &options) {
         Ok(validation) => {
             printer.validation(&validation);
-            if validation.invalid() > 0 {
+            if validation.invalid() > 0 && args.strict {
+                // `--strict` promises what `eval --strict` does: any problem is a configuration
+                // error (exit 2), so a CI step can tell "files not strictly clean" from a pass.
+                ExitStatus::Config
+            } else if validation.invalid() > 0 {
                 ExitStatus::Failure
             } else {
                 ExitStatus::Success

@@ -150,12 +150,36 @@ impl Printer {
     /// [`Diagnostic::render`]); `--quiet` shows only the errors. Every piece of user text in it
     /// (path, message, help, the quoted line) is redacted and escaped before rendering, so the
     /// only escapes that reach the terminal are the renderer's colours.
+    ///
+    /// At most [`MAX_DIAGNOSTICS`] are shown per call unless `--verbose`; the rest are counted
+    /// in one closing line, so a file with a problem on every one of its 80 000 lines does not
+    /// bury the summary (or take minutes to print).
     pub fn diagnostics(self, items: &[Diagnostic]) {
+        let cap = if self.shows(Level::Verbose) {
+            usize::MAX
+        } else {
+            MAX_DIAGNOSTICS
+        };
+        let mut shown_count = 0;
+        let (mut errors, mut warnings) = (0usize, 0usize);
         for d in items {
             if d.severity == Severity::Warning && !self.shows(Level::Default) {
                 continue;
             }
+            if shown_count == cap {
+                match d.severity {
+                    Severity::Error => errors += 1,
+                    Severity::Warning => warnings += 1,
+                }
+                continue;
+            }
+            shown_count += 1;
             to_stderr(&format!("{}\n", shown(d).render(self.color)));
+        }
+        if errors + warnings > 0 {
+            to_stderr(&format!(
+                "… {errors} more error(s) and {warnings} more warning(s) not shown (--verbose shows them all)\n"
+            ));
         }
     }
 
@@ -192,6 +216,9 @@ impl Printer {
         }
     }
 }
+
+/// How many problems one [`Printer::diagnostics`] call shows without `--verbose`.
+pub const MAX_DIAGNOSTICS: usize = 50;
 
 /// User text redacted and escaped onto one line, ready to sit in a line of ours.
 fn clean_line(text: &str) -> String {

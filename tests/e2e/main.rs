@@ -4,8 +4,11 @@
 
 mod agent_clis;
 mod broken_runs;
+mod composite_aggregators;
+mod config_checks;
 mod console;
 mod convert;
+mod custom_assertions;
 mod eval_errors;
 mod examples;
 mod file_generations;
@@ -13,6 +16,7 @@ mod graders_deterministic;
 mod help;
 mod init;
 mod input_files;
+mod judge_crashes;
 mod judge_economy;
 mod judge_generations;
 mod llm_providers;
@@ -28,5 +32,6 @@ mod schema_command;
 mod secrets;
 mod signals;
 mod targets;
+mod tools;
 mod validate;
 mod workspaces;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use agentv_testkit::llm::{Api, FakeLlm};
-use agentv_testkit::toolchains::{cargo_build, installed, judge_target_dir};
+use agentv_testkit::toolchains::{cargo_build, judge_target_dir, require};
 use agentv_testkit::{Project, repo_root};
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Parser, Tag, TagEnd};
 
@@ -106,10 +106,7 @@ async fn readme_judges_grade_the_mock_example_through_the_target_proxy() {
     let blocks = section_blocks(&readme, "Write a judge");
     let langs: Vec<&str> = blocks.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(langs, ["python", "ts", "rust"], "the README's judge blocks");
-    let node = installed("node");
-    if !node {
-        eprintln!("skipping the README's TypeScript judge: `node` is not installed");
-    }
+    let node = require("node", "the README's TypeScript judge");
 
     let fake = FakeLlm::builder().answer(VERDICT).start().await;
     let p = Project::new()

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agentv_testkit::toolchains::{require, skip_or_fail};
 use agentv_testkit::{Project, Run, repo_root};
 use serde_json::{Value, json};
 
@@ -233,11 +234,12 @@ fn validate_junit(path: &Path) {
         .output()
     {
         Ok(out) => out,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED the JUnit schema check: xmllint not found ({e}); apt-get install libxml2-utils");
+        Err(e) => {
+            skip_or_fail(&format!(
+                "the JUnit schema check needs xmllint ({e}; apt-get install libxml2-utils)"
+            ));
             return;
         }
-        Err(e) => panic!("xmllint is needed in CI (libxml2-utils): {e}"),
     };
     assert!(
         out.status.success(),
@@ -411,13 +413,11 @@ fn browser_check(spec: Value) -> Option<Value> {
     let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|p| Path::new(p).exists());
-    let node = Command::new("node").arg("--version").output().is_ok();
-    let Some(chromium) = chromium.filter(|_| node) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs chromium and node (.ci/run installs them)"
-        );
-        eprintln!("SKIPPED the browser check: chromium or node not found (apt-get install chromium nodejs)");
+    if !require("node", "the browser check") {
+        return None;
+    }
+    let Some(chromium) = chromium else {
+        skip_or_fail("the browser check needs chromium (apt-get install chromium)");
         return None;
     };
     let dir = tempfile::tempdir().expect("tmp");

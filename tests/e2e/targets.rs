@@ -107,16 +107,47 @@ fn outside_a_repository() -> tempfile::TempDir {
 }
 
 #[test]
-fn targets_and_env_files_are_not_searched_above_an_eval_file_outside_a_repository() {
+fn discovery_outside_a_repository_finds_targets_and_env_in_any_ancestor() {
     let outer = outside_a_repository();
     // The working directory is another project (a repository of its own) without targets.
     let p = Project::new();
     let eval = outer.path().join("inner/e.yaml").display().to_string();
+    p.run(&["eval", &eval, "--out", "r.jsonl"]).code(0);
+    assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0, "the outer .env was read too");
+    // Inside a repository, the search goes up to its root, and no further.
+    std::fs::create_dir_all(outer.path().join("inner/.git")).expect("repo");
     p.run(&["eval", &eval, "--out", "r.jsonl"])
         .code(2)
         .stderr_has("no targets file found");
-    // Inside a repository, the search goes up to its root.
-    std::fs::create_dir(outer.path().join(".git")).expect("repo");
-    p.run(&["eval", &eval, "--out", "r.jsonl"]).code(0);
-    assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0, "the outer .env was read too");
+}
+
+#[test]
+fn discovery_lists_the_directories_tried_and_why_it_stopped() {
+    let p = Project::new().file("evals/sub/e.yaml", SUITE);
+    let root = p.path().display().to_string();
+    let run = p.run(&["eval", "evals/sub/e.yaml", "--out", "r.jsonl"]);
+    run.code(2).stderr_has(&format!(
+        "looked in {root}/evals/sub, {root}/evals, {root} for targets.yaml, targets.yml, .agentv/targets.yaml, .agentv/targets.yml; the search stops at the repository root {root} (it holds .git)"
+    ));
+}
+
+#[test]
+fn discovery_reads_the_env_file_beside_a_targets_file_given_with_targets() {
+    let p = Project::new()
+        .file("e.yaml", SUITE)
+        .file(
+            "conf/ci.targets.yaml",
+            "targets:\n  - name: default\n    provider: mock\n    response: ${{ AGENTV_TEST_BESIDE }}\n",
+        )
+        .file("conf/.env", "AGENTV_TEST_BESIDE=Paris\n");
+    p.run(&[
+        "eval",
+        "e.yaml",
+        "--targets",
+        "conf/ci.targets.yaml",
+        "--out",
+        "r.jsonl",
+    ])
+    .code(0);
+    assert_eq!(p.result("r.jsonl", "fine")["score"], 1.0);
 }

@@ -57,11 +57,17 @@ fn help_shows_examples() {
 /// A suite every test below can pair with a targets file.
 const SUITE: &str = "evalcases:\n  - id: fine\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [Mock]}]\n";
 
+/// `validate` checks files, not the machine: a missing targets file is a warning by default (a
+/// CI job may check suites without the targets it runs them with), an error under `--strict`.
 #[test]
-fn eval_file_without_a_targets_file_is_invalid_as_eval_would_fail() {
+fn validate_warns_about_the_machine_and_fails_on_it_under_strict() {
     let p = Project::new().file("evals/e.yaml", SUITE);
     p.run(&["validate", "evals/e.yaml"])
-        .code(1)
+        .code(0)
+        .stderr_has("evals/e.yaml: warning: no targets file found; looked in ")
+        .stderr_has("✔ evals/e.yaml");
+    p.run(&["validate", "--strict", "evals/e.yaml"])
+        .code(2)
         .stderr_has("evals/e.yaml: error: no targets file found; looked in ")
         .stderr_has("✘ evals/e.yaml (1 error(s))");
     p.run(&["eval", "evals/e.yaml"])
@@ -108,7 +114,10 @@ fn validate_picks_the_targets_file_and_target_as_eval_does() {
         .code(1)
         .stderr_has("unknown target `nope`; available targets: default (in evals/targets.yaml)");
     p.run(&["validate", "evals/e.yaml", "--targets", "other.targets.yaml", "--target", "keyed"])
-        .code(1)
+        .code(0)
+        .stderr_has("other.targets.yaml: warning: environment variable AGENTV_TEST_UNSET_KEY is not set (target `keyed`, setting `api_key`)");
+    p.run(&["validate", "evals/e.yaml", "--targets", "other.targets.yaml", "--target", "keyed", "--strict"])
+        .code(2)
         .stderr_has("other.targets.yaml: error: environment variable AGENTV_TEST_UNSET_KEY is not set (target `keyed`, setting `api_key`)");
     p.run(&[
         "eval",
@@ -123,17 +132,24 @@ fn validate_picks_the_targets_file_and_target_as_eval_does() {
 }
 
 #[test]
-fn unset_variable_is_an_error_for_a_suite_and_a_warning_for_a_targets_file_alone() {
+fn unset_variable_is_a_warning_for_validate_and_an_error_under_strict() {
     let p = Project::new().file("e.yaml", SUITE).file(
         "targets.yaml",
         "targets:\n  - name: default\n    provider: mock\n    responses:\n      fine: ${{ AGENTV_TEST_UNSET_ANSWER }}\n",
     );
     let run = p.run(&["validate", "e.yaml", "targets.yaml"]);
-    run.code(1)
-        .stderr_has("targets.yaml: error: environment variable AGENTV_TEST_UNSET_ANSWER is not set (target `default`, setting `responses.fine`)")
-        .stderr_has("✘ e.yaml (1 error(s))")
-        .stderr_has("targets.yaml: warning: environment variable AGENTV_TEST_UNSET_ANSWER is not set")
+    run.code(0)
+        .stderr_has("targets.yaml: warning: environment variable AGENTV_TEST_UNSET_ANSWER is not set (target `default`, setting `responses.fine`)")
+        .stderr_has("✔ e.yaml")
         .stderr_has("✔ targets.yaml");
+    p.run(&["validate", "--strict", "e.yaml", "targets.yaml"])
+        .code(2)
+        .stderr_has("targets.yaml: error: environment variable AGENTV_TEST_UNSET_ANSWER is not set (target `default`, setting `responses.fine`) (an error under --strict)")
+        .stderr_has("✘ e.yaml (1 error(s))")
+        .stderr_has("✘ targets.yaml (1 error(s))");
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
+        .code(2)
+        .stderr_has("AGENTV_TEST_UNSET_ANSWER");
     p.output(
         p.command(&["validate", "e.yaml"])
             .env("AGENTV_TEST_UNSET_ANSWER", "the answer"),
@@ -145,7 +161,7 @@ fn unset_variable_is_an_error_for_a_suite_and_a_warning_for_a_targets_file_alone
 fn relative_cwd_is_valid_when_validating_from_the_targets_directory() {
     let p = Project::new().file("agent/evals/e.yaml", SUITE).file(
         "agent/targets.yaml",
-        "targets:\n  - name: default\n    provider: cli\n    command_template: ./agent.sh {OUTPUT_FILE}\n    cwd: .\n",
+        "targets:\n  - name: default\n    provider: cli\n    command_template: ./agent.sh {OUTPUT_FILE}\n    cwd: ..\n",
     );
     let run = p.output(p.command(&["validate", "."]).current_dir(p.path().join("agent")));
     run.code(0).stderr_has("2 file(s) checked, 0 invalid");
@@ -210,6 +226,7 @@ const EXAMPLES: &[&str] = &[
     "mock",
     "providers",
     "results",
+    "tools",
     "v4",
     "workspaces",
 ];
@@ -288,4 +305,21 @@ fn results_files_are_read_and_their_bad_lines_reported() {
     p.run(&["validate", "bad.baseline.jsonl"])
         .code(1)
         .stderr_has("bad.baseline.jsonl: error: 2:");
+}
+
+/// `agentv validate evals/` in a CI job without secrets or agent CLIs: the files are checked,
+/// the machine is only warned about; `--strict` fails on it.
+#[test]
+fn validate_passes_in_ci_without_secrets_or_agent_clis() {
+    let targets = "targets:\n  - name: default\n    provider: claude-code\n    executable: agentv-no-such-claude\n    judge_target: judge\n  - name: judge\n    provider: anthropic\n    model: m\n    api_key: ${{ AGENTV_E2E_NO_SUCH_KEY }}\n";
+    let p = Project::new().file("targets.yaml", targets).file("evals/e.yaml", SUITE);
+    p.run(&["validate", "evals/"])
+        .code(0)
+        .stderr_has("warning: target `default`: Claude Code executable `agentv-no-such-claude` not found on PATH")
+        .stderr_has("warning: environment variable AGENTV_E2E_NO_SUCH_KEY is not set")
+        .stderr_has("✔ evals/e.yaml");
+    p.run(&["validate", "--strict", "evals/"])
+        .code(2)
+        .stderr_has("error: target `default`: Claude Code executable `agentv-no-such-claude` not found on PATH")
+        .stderr_has("✘ evals/e.yaml (2 error(s))");
 }

@@ -161,6 +161,10 @@ impl SourceText {
 pub struct Diagnostics {
     file: PathBuf,
     items: Vec<Diagnostic>,
+    /// Errors among `items`, kept as they are added so [`Diagnostics::error_count`] is O(1):
+    /// loaders call it around every case, and a count that scanned every problem made a file
+    /// with one problem per line quadratic.
+    errors: usize,
     source: Option<SourceText>,
 }
 
@@ -169,6 +173,7 @@ impl Diagnostics {
         Self {
             file: file.to_path_buf(),
             items: Vec::new(),
+            errors: 0,
             source: None,
         }
     }
@@ -205,6 +210,9 @@ impl Diagnostics {
 
     fn push(&mut self, severity: Severity, pos: Pos, message: String, help: Option<String>) {
         let source_line = self.source.as_ref().and_then(|s| s.line(pos.line));
+        if severity == Severity::Error {
+            self.errors += 1;
+        }
         self.items.push(Diagnostic {
             severity,
             file: self.file.clone(),
@@ -217,7 +225,7 @@ impl Diagnostics {
 
     /// Number of errors so far (a checkpoint: compare before and after validating a case).
     pub fn error_count(&self) -> usize {
-        self.items.iter().filter(|d| d.severity == Severity::Error).count()
+        self.errors
     }
 
     pub fn into_vec(self) -> Vec<Diagnostic> {
@@ -225,7 +233,7 @@ impl Diagnostics {
     }
 
     /// Number of problems so far, errors and warnings (a checkpoint for
-    /// [`Diagnostics::downgrade_errors_since`]).
+    /// [`Diagnostics::annotate_errors_since`]).
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -234,14 +242,12 @@ impl Diagnostics {
         self.items.is_empty()
     }
 
-    /// Turns the errors reported since checkpoint `mark` into warnings, appending `suffix` to
-    /// their messages: for a part of a file whose problems drop only that part. True when there
-    /// were any.
-    pub fn downgrade_errors_since(&mut self, mark: usize, suffix: &str) -> bool {
+    /// Appends `suffix` to the errors reported since checkpoint `mark`: they say what they mean
+    /// for the part of the file they are in. True when there were any.
+    pub fn annotate_errors_since(&mut self, mark: usize, suffix: &str) -> bool {
         let mut any = false;
         for d in self.items.iter_mut().skip(mark) {
             if d.severity == Severity::Error {
-                d.severity = Severity::Warning;
                 d.message.push_str(suffix);
                 any = true;
             }
@@ -252,6 +258,7 @@ impl Diagnostics {
     /// Takes in the problems of another file read on this one's behalf (an included template,
     /// a cases file); they keep their own file name, and count in [`Diagnostics::error_count`].
     pub fn absorb(&mut self, other: Diagnostics) {
+        self.errors += other.errors;
         self.items.extend(other.items);
     }
 
@@ -261,6 +268,18 @@ impl Diagnostics {
             self.error(e.pos, format!("invalid YAML: {}", e.message), e.help.clone());
         }
     }
+}
+
+/// Turns every warning of `items` into an error (`--strict`, or a suite's `strict: true`:
+/// `docs/architecture.md#unknown-keys`). Returns how many there were.
+pub fn promote_warnings(items: &mut [Diagnostic]) -> usize {
+    let mut promoted = 0;
+    for d in items.iter_mut().filter(|d| d.severity == Severity::Warning) {
+        d.severity = Severity::Error;
+        d.message.push_str(" (an error under --strict)");
+        promoted += 1;
+    }
+    promoted
 }
 
 /// `text` with control characters escaped (`\t`, `\u{1b}`): messages quote keys and values
@@ -297,6 +316,8 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     }
     known
         .iter()
+        // A key is never its own suggestion: a declared key left unread is not a typo.
+        .filter(|k| **k != key)
         .map(|k| (k, strsim::damerau_levenshtein(&typed, &norm(k))))
         .filter(|(k, d)| *d <= (norm(k).chars().count() / 3).max(1))
         .min_by_key(|(_, d)| *d)
@@ -317,6 +338,30 @@ pub fn describe(node: &Node) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The error count is kept, not recounted: it must agree with the items through every
+    /// operation that changes them.
+    #[test]
+    fn error_count_is_kept_in_step_without_scanning() {
+        let mut d = Diagnostics::new(Path::new("a.jsonl"));
+        let scan = |d: &Diagnostics| d.items.iter().filter(|i| i.severity == Severity::Error).count();
+        for i in 0..10_000u64 {
+            if i % 3 == 0 {
+                d.error(Pos::new(i + 1, 1), "bad line", None);
+            } else {
+                d.warn(Pos::new(i + 1, 1), "odd line", None);
+            }
+        }
+        assert_eq!(d.error_count(), 3334);
+        assert_eq!(d.error_count(), scan(&d));
+        let mark = d.len() - 9;
+        assert!(d.annotate_errors_since(mark, " (case invalid)"));
+        assert_eq!(d.error_count(), 3334);
+        let mut other = Diagnostics::new(Path::new("b.yaml"));
+        other.error(Pos::new(1, 1), "x", None);
+        d.absorb(other);
+        assert_eq!(d.error_count(), scan(&d));
+    }
 
     #[test]
     fn display_has_file_line_column_and_help() {
@@ -344,6 +389,8 @@ mod tests {
             ("timeoutSeconds", Some("timeout_seconds")),
             ("expected_outcom", Some("expected_outcome")),
             ("Name", Some("name")),
+            ("weight", None),
+            ("cwd", None),
             ("threshold", None),
             ("config", None),
             ("", None),

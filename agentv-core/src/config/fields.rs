@@ -251,22 +251,78 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
-    /// Warns about every key not read, suggesting the declared key it most likely misspells.
+    /// Warns about every key not read, suggesting the declared key it most likely misspells
+    /// ([`Fields::report_unknown`] with the eval-file rules).
     pub fn warn_unknown(&self, diags: &mut Diagnostics) {
+        self.report_unknown(diags, &UnknownKeys::default());
+    }
+
+    /// Reports every key not read (`docs/architecture.md#unknown-keys`): a warning suggesting
+    /// the declared key it most likely misspells, an error when that key holds graders (a typo
+    /// there would drop them) or when `rules` make typos errors. A declared key left unread
+    /// (reading stopped at an error already reported) is not reported again.
+    pub fn report_unknown(&self, diags: &mut Diagnostics, rules: &UnknownKeys<'_>) {
         let known = self.known().join(", ");
         let spellings = self.spellings();
         for (key, _) in self.rest() {
             let text = key.key_text();
-            let help = match did_you_mean(&text, &spellings) {
+            if spellings.contains(&text.as_str()) {
+                continue;
+            }
+            if rules.foreign.contains(&text.as_str()) {
+                diags.warn(
+                    key.pos,
+                    format!("`{text}` in {} {}; it is ignored", self.what, rules.foreign_note),
+                    Some(format!("known keys: {known}")),
+                );
+                continue;
+            }
+            let guess = did_you_mean(&text, &spellings);
+            let help = match guess {
                 Some(guess) => format!("did you mean `{guess}`? known keys: {known}"),
                 None => format!("known keys: {known}"),
             };
-            diags.warn(
-                key.pos,
-                format!("unknown key `{text}` in {}; it is ignored", self.what),
-                Some(help),
-            );
+            let drops_graders = guess.and_then(|g| self.key(g)).is_some_and(|k| holds_graders(&k.kind));
+            if drops_graders || (rules.typos_are_errors && guess.is_some()) {
+                let why = if drops_graders {
+                    "its graders would be dropped"
+                } else {
+                    "a misspelt setting would silently fall back to its default"
+                };
+                diags.error(
+                    key.pos,
+                    format!("unknown key `{text}` in {}: {why}", self.what),
+                    Some(help),
+                );
+            } else {
+                diags.warn(
+                    key.pos,
+                    format!("unknown key `{text}` in {}; it is ignored", self.what),
+                    Some(help),
+                );
+            }
         }
+    }
+}
+
+/// How [`Fields::report_unknown`] treats the keys no table declares.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnknownKeys<'r> {
+    /// A key close to a declared one is an error, not a warning (a targets entry: `base_ulr`
+    /// must not send a key to the default endpoint; D3 in the design notes).
+    pub typos_are_errors: bool,
+    /// Keys another implementation defines and this one does not: warnings that say so
+    /// (`foreign_note`), never taken for typos.
+    pub foreign: &'r [&'r str],
+    pub foreign_note: &'r str,
+}
+
+/// Whether a value of `kind` is, or holds, a list of graders (`assertions`, `execution`).
+fn holds_graders(kind: &Kind) -> bool {
+    match kind {
+        Kind::Ref(name) => *name == "graders",
+        Kind::Object(table) => table.keys().any(|k| matches!(k.kind, Kind::Ref("graders"))),
+        _ => false,
     }
 }
 

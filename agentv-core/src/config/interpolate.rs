@@ -12,8 +12,38 @@ use regex::{Captures, Regex};
 
 use super::node::{Node, NodeValue, Pos};
 
+/// The one `${{ VAR }}` grammar of the code base (eval files, targets files, `.env`-backed
+/// settings): a POSIX variable name between `${{` and `}}`, spaces allowed inside.
 static ENV_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}").expect("static regex"));
+
+/// The variable named by a value that is exactly one `${{ VAR }}` (surrounding spaces allowed).
+pub fn env_reference(value: &str) -> Option<&str> {
+    let value = value.trim();
+    let c = ENV_REF.captures(value)?;
+    let all = c.get(0)?;
+    (all.start() == 0 && all.end() == value.len()).then(|| c.get(1).map(|m| m.as_str()))?
+}
+
+/// Every variable `text` references, in order (a name used twice is listed twice).
+pub fn env_references(text: &str) -> impl Iterator<Item = &str> {
+    ENV_REF.captures_iter(text).filter_map(|c| c.get(1).map(|m| m.as_str()))
+}
+
+/// `text` with every `${{ VAR }}` replaced by `lookup(VAR)`; a reference without a value
+/// becomes empty text and its name is returned.
+pub fn substitute_env(text: &str, mut lookup: impl FnMut(&str) -> Option<String>) -> (String, Vec<String>) {
+    let mut unset = Vec::new();
+    let replaced = ENV_REF
+        .replace_all(text, |c: &Captures<'_>| {
+            lookup(&c[1]).unwrap_or_else(|| {
+                unset.push(c[1].to_owned());
+                String::new()
+            })
+        })
+        .into_owned();
+    (replaced, unset)
+}
 
 static VAR_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}").expect("static regex"));
@@ -42,22 +72,19 @@ fn walk_env(node: &mut Node, lookup: &dyn Fn(&str) -> Option<String>, unset: &mu
         NodeValue::Str(text) if text.contains("${{") => {
             let pos = node.pos;
             let mut value_of = |name: &str| {
-                lookup(name).unwrap_or_else(|| {
+                lookup(name).or_else(|| {
                     unset.push(Unset {
                         pos,
                         name: name.to_owned(),
                     });
-                    String::new()
+                    None
                 })
             };
             if let Some(whole) = whole_match(&ENV_REF, text) {
-                node.value = typed(value_of(&whole));
+                node.value = typed(value_of(&whole).unwrap_or_default());
                 return;
             }
-            let replaced = ENV_REF
-                .replace_all(text, |c: &Captures<'_>| value_of(&c[1]))
-                .into_owned();
-            *text = replaced;
+            *text = substitute_env(text, value_of).0;
         }
         NodeValue::Seq(items) => items.iter_mut().for_each(|i| walk_env(i, lookup, unset)),
         NodeValue::Map(entries) => entries.iter_mut().for_each(|(_, v)| walk_env(v, lookup, unset)),
@@ -187,6 +214,26 @@ mod tests {
                 name: "NOPE".into()
             }]
         );
+    }
+
+    /// One grammar: what names a whole value is what is found and replaced inside one.
+    #[test]
+    fn one_env_reference_grammar_for_whole_values_and_inner_text() {
+        let cases = [
+            ("${{ CITY }}", Some("CITY"), vec!["CITY"], "Paris"),
+            ("  ${{W}} ", Some("W"), vec!["W"], "  3 "),
+            ("http://h:${{ W }}/v1", None, vec!["W"], "http://h:3/v1"),
+            ("${{ W }}${{ CITY }}", None, vec!["W", "CITY"], "3Paris"),
+            ("${{ 1X }}", None, vec![], "${{ 1X }}"),
+            ("${{ A-B }}", None, vec![], "${{ A-B }}"),
+            ("${ CITY }", None, vec![], "${ CITY }"),
+            ("${{ NOPE }}!", None, vec!["NOPE"], "!"),
+        ];
+        for (text, whole, names, replaced) in cases {
+            assert_eq!(env_reference(text), whole, "{text}");
+            assert_eq!(env_references(text).collect::<Vec<_>>(), names, "{text}");
+            assert_eq!(substitute_env(text, env).0, replaced, "{text}");
+        }
     }
 
     #[test]

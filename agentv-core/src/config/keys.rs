@@ -59,6 +59,9 @@ pub enum Kind {
     Text,
     /// A string and nothing else.
     Str,
+    /// An `http://` or `https://` URL with a host: checked when read, so a bad URL or port is
+    /// a configuration error before any call rather than a network error on every case.
+    Url,
     Bool,
     /// A finite number in a range.
     Number(NumberRange),

@@ -12,7 +12,7 @@ pub mod node;
 pub mod schema;
 pub mod source;
 
-pub use diagnostics::{Diagnostic, Diagnostics, Severity, describe, did_you_mean};
-pub use fields::{Fields, text_of};
+pub use diagnostics::{Diagnostic, Diagnostics, Severity, describe, did_you_mean, promote_warnings};
+pub use fields::{Fields, UnknownKeys, text_of};
 pub use keys::{DurationRange, IntRange, Key, KeyTable, Kind, NumberRange, TimeUnit};
 pub use node::{Node, NodeValue, Pos};

@@ -97,6 +97,7 @@ pub fn kind_schema(kind: &Kind, spelling: Spelling) -> Value {
     match kind {
         Kind::Text => json!({"type": ["string", "number", "boolean"]}),
         Kind::Str => json!({"type": "string"}),
+        Kind::Url => json!({"type": "string", "pattern": "^(https?://|\\$\\{\\{)"}),
         Kind::Bool => json!({"type": "boolean"}),
         Kind::Number(range) => {
             let mut s = json!({"type": "number", "minimum": range.min});

@@ -185,19 +185,21 @@ impl<'p> ParseContext<'p> {
         self.diags.len()
     }
 
-    /// Turns the errors reported since `mark` into warnings that say the grader is dropped:
-    /// a grader whose own configuration is wrong is left out and the case keeps its other
-    /// graders, as AgentV 4.x does. True when there were any.
+    /// Says of the errors reported since `mark` that the grader cannot be used, so its case is
+    /// invalid: a case is never graded without a grader it asked for
+    /// (`docs/architecture.md#unknown-keys`). True when there were any.
     pub fn drop_grader_if_errors(&mut self, mark: usize) -> bool {
-        self.diags.downgrade_errors_since(mark, "; the grader is dropped")
+        self.diags.annotate_errors_since(mark, GRADER_DROPPED)
     }
 
-    /// Warns at `pos` that the grader is dropped because of `why`.
+    /// An error at `pos`: the grader cannot be used because of `why`, so its case is invalid.
     pub fn drop_grader(&mut self, pos: Pos, why: impl Into<String>, fix: Option<String>) {
-        self.diags
-            .warn(pos, format!("{}; the grader is dropped", why.into()), fix);
+        self.diags.error(pos, format!("{}{GRADER_DROPPED}", why.into()), fix);
     }
 }
+
+/// What a grader problem means for the case, added to its message.
+pub const GRADER_DROPPED: &str = "; the grader cannot be used, so the case is invalid";
 
 /// Everything known about one answered case.
 pub struct GradeContext<'a> {
@@ -244,6 +246,12 @@ impl GradeContext<'_> {
     pub fn generation(&self) -> Generation {
         self.case.generation
     }
+
+    /// Whether the case is graded strictly (`--strict`, or its suite's `strict: true`): output
+    /// a generation's lenient rule would still grade is a grader error instead.
+    pub fn strict(&self) -> bool {
+        self.run.strict || self.case.strict
+    }
 }
 
 /// What one grader concluded.
@@ -265,6 +273,10 @@ pub struct Grade {
     /// reports a grader that crashed. Invalid judge output is not: the spec wants it scored 0
     /// with empty hits and misses, the reason kept in `error` only.
     pub error_is_miss: bool,
+    /// The grading process crashed (died by a signal, exited non-zero with output on stderr,
+    /// could not start, timed out): a grader error in either file generation, where another
+    /// 4.x failure only scores 0 (`docs/architecture.md#grader-errors`).
+    pub crashed: bool,
     /// What was sent to a judge, for the results file.
     pub request: Option<Value>,
 }
@@ -283,6 +295,7 @@ impl Grade {
     pub fn crashed(error: impl Into<String>) -> Self {
         Self {
             error_is_miss: true,
+            crashed: true,
             ..Self::failed(error)
         }
     }

@@ -5,6 +5,7 @@
 //! See `docs/architecture.md#add-a-grader`.
 
 pub mod candidate;
+mod custom_assertion;
 mod grader;
 pub mod js;
 pub mod js_regex;
@@ -22,7 +23,7 @@ mod testkit;
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
 };
-pub use list::{GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
+pub use list::{Evaluated, GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
 pub use negate::negate;
 pub use score::{CaseScore, score_case};
 
@@ -65,6 +66,8 @@ grader_table! {
     json_schema,
     word_count,
     command,
+    is_valid_tool_call,
+    tool_call_f1,
 }
 
 /// Every grader type, in table order.

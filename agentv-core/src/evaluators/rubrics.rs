@@ -978,7 +978,7 @@ mod tests {
         let (got, problems) = items("- {outcome: o, weight: -1}\n");
         assert_eq!(got.err(), Some(Stop::Grader));
         assert!(
-            problems[0].contains("warning: `weight` must be a number ≥ 0, found -1; the grader is dropped"),
+            problems[0].contains("error: `weight` must be a number ≥ 0, found -1; the grader cannot be used, so the case is invalid"),
             "{problems:?}"
         );
     }

@@ -167,6 +167,8 @@ impl Answered {
                 child_env: Arc::from(Vec::new()),
                 secrets: Default::default(),
                 dump_prompts: None,
+                strict: false,
+                cwd: None,
             },
             trace: Vec::new(),
             summary: TraceSummary::default(),

@@ -24,6 +24,8 @@ pub struct ValidateOptions {
     pub targets_path: Option<PathBuf>,
     /// Where resolved `${{ VAR }}` values are registered, so the caller's output redacts them.
     pub secrets: Secrets,
+    /// `--strict`: warnings are errors, problems of the machine included.
+    pub strict: bool,
 }
 
 /// Every file checked, in order, with its problems.
@@ -75,11 +77,14 @@ pub fn validate(ws: &Workspace, options: &ValidateOptions) -> Result<Validation,
     let checked = files
         .into_iter()
         .map(|(path, kind)| {
-            let all = match kind {
+            let mut all = match kind {
                 FileKind::Targets => check_targets_file(&path, ws, resolver.secrets()),
                 FileKind::Results => check_results_file(&path),
-                _ => check_eval(&path, ws, &mut resolver),
+                _ => check_eval(&path, ws, &mut resolver, options.strict),
             };
+            if options.strict {
+                crate::config::promote_warnings(&mut all);
+            }
             CheckedFile {
                 errors: all.iter().filter(|d| d.severity == Severity::Error).count(),
                 diagnostics: seen.fresh(&all),
@@ -109,16 +114,26 @@ fn check_results_file(file: &Path) -> Vec<Diagnostic> {
 }
 
 /// The problems of one eval file, then those of the target `eval` would run it against.
-fn check_eval(file: &Path, ws: &Workspace, resolver: &mut TargetResolver<'_>) -> Vec<Diagnostic> {
+/// Problems of the machine are warnings unless `strict` (or the file's `strict: true`).
+fn check_eval(file: &Path, ws: &Workspace, resolver: &mut TargetResolver<'_>, strict: bool) -> Vec<Diagnostic> {
     let suite = load_eval_file(file, ws);
     let mut diagnostics = suite.diagnostics.clone();
     // A file that could not be read has no cases and no target to speak of.
     if suite.case_count + suite.skipped > 0 {
         let outcome = resolver.resolve(&suite.file, suite.target.as_deref());
-        diagnostics.extend(resolver.take_warnings());
+        let mut target = resolver.take_warnings();
+        let machine = if strict || suite.strict {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
         if let Err(problem) = outcome {
-            diagnostics.extend(problem.diagnostics(file, ws));
+            target.extend(problem.diagnostics(file, ws, machine));
         }
+        if suite.strict {
+            crate::config::promote_warnings(&mut target);
+        }
+        diagnostics.extend(target);
     }
     diagnostics
 }

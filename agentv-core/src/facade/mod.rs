@@ -46,6 +46,8 @@ use crate::run::{Budget, Expansion, Interrupt, Outcome, RunObserver, RunReport};
 pub struct LoadOptions {
     pub paths: Vec<String>,
     pub eval_ids: Vec<String>,
+    /// `--strict`: every problem in the files is an error and stops the run.
+    pub strict: bool,
 }
 
 /// The suites that have cases to run, and every problem loading found.
@@ -77,6 +79,9 @@ pub enum LoadError {
         diagnostics: Vec<Diagnostic>,
         skipped: usize,
     },
+    /// `--strict` (or a suite's `strict: true`) and the files have problems.
+    #[error("nothing ran: {count} problem(s) in the eval files, which --strict (or `strict: true`) makes errors")]
+    Strict { diagnostics: Vec<Diagnostic>, count: usize },
     /// No valid case matches `--eval-id`.
     #[error("no eval case matches --eval-id {}", .patterns.join(", "))]
     NoMatchingCase {
@@ -89,7 +94,9 @@ impl LoadError {
     /// Problems in the files that were read, to show before the error: they often explain it.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
-            Self::NothingToRun { diagnostics, .. } | Self::NoMatchingCase { diagnostics, .. } => diagnostics,
+            Self::NothingToRun { diagnostics, .. }
+            | Self::NoMatchingCase { diagnostics, .. }
+            | Self::Strict { diagnostics, .. } => diagnostics,
             Self::Paths(_) | Self::IdPattern(_) => &[],
         }
     }
@@ -118,7 +125,11 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         .filter(|(_, kind)| *kind == FileKind::Eval)
         .map(|(file, _)| load_eval_file_filtered(file, ws, filter.clone()))
         .collect();
-    let diagnostics: Vec<Diagnostic> = suites.iter().flat_map(|s| s.diagnostics.iter().cloned()).collect();
+    let mut diagnostics: Vec<Diagnostic> = suites.iter().flat_map(|s| s.diagnostics.iter().cloned()).collect();
+    if let Some(count) = strict_problems(&suites, options.strict) {
+        crate::config::promote_warnings(&mut diagnostics);
+        return Err(LoadError::Strict { diagnostics, count });
+    }
     let skipped = suites.iter().map(|s| s.skipped).sum();
     let unread = suites
         .iter()
@@ -141,6 +152,17 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
         skipped,
         unread,
     })
+}
+
+/// Under `--strict`, the number of problems in every file; else that of the files that say
+/// `strict: true` (their warnings are errors already). `None` when there are none.
+fn strict_problems(suites: &[LoadedSuite], strict: bool) -> Option<usize> {
+    let count: usize = suites
+        .iter()
+        .filter(|s| strict || s.strict)
+        .map(|s| s.diagnostics.len())
+        .sum();
+    (count > 0).then_some(count)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +200,8 @@ pub struct PlanOptions {
     pub budget_usd: Option<f64>,
     /// The command line, for the run summary (redacted when written).
     pub command_line: Vec<String>,
+    /// `--strict`: a warning about the targets (an unknown setting) stops the run.
+    pub strict: bool,
 }
 
 /// A run ready to start: targets resolved, credentials checked, workers decided, the results
@@ -307,11 +331,21 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         cache: cache.clone(),
         secrets: options.secrets.clone(),
     };
+    let strict = options.strict || loaded.suites.iter().any(|s| s.strict);
     let resolved = resolve(loaded.suites, ws, &resolve_options).map_err(|failure| PlanError {
         warnings: failure.warnings,
         errors: failure.errors.iter().map(ToString::to_string).collect(),
     })?;
     let mut warnings = resolved.warnings.clone();
+    if strict && !warnings.is_empty() {
+        let count = crate::config::promote_warnings(&mut warnings);
+        return Err(fail(
+            warnings,
+            vec![format!(
+                "nothing ran: {count} problem(s) with the targets, which --strict (or `strict: true`) makes errors"
+            )],
+        ));
+    }
     if let Some(missing) =
         crate::workspace::preflight_cases(resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case))
     {
@@ -438,6 +472,9 @@ pub struct RunOptions {
     pub threshold: Option<f64>,
     /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
     pub workspaces: crate::workspace::WorkspaceOptions,
+    /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
+    /// text is a grader error).
+    pub strict: bool,
 }
 
 /// A finished run, ready for [`report`].
@@ -513,6 +550,8 @@ pub async fn run(
             dump_prompts: options
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
+            strict: options.strict,
+            cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
         workspaces: crate::workspace::runtime_for(

@@ -69,8 +69,8 @@ impl Loader {
         diags: &mut Diagnostics,
     ) -> Option<LoadedCase> {
         let v4 = self.generation == Generation::V4;
-        // 4.x datasets have no `vars` (`agentv-4.md` §1.9).
-        let vars = node.get("vars").filter(|_| v4 && !self.jsonl);
+        // A JSONL line takes every key a YAML case takes, `vars` included.
+        let vars = node.get("vars").filter(|_| v4);
         let substituted;
         let node = match vars {
             Some(vars) => {
@@ -95,9 +95,10 @@ impl Loader {
         let _ = f.take("note");
         let _ = f.take("suite");
         let metadata = self.case_metadata(&mut f, diags);
+        let tool_use = self.case_tool_use(&mut f, diags);
 
         let exec = self.case_execution(&mut f, diags);
-        let use_defaults = v4 && !self.jsonl && !exec.skip_defaults;
+        let use_defaults = v4 && !exec.skip_defaults;
         let inputs = self.case_inputs(&mut f, vars, use_defaults, diags);
         let expected = match f.take("expected_messages") {
             Some(node) => self.expected_list(node, diags),
@@ -105,7 +106,6 @@ impl Loader {
                 .take("expected_output")
                 .map_or(Some(Vec::new()), |node| self.expected_output(node, diags)),
         };
-        let assertions_written = f.written("assertions");
         let assertions = f.take("assertions");
         let evaluators = f.take("evaluators");
         let rubrics = f.take("rubrics");
@@ -169,14 +169,11 @@ impl Loader {
                         .any(|m| m.content != Content::Empty || m.tool_calls.is_some())
                     || conversation.as_ref().is_some_and(|c| !c.turns.is_empty())
                     || (self.v2_cases_key && (evaluators.is_some() || exec.evaluators.is_some()))
-                    || match assertions {
-                        // 4.x datasets count `assert` only (`agentv-4.md` §1.9).
-                        Some(_) if self.jsonl => assertions_written == "assert",
-                        Some(_) => true,
-                        None => false,
-                    };
+                    // A JSONL line takes every spelling a YAML case takes (AgentV 4.x reads
+                    // only `assert` there; `docs/architecture.md#file-formats`).
+                    || assertions.is_some();
                 if !complete {
-                    let key = if self.jsonl { "assert" } else { "assertions" };
+                    let key = "assertions";
                     diags.error(
                         f.pos,
                         format!(
@@ -222,11 +219,13 @@ impl Loader {
             generation: self.generation,
             metadata,
             // 4.x datasets have no per-case threshold (`agentv-4.md` §1.9).
-            threshold: exec.threshold.filter(|_| !self.jsonl),
+            threshold: exec.threshold,
             suite_threshold: self.defaults.threshold,
             conversation,
             workspace,
             dependencies,
+            strict: self.settings.strict,
+            tool_use,
         };
         Some(LoadedCase {
             case,
@@ -419,12 +418,29 @@ impl Loader {
         Some(Arc::from(all))
     }
 
+    /// The case's tool settings over its suite's, key by key (`docs/tools.md`).
+    fn case_tool_use(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Arc<crate::model::ToolSettings>> {
+        let own = self.read_tool_use(f, diags);
+        if self.defaults.tool_use_invalid {
+            // Run without the suite's tools, a case would be graded on another task.
+            diags.error(
+                f.pos,
+                "case inherits the eval file's invalid tool settings",
+                Some("fix the errors reported for the suite's `tools`, `tool_choice` or `max_steps`".to_owned()),
+            );
+        }
+        let merged = own.over(&self.defaults.tool_use);
+        if let (Some(tools), Some(choice)) = (&merged.tools, &merged.choice)
+            && own.tools.is_some() != own.choice.is_some()
+        {
+            crate::tools::read::check_choice(choice, tools, f.pos, diags);
+        }
+        (!merged.is_empty()).then(|| Arc::new(merged))
+    }
+
     /// The case's `metadata` (4.x YAML: merged over the suite's).
     fn case_metadata(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Map<String, Value>> {
         let own = f.take("metadata").and_then(|n| object_of(n, "metadata", diags));
-        if self.jsonl {
-            return own;
-        }
         match (&self.defaults.metadata, own) {
             (Some(suite), Some(own)) => Some(super::metadata::merge(suite, &own)),
             (Some(suite), None) => Some(suite.clone()),
@@ -663,14 +679,6 @@ impl Loader {
                 return Some(None);
             }
             return None;
-        }
-        if self.jsonl {
-            diags.error(
-                mode_node.map_or(f.pos, |n| n.pos),
-                "a dataset line cannot be a conversation case",
-                Some("write conversation cases in a YAML suite".to_owned()),
-            );
-            return Some(None);
         }
         let Some(items) = turns.and_then(Node::as_seq).filter(|t| !t.is_empty()) else {
             diags.error(

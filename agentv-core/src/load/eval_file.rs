@@ -75,6 +75,9 @@ pub struct LoadedSuite {
     pub workers: Option<usize>,
     /// `execution.cache: true`.
     pub cache: bool,
+    /// `strict: true`: its warnings (and its targets') are errors; those of the file are already
+    /// errors in `diagnostics`.
+    pub strict: bool,
     /// `execution.targets` (a matrix run): kept; the suite runs on one target.
     pub matrix: Vec<String>,
     pub info: SuiteInfo,
@@ -192,6 +195,9 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
     let settings = std::mem::take(&mut loader.settings);
+    if settings.strict {
+        crate::config::promote_warnings(&mut diagnostics);
+    }
     LoadedSuite {
         file: path.to_path_buf(),
         dataset: loader.dataset.clone(),
@@ -204,6 +210,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         threshold: loader.defaults.threshold,
         workers: settings.workers,
         cache: settings.cache,
+        strict: settings.strict,
         matrix: settings.matrix,
         info: settings.info,
         stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
@@ -266,13 +273,18 @@ pub(super) struct SuiteDefaults {
     pub(super) metadata: Option<Map<String, Value>>,
     /// `execution.threshold`.
     pub(super) threshold: Option<f64>,
+    /// `tools`, `tool_choice`, `parallel_tool_calls`, `max_steps` (both generations).
+    pub(super) tool_use: crate::model::ToolSettings,
+    /// The suite's tool settings had an error (reported): a case that inherits them cannot run.
+    pub(super) tool_use_invalid: bool,
 }
 
 /// Suite settings that go to the [`LoadedSuite`].
 #[derive(Default)]
-struct SuiteSettings {
+pub(super) struct SuiteSettings {
     workers: Option<usize>,
     cache: bool,
+    pub(super) strict: bool,
     matrix: Vec<String>,
     info: SuiteInfo,
 }
@@ -295,7 +307,7 @@ pub(super) struct Loader {
     /// Variables for `${{ VAR }}` (4.x files).
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
-    settings: SuiteSettings,
+    pub(super) settings: SuiteSettings,
     /// The suite's `workspace` block and `execution.targets` hooks (`docs/workspaces.md`).
     pub(super) workspace: SuiteWorkspace,
 }
@@ -592,6 +604,7 @@ impl Loader {
 
     fn read_suite_keys(&mut self, f: &mut Fields<'_>, diags: &mut Diagnostics) {
         let _ = f.take("$schema");
+        self.settings.strict = f.boolean("strict", diags).unwrap_or(false);
         // Read leniently: a description is never worth an error.
         self.settings.info.description = f.take("description").and_then(Node::scalar_text);
         if let Some(name) = f.string("dataset", diags) {
@@ -619,6 +632,9 @@ impl Loader {
                 None => self.workspace.broken = true,
             }
         }
+        let before = diags.error_count();
+        self.defaults.tool_use = self.read_tool_use(f, diags);
+        self.defaults.tool_use_invalid = diags.error_count() > before;
         let mut lists: Vec<&Node> = Vec::new();
         if f.known().contains(&"assertions")
             && let Some(node) = f.take("assertions")
@@ -767,14 +783,12 @@ impl Loader {
         let repo = self
             .ws
             .ancestors_to_root(&self.dir)
-            .last()
-            .unwrap_or(&self.dir)
-            .to_path_buf();
-        let in_repo = repo != self.dir || self.dir.join(".git").exists();
-        let root = if !in_repo && self.dir.starts_with(&self.ws.cwd) {
-            self.ws.cwd.clone()
-        } else {
-            repo
+            .find(|d| d.join(".git").exists())
+            .map(Path::to_path_buf);
+        let root = match repo {
+            Some(repo) => repo,
+            None if self.dir.starts_with(&self.ws.cwd) => self.ws.cwd.clone(),
+            None => self.dir.clone(),
         };
         let cx = super::workspace::Context {
             eval_dir: &self.dir,
@@ -783,6 +797,13 @@ impl Loader {
             env: self.env.as_deref(),
         };
         super::workspace::read(node, &cx, diags)
+    }
+
+    /// The tool settings of a suite or a case (`docs/tools.md`); a tools file is found as every
+    /// file an eval names.
+    pub(super) fn read_tool_use(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> crate::model::ToolSettings {
+        let find = |path: &str| self.ws.resolve_file(path, &self.dir);
+        crate::tools::read::read_fields(f, &find, diags)
     }
 
     /// A grader list, read with the grader table.

@@ -7,6 +7,7 @@
 
 use crate::config::{IntRange, Key, KeyTable, Kind, NumberRange};
 use crate::model::Role;
+use crate::tools::keys::{RESULT_KEY, USE_KEYS};
 
 /// A grader list, described once in the schema (`#/definitions/graders`).
 pub const GRADERS: Kind = Kind::Ref("graders");
@@ -36,6 +37,11 @@ const SUITE_COMMON: &[Key] = &[
         "The target and the graders of every case, and how the suite runs.",
     ),
     Key::new("target", Kind::Text, "Legacy form of `execution.target`."),
+    Key::new(
+        "strict",
+        Kind::Bool,
+        "Warnings about this file and its targets are errors, as with `--strict` (nothing runs).",
+    ),
     Key::new(
         "evaluator",
         Kind::Text,
@@ -105,7 +111,7 @@ const CASES: &[Key] = &[Key::new(
 pub const SUITE: KeyTable = KeyTable::new(
     "the eval file",
     "An agentv eval suite (AgentV 2.x or 4.x keys).",
-    &[SUITE_COMMON, SUITE_V4, CASES],
+    &[SUITE_COMMON, SUITE_V4, CASES, USE_KEYS],
 );
 
 const NO_CASES: &[Key] = &[Key::new(
@@ -118,8 +124,8 @@ const NO_CASES: &[Key] = &[Key::new(
 /// The suite keys a JSONL dataset's sidecar (`<name>.yaml` beside it) may set.
 pub const SIDECAR: KeyTable = KeyTable::new(
     "the dataset sidecar",
-    "Suite keys of a JSONL dataset.",
-    &[SUITE_COMMON, NO_CASES],
+    "Suite keys of a JSONL dataset: every key of a YAML suite but its cases.",
+    &[SUITE_COMMON, SUITE_V4, NO_CASES, USE_KEYS],
 );
 
 const TRIALS_KEYS: &[Key] = &[
@@ -322,7 +328,7 @@ const CASE_KEYS: &[Key] = &[
 ];
 
 /// One case of a suite, or one line of a JSONL dataset.
-pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS]);
+pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS, USE_KEYS, RESULT_KEY]);
 
 const TURN_KEYS: &[Key] = &[
     Key::new("input", Kind::OneOf(INPUT_KINDS), "What the user says in this turn.").required(),

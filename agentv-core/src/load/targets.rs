@@ -38,7 +38,8 @@ pub const TARGET_FILE_NAMES: &[&str] = &[
 ];
 
 /// Finds the targets file: `explicit` (a file, or a directory holding one), else the first hit
-/// walking from `eval_dir` up to the repository root, then the working directory
+/// walking from `eval_dir` up to the repository root (every ancestor outside a repository), then
+/// the working directory
 /// (`docs/architecture.md#targets-files`).
 pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspace) -> Result<PathBuf, Vec<PathBuf>> {
     if let Some(path) = explicit {
@@ -54,7 +55,6 @@ pub fn find_targets_file(explicit: Option<&Path>, eval_dir: &Path, ws: &Workspac
             .ok_or(if path.is_dir() { tried } else { vec![path] });
     }
     let mut dirs: Vec<&Path> = ws.ancestors_to_root(eval_dir).collect();
-    dirs.push(&ws.repo_root);
     dirs.push(&ws.cwd);
     let mut tried = Vec::new();
     for dir in dirs {
@@ -135,7 +135,12 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
     let settings = snake_case_keys(node);
     let mut f = Fields::of(&settings, &TARGET_KEYS, diags)?;
     let name = f.required_string("name", "target", diags)?;
-    let provider = f.required_string("provider", &format!("target `{name}`"), diags)?;
+    let use_target = f.take("use_target").map(|n| n.pos).zip(f.string("use_target", diags));
+    let provider = match (&use_target, f.take("provider")) {
+        (Some(_), None) => String::new(),
+        _ => f.required_string("provider", &format!("target `{name}`"), diags)?,
+    };
+    let use_target = use_target.map(|(pos, text)| (text.trim().to_owned(), pos));
     let provider_pos = f.take("provider").map_or(node.pos, |n| n.pos);
     let judge_target = f.string("judge_target", diags);
     let before = diags.error_count();
@@ -148,6 +153,7 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
         name,
         provider,
         provider_pos,
+        use_target,
         judge_target,
         workers,
         provider_batching,

@@ -260,6 +260,12 @@ pub struct EvalCase {
     pub workspace: Option<Arc<super::workspace::CaseWorkspace>>,
     /// Set on every case of a suite where some case has `depends_on` (`docs/workspaces.md#dependencies`).
     pub dependencies: Option<Arc<Dependencies>>,
+    /// The suite says `strict: true`: its graders apply no generation's lenient rule (as
+    /// `--strict` does for every suite).
+    pub strict: bool,
+    /// Tools, tool choice, steps and tool results of the case over its suite's
+    /// (`docs/tools.md`); the target's fill in what neither sets.
+    pub tool_use: Option<Arc<super::ToolSettings>>,
 }
 
 /// Where a case stands in its suite's dependency graph: the cases it waits for, its wave, and

@@ -9,6 +9,7 @@ use serde_json::{Map, json};
 use super::settings::node_text;
 use super::{BuildContext, ExecutableNeed, ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, Key, Kind};
+use crate::paths::TargetPath;
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::redact::{Secrets, StreamLog};
 
@@ -29,7 +30,7 @@ pub const AGENT_KEYS: &[Key] = &[
     Key::new(
         "cwd",
         Kind::Text,
-        "Working directory, relative to the targets file (default: a fresh temporary workspace per call).",
+        "Working directory, relative to the eval file's directory (default: a fresh temporary workspace per call).",
     ),
     Key::new(
         "timeout_seconds",
@@ -80,8 +81,9 @@ pub struct AgentConfig {
     pub executable: String,
     /// Extra arguments after the built-in ones.
     pub args: Vec<String>,
-    /// Working directory; `None` = a fresh temporary workspace per call.
-    pub cwd: Option<PathBuf>,
+    /// Working directory as written (relative: to the eval file's directory); `None` = a fresh
+    /// temporary workspace per call.
+    pub cwd: Option<TargetPath>,
     pub timeout: Option<Duration>,
     pub model: Option<String>,
     pub system_prompt: Option<String>,
@@ -221,7 +223,7 @@ pub enum AgentOutputError {
 /// Runs an agent CLI once: finds the executable, prepares the workspace, sends the prompt on
 /// stdin, streams the output to the log, then turns the outcome into a response with `parse`.
 /// A non-zero exit is an error with the exit code and the agent's own report when `parse` found
-/// one ([`AgentOutputError::Reported`]), else stderr and the last stdout lines.
+/// one ([`AgentOutputError::Reported`]), else the last stdout lines and stderr.
 pub async fn run(
     config: &AgentConfig,
     profile: &AgentProfile,
@@ -238,8 +240,17 @@ pub async fn run(
         ))
     })?;
     // A case's workspace wins over the target's own `cwd` (`docs/workspaces.md`).
-    let cwd = request.workspace.as_deref().or(config.cwd.as_deref());
-    let dir = agent_dir(cwd, &format!("agentv-{}-", profile.program))
+    let cwd = match &request.workspace {
+        Some(workspace) => Some(workspace.clone()),
+        None => config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref())),
+    };
+    if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
+        return Err(ProviderError::failed(format!(
+            "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
+            cwd.display()
+        )));
+    }
+    let dir = agent_dir(cwd.as_deref(), &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
     if profile.prompt_md && cwd.is_none() {
@@ -287,10 +298,12 @@ pub async fn run(
     if !done.status.success() {
         let why = match &parsed {
             Err(AgentOutputError::Reported(report)) => report.clone(),
+            // stderr last: where a crash says why (the end of a traceback), which the console
+            // shows of a multi-line error.
             _ => format!(
-                "stderr: {}; last stdout lines:\n{}",
-                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets),
-                last_lines(&done.stdout, 5, &config.secrets)
+                "last stdout lines:\n{}\nstderr: {}",
+                last_lines(&done.stdout, 5, &config.secrets),
+                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets)
             ),
         };
         return Err(ProviderError::failed(format!(

@@ -91,6 +91,10 @@ impl ResponseCache {
         if let Some(t) = request.temperature {
             canonical["temperature"] = json!(t);
         }
+        // Tool definitions, and the calls and results of earlier steps, shape the answer.
+        if let Some(tools) = &request.tools {
+            canonical["tools"] = tools.cache_value();
+        }
         // serde_json's maps are sorted, so equal requests serialize equally.
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
     }
@@ -181,6 +185,10 @@ impl Provider for CachedProvider {
 
     fn public_settings(&self) -> Value {
         self.inner.public_settings()
+    }
+
+    fn tool_settings(&self) -> Option<&crate::model::ToolSettings> {
+        self.inner.tool_settings()
     }
 
     fn max_workers(&self) -> Option<usize> {

@@ -15,6 +15,7 @@ use super::{
     ProviderRequest, ProviderResponse, TargetSettings,
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind, Pos};
+use crate::paths::{TargetPath, target_cwd};
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::redact::Secrets;
 
@@ -50,7 +51,7 @@ const OWN: &[Key] = &[
     Key::new(
         "cwd",
         Kind::Text,
-        "Working directory, relative to the targets file (default: the eval file's directory).",
+        "Working directory, relative to the eval file's directory (default: that directory).",
     ),
     Key::new(
         "timeout_seconds",
@@ -73,12 +74,12 @@ const HEALTHCHECK_OWN: &[Key] = &[
         Kind::Text,
         "`http` (GET `url` must answer 2xx) or `command` (must exit 0); without it, the key given decides (4.x).",
     ),
-    Key::new("url", Kind::Text, "For `type: http`."),
+    Key::new("url", Kind::Url, "For `type: http`."),
     Key::new("command_template", Kind::Text, "For `type: command`; run by `sh -c` (4.x: `command`).").aliases(&["command"]),
     Key::new(
         "cwd",
         Kind::Text,
-        "For `type: command`: working directory, relative to the targets file.",
+        "For `type: command`: working directory, relative to the eval file's directory (default: the target's `cwd`).",
     ),
     Key::new(
         "timeout_seconds",
@@ -88,14 +89,25 @@ const HEALTHCHECK_OWN: &[Key] = &[
 ];
 const HEALTHCHECK_KEYS: KeyTable = KeyTable::new("healthcheck", "A probe run once before the first case.", &[HEALTHCHECK_OWN]);
 
+/// `dir` when it is a directory; else an error naming it and the rule it was resolved by.
+fn existing(dir: PathBuf, target: &str) -> Result<PathBuf, ProviderError> {
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    Err(ProviderError::failed(format!(
+        "target `{target}`: working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
+        dir.display()
+    )))
+}
+
 /// `cli` target settings, validated.
 #[derive(Debug, Clone)]
 pub struct CliConfig {
     pub command_template: String,
     /// How each input file is written in `{FILES}`: `{path}` and `{basename}` placeholders.
     pub files_format: String,
-    /// Working directory; `None` = the eval file's directory.
-    pub cwd: Option<PathBuf>,
+    /// Working directory as written; see [`target_cwd`].
+    pub cwd: Option<TargetPath>,
     pub timeout: Option<Duration>,
     pub healthcheck: Option<Healthcheck>,
     pub keep_temp_files: bool,
@@ -111,7 +123,7 @@ pub enum Healthcheck {
     /// The rendered command must exit 0.
     Command {
         template: String,
-        cwd: Option<PathBuf>,
+        cwd: Option<TargetPath>,
         timeout: Duration,
     },
 }
@@ -136,10 +148,14 @@ impl CliProvider {
         }
     }
 
-    fn cwd(&self, request: &ProviderRequest) -> PathBuf {
-        request
-            .working_dir(self.config.cwd.as_deref())
-            .unwrap_or_else(|| PathBuf::from("."))
+    /// Where the command runs for `request`: the case's workspace (`docs/workspaces.md`), else
+    /// [`target_cwd`]; it must exist.
+    fn cwd(&self, request: &ProviderRequest) -> Result<PathBuf, ProviderError> {
+        let dir = match &request.workspace {
+            Some(workspace) => workspace.clone(),
+            None => target_cwd(self.config.cwd.as_ref(), request.eval_dir.as_deref()),
+        };
+        existing(dir, &self.name)
     }
 
     /// Runs the healthcheck once (the runner does it before the first case; this is for any
@@ -157,17 +173,15 @@ impl CliProvider {
             .get_or_init(|| async {
                 match &self.config.healthcheck {
                     None => Ok(()),
-                    Some(check) => {
-                        let cwd = self.config.cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
-                        self.probe(check, &cwd).await
-                    }
+                    Some(check) => self.probe(check, default_cwd).await,
                 }
             })
             .await
             .clone()
     }
 
-    async fn probe(&self, check: &Healthcheck, default_cwd: &Path) -> Result<(), String> {
+    /// Runs `check` for a suite in `eval_dir`.
+    async fn probe(&self, check: &Healthcheck, eval_dir: &Path) -> Result<(), String> {
         match check {
             Healthcheck::Http { url, timeout } => {
                 let response = crate::http::client()
@@ -185,7 +199,9 @@ impl CliProvider {
             Healthcheck::Command { template, cwd, timeout } => {
                 let values = HashMap::from([("EVAL_ID", "healthcheck".to_owned()), ("ATTEMPT", "1".to_owned())]);
                 let command = render(template, &values, &HashMap::new());
-                let cwd = cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
+                // The healthcheck's own `cwd`, else the target's, else the eval file's directory.
+                let setting = cwd.as_ref().or(self.config.cwd.as_ref());
+                let cwd = existing(target_cwd(setting, Some(eval_dir)), &self.name).map_err(|e| e.to_string())?;
                 let argv = [String::from("sh"), String::from("-c"), command];
                 let spec = ProcessSpec {
                     argv: &argv,
@@ -310,7 +326,7 @@ fn not_found_hint(code: Option<i32>, output: &str, cwd: &Path) -> String {
         return String::new();
     }
     format!(
-        "\n  hint: the command ran in {}; relative paths in it are resolved there. Set `cwd` on the target (relative to the targets file) or use absolute paths",
+        "\n  hint: the command ran in {}; relative paths in it are resolved there. Set `cwd` on the target (relative to the eval file's directory) or use absolute paths",
         cwd.display()
     )
 }
@@ -355,7 +371,7 @@ impl Provider for CliProvider {
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             self.ensure_healthy(request).await?;
-            let cwd = self.cwd(request);
+            let cwd = self.cwd(request)?;
             let (text, elapsed_ms) = self
                 .run_command(Invocation {
                     eval_id: &request.eval_id,
@@ -383,7 +399,7 @@ impl Provider for CliProvider {
             };
             self.ensure_healthy(first).await?;
             let files: Vec<PathBuf> = requests.iter().flat_map(|r| r.input_files.iter().cloned()).collect();
-            let cwd = self.cwd(first);
+            let cwd = self.cwd(first)?;
             let (text, elapsed_ms) = self
                 .run_command(Invocation {
                     eval_id: "batch",
@@ -632,7 +648,7 @@ mod tests {
     async fn command_not_found_hints_at_cwd() {
         let dir = tempfile::tempdir().expect("tmp");
         let mut p = provider("python3 no-such-agent-file.py > {OUTPUT_FILE}; ./no-such-agent", None);
-        p.config.cwd = Some(dir.path().to_path_buf());
+        p.config.cwd = Some(TargetPath::new(dir.path()));
         let err = p.invoke(&request("c", "q")).await.expect_err("fails").to_string();
         assert!(err.starts_with("command failed with exit code 127:"), "{err}");
         let hint = format!(

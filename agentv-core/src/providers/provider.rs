@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ProviderClass, ProviderKind};
-use crate::model::{OutputMessage, TokenUsage, TraceEvent};
+use crate::model::{OutputMessage, TokenUsage, ToolRequest, ToolSettings, TraceEvent};
 
 /// How case content is put into prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,17 +50,9 @@ pub struct ProviderRequest {
     /// The case's workspace (`docs/workspaces.md`): where a command or an agent runs, over
     /// the target's own `cwd`.
     pub workspace: Option<PathBuf>,
-}
-
-impl ProviderRequest {
-    /// Where a command or an agent CLI runs: the case's workspace, else the target's `cwd`
-    /// (`configured`), else the eval file's directory.
-    pub fn working_dir(&self, configured: Option<&std::path::Path>) -> Option<PathBuf> {
-        self.workspace
-            .clone()
-            .or_else(|| configured.map(std::path::Path::to_path_buf))
-            .or_else(|| self.eval_dir.clone())
-    }
+    /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
+    /// ignore it.
+    pub tools: Option<ToolRequest>,
 }
 
 /// What a provider answered.
@@ -117,6 +109,25 @@ pub enum ProviderError {
 impl ProviderError {
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed(message.into())
+    }
+
+    /// The same error with its message rewritten by `f`; a timeout stays as it is (the runner
+    /// retries it by its kind).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Self::Http {
+                status,
+                message,
+                retry_after,
+            } => Self::Http {
+                status,
+                message: f(message),
+                retry_after,
+            },
+            Self::Network(m) => Self::Network(f(m)),
+            Self::Failed(m) => Self::Failed(f(m)),
+            timeout @ Self::Timeout(_) => timeout,
+        }
     }
 }
 
@@ -187,6 +198,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
     fn public_settings(&self) -> Value {
         Value::Object(Map::new())
+    }
+
+    /// The tool settings of the target itself (`tools`, `tool_choice`, ... in targets.yaml),
+    /// which a case's and its suite's complete (`docs/tools.md`).
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        None
     }
 
     /// A cap on concurrent cases (some agents cannot run in parallel).

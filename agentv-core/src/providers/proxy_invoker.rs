@@ -58,11 +58,22 @@ pub struct ProviderInvoker {
     eval_target: String,
     eval_id: String,
     attempt: u32,
+    /// The directory of the case's eval file: relative paths of the targets called resolve
+    /// against it, as for the case's own target.
+    eval_dir: Option<std::path::PathBuf>,
     usage: Arc<Mutex<ProxyUsage>>,
     in_flight: Arc<Mutex<HashMap<FlightKey, Flight>>>,
 }
 
 impl ProviderInvoker {
+    /// The same invoker, calling targets for a case of the eval file in `dir`.
+    pub fn with_eval_dir(self, dir: &std::path::Path) -> Self {
+        Self {
+            eval_dir: Some(dir.to_path_buf()),
+            ..self
+        }
+    }
+
     /// Calls default to the target's judge (its `judge_target`, else the target itself).
     pub fn new(target: &ResolvedTarget, eval_id: String, attempt: u32) -> Self {
         Self {
@@ -72,6 +83,7 @@ impl ProviderInvoker {
             eval_target: target.name.clone(),
             eval_id,
             attempt,
+            eval_dir: None,
             usage: Arc::default(),
             in_flight: Arc::default(),
         }
@@ -189,6 +201,7 @@ impl TargetInvoker for ProviderInvoker {
             attempt: request.attempt.unwrap_or(self.attempt),
             question: request.question,
             system_prompt: request.system_prompt,
+            eval_dir: self.eval_dir.clone(),
             ..ProviderRequest::default()
         };
         let key = FlightKey {

@@ -11,8 +11,9 @@ use super::cache::{CachedProvider, ResponseCache};
 use super::settings::TargetSettings;
 use super::target::{TargetDef, TargetsFile};
 use super::{BuildContext, Provider, ProviderEntry};
+use crate::config::interpolate::{env_reference, env_references};
 use crate::config::{Diagnostic, Diagnostics, Pos, Severity};
-use crate::env::{Env, env_reference};
+use crate::env::Env;
 use crate::redact::Secrets;
 
 /// A `${{ VAR }}` a target needs but the environment lacks.
@@ -88,7 +89,10 @@ fn setting_variable<'n>(def: &TargetDef, mut names: impl Iterator<Item = &'n str
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
             .and_then(|(_, v)| v.as_str())
-            .map(|text| env_reference(text).map(str::to_owned))
+            .map(|text| {
+                let vars: Vec<&str> = env_references(text).collect();
+                (!vars.is_empty()).then(|| vars.join(", "))
+            })
     })?
 }
 
@@ -157,7 +161,7 @@ impl TargetRegistry {
     pub fn new(file: Option<TargetsFile>, env: Arc<Env>, secrets: Secrets) -> Self {
         let mut warnings = Vec::new();
         for def in file.iter().flat_map(|f| &f.targets) {
-            if super::find(&def.provider).is_none() {
+            if def.use_target.is_none() && super::find(&def.provider).is_none() {
                 let mut d = Diagnostics::new(&def.file);
                 if let Some(text) = &def.source {
                     d.set_source(text.clone());
@@ -234,10 +238,15 @@ impl TargetRegistry {
             .unwrap_or_default()
     }
 
-    /// The provider of target `name`, built on first use.
+    /// The provider of target `name` (of the target it delegates to, through `use_target`),
+    /// built on first use.
     pub fn resolve(&self, name: &str) -> Result<Arc<dyn Provider>, ResolveError> {
         if let Some(p) = self.built.lock().ok().and_then(|c| c.get(name).cloned()) {
             return Ok(p);
+        }
+        let followed = self.follow(name)?;
+        if followed != name {
+            return self.resolve(&followed);
         }
         let (file, def) = self
             .file
@@ -264,9 +273,74 @@ impl TargetRegistry {
         self.file.as_ref().and_then(|f| f.get(name))
     }
 
+    /// The target `name` stands for: itself, or the end of its `use_target` chain (AgentV 4.x
+    /// delegation; a `${{ VAR }}` names the target, so an unset variable is reported as
+    /// missing, like a credential). At most ten links, and no loops.
+    fn follow(&self, name: &str) -> Result<String, ResolveError> {
+        let mut chain = vec![name.to_owned()];
+        let mut current = name.to_owned();
+        for _ in 0..10 {
+            let Some(def) = self.definition(&current) else {
+                return Ok(current);
+            };
+            let Some((written, pos)) = &def.use_target else {
+                return Ok(current);
+            };
+            let next = match env_reference(written) {
+                Some(var) => self.env.get(var).map(|v| v.trim().to_owned()).ok_or_else(|| {
+                    ResolveError::MissingCredentials(vec![MissingVar {
+                        var: var.to_owned(),
+                        target: def.name.clone(),
+                        setting: "use_target".to_owned(),
+                    }])
+                })?,
+                None => written.clone(),
+            };
+            let problem = if self.definition(&next).is_none() {
+                Some(format!(
+                    "`use_target` of target `{}` names unknown target `{next}`; available targets: {}",
+                    def.name,
+                    list_or_none(&self.names())
+                ))
+            } else if chain.contains(&next) {
+                Some(format!("`use_target` loops: {} -> {next}", chain.join(" -> ")))
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                let mut d = Diagnostics::new(&def.file);
+                if let Some(text) = &def.source {
+                    d.set_source(text.clone());
+                }
+                d.error(*pos, message, None);
+                return Err(ResolveError::Invalid {
+                    name: def.name.clone(),
+                    problems: d.into_vec(),
+                });
+            }
+            chain.push(next.clone());
+            current = next;
+        }
+        let mut d = Diagnostics::new(self.targets_path().unwrap_or(Path::new("targets.yaml")));
+        d.error(
+            Pos::default(),
+            format!(
+                "`use_target` of target `{name}` goes through more than ten targets: {}",
+                chain.join(" -> ")
+            ),
+            None,
+        );
+        Err(ResolveError::Invalid {
+            name: name.to_owned(),
+            problems: d.into_vec(),
+        })
+    }
+
     /// Resolves `name` and its judge target together, so one error lists every missing
     /// variable of both.
     pub fn resolve_target(self: &Arc<Self>, name: &str) -> Result<ResolvedTarget, Vec<ResolveError>> {
+        let followed = self.follow(name).map_err(|e| vec![e])?;
+        let name = followed.as_str();
         let def = self.definition(name);
         let judge_name = def
             .and_then(|d| d.judge_target.clone())
@@ -301,7 +375,7 @@ impl TargetRegistry {
         };
         let mut errors = Vec::new();
         for def in &file.targets {
-            if super::find(&def.provider).is_none() {
+            if def.use_target.is_none() && super::find(&def.provider).is_none() {
                 continue;
             }
             errors.extend(self.resolve(&def.name).err());
@@ -478,17 +552,27 @@ mod tests {
     }
 
     #[test]
-    fn unknown_settings_warn_with_position() {
-        let (reg, _d) = registry("targets:\n  - name: m\n    provider: mock\n    respones: hi\n", &[]);
-        reg.resolve("m").expect("resolves");
-        let warnings = reg.take_warnings();
-        assert_eq!(warnings.len(), 1);
+    fn typo_in_a_target_setting_is_an_error_naming_both_keys() {
+        let yaml = "targets:\n  - name: o\n    provider: openai\n    model: m\n    api_key: sk-typo-check-key\n    base_ulr: http://127.0.0.1:9/v1\n    stream_log: raw\n    frobnicate: 1\n";
+        let (reg, _d) = registry(yaml, &[]);
+        let err = reg
+            .resolve("o")
+            .expect_err("a typo of base_url must not fall back to the public endpoint");
+        let text = err.to_string();
         assert!(
-            warnings[0]
-                .to_string()
-                .contains(":4:5: warning: unknown key `respones` in target `m`"),
-            "{}",
-            warnings[0]
+            text.contains(":6:5: error: unknown key `base_ulr` in target `o`")
+                && text.contains("did you mean `base_url`?"),
+            "{text}"
+        );
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains(":7:5: warning: `stream_log` in target `o` is an AgentV setting that agentv's `openai` provider does not implement; it is ignored"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].contains(":8:5: warning: unknown key `frobnicate` in target `o`; it is ignored"),
+            "{warnings:?}"
         );
     }
 
@@ -720,17 +804,52 @@ mod tests {
     }
 
     #[test]
-    fn a_reference_inside_a_longer_value_warns_that_it_is_not_substituted() {
-        let yaml = "targets:\n  - {name: m, provider: mock, response: 'token ${{ AGENTV_T_PART }} here'}\n";
-        let (reg, _d) = registry(yaml, &[("AGENTV_T_PART", "part-secret-value")]);
-        reg.resolve("m").expect("resolves");
-        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(
-            warnings[0].contains("`${{ … }}` inside the longer value of `response` is not substituted"),
-            "{warnings:?}"
+    fn env_reference_inside_a_longer_value_is_substituted_and_secret() {
+        let yaml = "targets:\n  - {name: m, provider: mock, response: 'token ${{ AGENTV_T_PART }} and ${{AGENTV_T_TAIL}}!'}\n  - {name: u, provider: mock, response: 'x ${{ AGENTV_T_NOPE }} y'}\n";
+        let (reg, _d) = registry(
+            yaml,
+            &[("AGENTV_T_PART", "part-secret-value"), ("AGENTV_T_TAIL", "tail-value")],
         );
-        assert!(!warnings[0].contains("part-secret-value"), "{warnings:?}");
+        let provider = reg.resolve("m").expect("resolves");
+        assert!(reg.take_warnings().is_empty());
+        let shown = format!("{provider:?}");
+        assert!(shown.contains("token part-secret-value and tail-value!"), "{shown}");
+        let secrets = reg.secrets();
+        assert_eq!(secrets.redact("token part-secret-value and tail-value!"), "***");
+        assert_eq!(secrets.redact("just tail-value"), "just ***");
+        let err = reg.resolve("u").expect_err("unset variable inside a value");
+        assert!(
+            matches!(&err, ResolveError::MissingCredentials(v) if v[0].var == "AGENTV_T_NOPE" && v[0].setting == "response"),
+            "{err:?}"
+        );
+    }
+
+    /// AgentV 4.x delegation: `use_target` names another target, directly or through a variable.
+    #[test]
+    fn use_target_delegates_to_the_target_it_names() {
+        let yaml = "targets:\n  - name: default\n    use_target: ${{ AGENTV_T_PICK }}\n  - {name: fixed, use_target: real}\n  - {name: real, provider: mock, judge_target: judge}\n  - {name: judge, provider: mock}\n  - {name: loop, use_target: loop2}\n  - {name: loop2, use_target: loop}\n  - {name: lost, use_target: nowhere}\n";
+        let (reg, _d) = registry(yaml, &[("AGENTV_T_PICK", "real")]);
+        let target = reg.resolve_target("default").expect("delegates");
+        assert_eq!((target.name.as_str(), target.judge_name.as_str()), ("real", "judge"));
+        assert_eq!(reg.resolve_target("fixed").expect("delegates").name, "real");
+        let text = |name: &str| reg.resolve_target(name).expect_err(name)[0].to_string();
+        assert!(
+            text("loop").contains("`use_target` loops: loop -> loop2 -> loop"),
+            "{}",
+            text("loop")
+        );
+        assert!(
+            text("lost").contains("names unknown target `nowhere`"),
+            "{}",
+            text("lost")
+        );
+        let (reg, _d) = registry(yaml, &[]);
+        let errors = reg.resolve_target("default").expect_err("unset");
+        assert!(
+            matches!(&errors[0], ResolveError::MissingCredentials(v) if v[0].var == "AGENTV_T_PICK" && v[0].setting == "use_target"),
+            "{errors:?}"
+        );
+        assert!(reg.take_warnings().is_empty(), "an alias has no provider to warn about");
     }
 
     #[test]

@@ -95,6 +95,19 @@ impl RetryPolicy {
     }
 }
 
+/// A request that got no HTTP answer as a provider error, by the one network-error rule
+/// ([`crate::http::classify`]): a timeout; a network error worth retrying; or one that fails at
+/// once (an invalid URL, TLS, an unknown host), which [`RetryPolicy::should_retry`] never retries.
+pub fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> ProviderError {
+    match crate::http::classify(error) {
+        None => ProviderError::Timeout(timeout.unwrap_or_default()),
+        Some((crate::http::Failure::Transient, message)) => ProviderError::Network(message),
+        Some((crate::http::Failure::Permanent, message)) => {
+            ProviderError::Failed(format!("network error, not retried: {message}"))
+        }
+    }
+}
+
 /// Parses a `Retry-After` header: delay seconds or an HTTP date. A value too large for a
 /// `Duration` (`1e30`, a date in the year 9999) means "very long", which the policy caps; a
 /// negative, NaN or unreadable one is ignored (the computed backoff applies).
@@ -256,5 +269,36 @@ mod tests {
         assert_eq!((result.is_err(), attempts), (true, 4), "1 + max_retries attempts");
         let (_, attempts) = p.run(|| async { Err::<(), _>(http(401, None)) }).await;
         assert_eq!(attempts, 1);
+    }
+
+    /// The one network-error rule reaches the retry policy: a bad port fails at once, a refused
+    /// connection is retried.
+    #[tokio::test]
+    async fn configuration_errors_are_not_retried_and_refused_connections_are() {
+        let client = crate::http::client();
+        let bad_port = client
+            .get("http://127.0.0.1:99999/v1")
+            .send()
+            .await
+            .expect_err("bad port");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        drop(listener);
+        let refused = client
+            .get(format!("http://{addr}/v1"))
+            .send()
+            .await
+            .expect_err("refused");
+        let p = RetryPolicy::default();
+        let bad_port = transport_error(bad_port, None);
+        assert!(!p.should_retry(&bad_port), "{bad_port}");
+        assert!(
+            bad_port
+                .to_string()
+                .contains("not retried: request: the request is invalid (check the URL)"),
+            "{bad_port}"
+        );
+        let refused = transport_error(refused, None);
+        assert!(p.should_retry(&refused), "{refused}");
     }
 }

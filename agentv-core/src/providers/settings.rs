@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use super::registry::MissingVar;
 use super::retry::RetryPolicy;
-use super::target::{TARGET_KEYS, TargetDef};
-use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, text_of};
-use crate::env::{Env, env_reference};
+use super::target::{AGENTV_TARGET_KEYS, TARGET_KEYS, TargetDef};
+use crate::config::interpolate::{env_reference, env_references, substitute_env};
+use crate::config::{Diagnostic, Diagnostics, Fields, KeyTable, Kind, Node, NodeValue, Pos, UnknownKeys, text_of};
+use crate::env::Env;
+use crate::paths::TargetPath;
 use crate::redact::Secrets;
 
 /// The text of a free-form value: a string as written, anything else as JSON.
@@ -31,6 +33,8 @@ pub struct TargetSettings<'a> {
     env: &'a Env,
     secrets: &'a Secrets,
     target: &'a str,
+    /// The provider as the file writes it, for messages.
+    provider: &'a str,
     base_dir: PathBuf,
     diags: Diagnostics,
     /// Variables referenced by settings that need them but are unset.
@@ -40,8 +44,8 @@ pub struct TargetSettings<'a> {
 /// A string after `${{ VAR }}` resolution.
 enum Resolved {
     Text(String),
-    /// The variable is unset (or empty).
-    Unset(String),
+    /// These variables are unset (or empty).
+    Unset(Vec<String>),
 }
 
 /// What reading a target's settings found besides the provider.
@@ -80,6 +84,7 @@ impl<'a> TargetSettings<'a> {
             env,
             secrets,
             target: &def.name,
+            provider: &def.provider,
             base_dir: def.base_dir().to_path_buf(),
             diags,
             missing: Vec::new(),
@@ -88,11 +93,27 @@ impl<'a> TargetSettings<'a> {
 
     /// Warns about the settings no one read, and hands over what reading found.
     pub(crate) fn finish(mut self) -> Findings {
-        self.fields.warn_unknown(&mut self.diags);
+        self.report_unknown();
         Findings {
             diagnostics: self.diags.into_vec(),
             missing: self.missing,
         }
+    }
+
+    /// Reports the settings no one read: a likely typo of a setting is an error (it would
+    /// otherwise fall back to a default, such as the public endpoint a key is then sent to),
+    /// an AgentV setting this provider does not implement a warning that says so.
+    fn report_unknown(&mut self) {
+        let note = format!(
+            "is an AgentV setting that agentv's `{}` provider does not implement",
+            self.provider
+        );
+        let rules = UnknownKeys {
+            typos_are_errors: true,
+            foreign: AGENTV_TARGET_KEYS,
+            foreign_note: &note,
+        };
+        self.fields.report_unknown(&mut self.diags, &rules);
     }
 
     /// The target's name.
@@ -125,44 +146,41 @@ impl<'a> TargetSettings<'a> {
         self.secrets
     }
 
-    /// `text` resolved; a value is registered as a secret, with a warning when it is too short
-    /// to be redacted (the variable and setting are named, never the value; see
-    /// `docs/architecture.md#secrets`).
+    /// `text` with every `${{ VAR }}` in it resolved (`docs/architecture.md#secrets`). The value
+    /// of each variable and the whole resolved text are registered as secrets: a key inside a
+    /// URL is as secret as the URL. A value too short to be redacted is warned about, naming the
+    /// variable and setting, never the value.
     fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str) -> Resolved {
-        match env_reference(text) {
-            None => {
-                if text.contains("${{") {
-                    // Only a whole value is read from the environment: a reference inside a
-                    // longer text would be sent as written, and its value never redacted.
-                    self.diags.warn(
-                        pos,
-                        format!(
-                            "target `{}`: `${{{{ … }}}}` inside the longer value of `{setting}` is not substituted; it is used as written",
-                            self.target
-                        ),
-                        Some("make the whole value one `${{ VAR }}` and put the rest of the text in the variable".to_owned()),
-                    );
-                }
-                Resolved::Text(text.to_owned())
-            }
-            Some(var) => match self.env.get(var) {
-                Some(value) => {
-                    if !self.secrets.add(&value) {
-                        self.diags.warn(
-                            pos,
-                            format!(
-                                "target `{}`: the value of {var} (setting `{setting}`) is shorter than {} characters, so it cannot be redacted from output",
-                                self.target,
-                                Secrets::MIN_CHARS
-                            ),
-                            Some(format!("use a longer value for {var}, or do not treat it as a secret")),
-                        );
-                    }
-                    Resolved::Text(value)
-                }
-                None => Resolved::Unset(var.to_owned()),
-            },
+        if !text.contains("${{") {
+            return Resolved::Text(text.to_owned());
         }
+        let whole = env_reference(text).is_some();
+        let mut short: Vec<String> = Vec::new();
+        let (value, unset) = substitute_env(if whole { text.trim() } else { text }, |var| {
+            let value = self.env.get(var)?;
+            if !self.secrets.add(&value) && !short.iter().any(|v| v == var) {
+                short.push(var.to_owned());
+            }
+            Some(value)
+        });
+        if !unset.is_empty() {
+            return Resolved::Unset(unset);
+        }
+        // The whole text carries its variables' values; registering it too redacts it as one
+        // piece (a URL whose port came from a variable). Too short to redact is said above.
+        let _ = self.secrets.add(&value);
+        for var in short {
+            self.diags.warn(
+                pos,
+                format!(
+                    "target `{}`: the value of {var} (setting `{setting}`) is shorter than {} characters, so it cannot be redacted from output",
+                    self.target,
+                    Secrets::MIN_CHARS
+                ),
+                Some(format!("use a longer value for {var}, or do not treat it as a secret")),
+            );
+        }
+        Resolved::Text(value)
     }
 
     fn note_missing(&mut self, var: String, setting: String) {
@@ -183,8 +201,10 @@ impl<'a> TargetSettings<'a> {
         let value = match &node.value {
             NodeValue::Str(text) => match self.resolve_str(text, node.pos, path) {
                 Resolved::Text(t) => NodeValue::Str(t),
-                Resolved::Unset(var) => {
-                    self.note_missing(var, path.to_owned());
+                Resolved::Unset(vars) => {
+                    for var in vars {
+                        self.note_missing(var, path.to_owned());
+                    }
                     NodeValue::Null
                 }
             },
@@ -222,11 +242,17 @@ impl<'a> TargetSettings<'a> {
         let node = self.fields.take(name)?;
         let text = text_of(node, &setting, &mut self.diags)?;
         match self.resolve_str(&text, node.pos, &setting) {
+            Resolved::Text(t) if matches!(self.fields.key(name).map(|k| k.kind), Some(Kind::Url)) => {
+                self.checked_url(t, &text, node.pos, &setting)
+            }
             Resolved::Text(t) => Some(t),
-            Resolved::Unset(var) => {
+            Resolved::Unset(vars) => {
                 if required {
-                    self.note_missing(var, setting);
+                    for var in vars {
+                        self.note_missing(var, setting.clone());
+                    }
                 } else {
+                    let var = vars.join(", ");
                     self.diags.warn(
                         node.pos,
                         format!(
@@ -239,6 +265,38 @@ impl<'a> TargetSettings<'a> {
                 None
             }
         }
+    }
+
+    /// `url` (resolved from `written`) when it is an http(s) URL with a host; else an error at
+    /// `pos`, so a bad URL or port stops the run once before any call instead of failing every
+    /// case. The value is quoted only when no variable went into it.
+    fn checked_url(&mut self, url: String, written: &str, pos: Pos, setting: &str) -> Option<String> {
+        let problem = match reqwest::Url::parse(url.trim()) {
+            Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+                Some(format!("its scheme is `{}`, not http or https", u.scheme()))
+            }
+            Ok(u) if u.host_str().is_none_or(str::is_empty) => Some("it has no host".to_owned()),
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        let Some(problem) = problem else {
+            return Some(url);
+        };
+        let vars: Vec<&str> = env_references(written).collect();
+        let shown = if vars.is_empty() {
+            format!("`{written}`")
+        } else {
+            format!("the value of {}", vars.join(", "))
+        };
+        self.diags.error(
+            pos,
+            format!(
+                "`{setting}` of target `{}` is not a valid URL ({problem}): {shown}",
+                self.target
+            ),
+            Some("write a URL such as `http://127.0.0.1:8080/v1` (a port is a number from 1 to 65535)".to_owned()),
+        );
+        None
     }
 
     /// A duration setting, in the unit and range its key declares; anything else is an error
@@ -281,7 +339,7 @@ impl<'a> TargetSettings<'a> {
         inner.set_prefix(format!("{path}."));
         let outer = std::mem::replace(&mut self.fields, inner);
         let value = read(self);
-        self.fields.warn_unknown(&mut self.diags);
+        self.report_unknown();
         self.fields = outer;
         Some(value)
     }
@@ -377,23 +435,30 @@ impl<'a> TargetSettings<'a> {
         }
     }
 
-    /// A directory setting, relative to the targets file's directory; it must exist.
-    pub fn dir(&mut self, name: &str) -> Option<PathBuf> {
+    /// A directory setting, kept as written: a relative one resolves against the directory of
+    /// the eval file the target runs for, so it is checked when a case runs; an absolute one
+    /// must exist now (`docs/architecture.md#relative-paths`).
+    pub fn dir(&mut self, name: &str) -> Option<TargetPath> {
         let node = self.fields.take(name);
         let pos = node.map(|n| n.pos);
-        // A `${{ VAR }}` value is a secret: the error names the variable, never the path.
-        let var = node.and_then(Node::as_str).and_then(env_reference).map(str::to_owned);
+        // A value with a `${{ VAR }}` in it is a secret: the error names the variables, never
+        // the path.
+        let vars: Vec<String> = node
+            .and_then(Node::as_str)
+            .map(|t| env_references(t).map(str::to_owned).collect())
+            .unwrap_or_default();
         let text = self.string(name, false)?;
-        let path = self.path(&text);
-        if !path.is_dir() {
-            let shown = match var {
-                Some(var) => format!("the value of {var}"),
-                None => path.display().to_string(),
+        let path = TargetPath::new(text.trim());
+        if path.is_absolute() && !path.resolve(None).is_dir() {
+            let shown = if vars.is_empty() {
+                path.resolve(None).display().to_string()
+            } else {
+                format!("the value of {}", vars.join(", "))
             };
             self.diags.error(
                 pos.unwrap_or_default(),
                 format!("`{}` directory does not exist: {shown}", self.key(name)),
-                Some("relative paths are resolved against the directory of the targets file".to_owned()),
+                Some("give an existing directory, or one relative to the eval file's directory".to_owned()),
             );
         }
         Some(path)
@@ -401,6 +466,12 @@ impl<'a> TargetSettings<'a> {
 
     pub fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
         self.diags.error(pos, message, help);
+    }
+
+    /// Where the problems of these settings go, for settings read by another module's reader
+    /// (tool definitions).
+    pub fn diagnostics(&mut self) -> &mut Diagnostics {
+        &mut self.diags
     }
 }
 
@@ -417,7 +488,7 @@ pub(crate) mod testing {
         pub(crate) missing: Vec<MissingVar>,
         pub(crate) secrets: Secrets,
         /// Holds the targets file (`targets.yaml`) and anything the test puts beside it.
-        pub(crate) dir: tempfile::TempDir,
+        pub(crate) _dir: tempfile::TempDir,
     }
 
     /// Writes `yaml` to `targets.yaml` in a new directory (after `prepare` ran on it) and reads
@@ -447,7 +518,7 @@ pub(crate) mod testing {
             diagnostics: found.diagnostics,
             missing: found.missing,
             secrets,
-            dir,
+            _dir: dir,
         }
     }
 }
@@ -463,6 +534,7 @@ mod tests {
         Key::new("nested", Kind::Any, ""),
         Key::new("opt", Kind::Text, ""),
         Key::new("outer", Kind::Object(&OUTER), ""),
+        Key::new("url", Kind::Url, ""),
     ];
     const OUTER_KEYS: &[Key] = &[
         Key::new("cwd", Kind::Text, ""),
@@ -526,11 +598,15 @@ mod tests {
             yaml,
             &[("AGENTV_T_DIR", "subdir")],
             &TABLE,
-            |dir| std::fs::create_dir(dir.join("subdir")).expect("dir"),
+            |_| {},
             |_, s| s.object("outer", |o| (o.dir("cwd"), o.duration("timeout_seconds"))),
         );
         let (cwd, timeout) = read.value.expect("an object");
-        assert_eq!(cwd, Some(read.dir.path().join("subdir")));
+        assert_eq!(
+            cwd,
+            Some(TargetPath::new("subdir")),
+            "kept as written, for the eval file's directory"
+        );
         assert_eq!(timeout, None);
         let text: Vec<String> = read.diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(text.len(), 2, "{text:?}");
@@ -544,5 +620,69 @@ mod tests {
             "{}",
             text[1]
         );
+    }
+
+    #[test]
+    fn env_reference_inside_a_url_is_substituted_and_a_bad_port_is_a_configuration_error() {
+        let cases = [
+            (
+                "http://127.0.0.1:${{ AGENTV_T_PORT }}/v1",
+                "8080",
+                Ok("http://127.0.0.1:8080/v1"),
+            ),
+            (
+                "http://127.0.0.1:${{ AGENTV_T_PORT }}/v1",
+                "99999",
+                Err("the value of AGENTV_T_PORT"),
+            ),
+            (
+                "http://127.0.0.1:${{ AGENTV_T_PORT }}/v1",
+                "80a",
+                Err("invalid port number"),
+            ),
+            ("localhost:8080", "1", Err("`localhost:8080`")),
+            ("ftp://h/x", "1", Err("its scheme is `ftp`")),
+            (
+                "${{ AGENTV_T_PORT }}",
+                "https://h.example/v1",
+                Ok("https://h.example/v1"),
+            ),
+        ];
+        for (written, port, want) in cases {
+            let yaml = format!("targets:\n  - {{name: t, provider: mock, url: '{written}'}}\n");
+            let read = read_first(
+                &yaml,
+                &[("AGENTV_T_PORT", port)],
+                &TABLE,
+                |_| {},
+                |_, s| s.string("url", true),
+            );
+            let errors: Vec<String> = read
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == crate::config::Severity::Error)
+                .map(ToString::to_string)
+                .collect();
+            match want {
+                Ok(url) => {
+                    assert_eq!(read.value.as_deref(), Some(url), "{written}");
+                    assert!(errors.is_empty(), "{errors:?}");
+                    assert_eq!(read.secrets.redact(url), "***", "the whole value is a secret");
+                }
+                Err(text) => {
+                    assert_eq!(read.value, None, "{written} with {port}");
+                    assert_eq!(errors.len(), 1, "{errors:?}");
+                    assert!(
+                        errors[0].contains("`url` of target `t` is not a valid URL"),
+                        "{}",
+                        errors[0]
+                    );
+                    assert!(errors[0].contains(text), "{}", errors[0]);
+                    if written.contains("${{") {
+                        assert!(!errors[0].contains(port), "the value is never shown: {}", errors[0]);
+                    }
+                }
+            }
+        }
     }
 }

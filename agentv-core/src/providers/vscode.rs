@@ -15,6 +15,7 @@ use super::{
     ProviderRequest, ProviderResponse, TargetSettings, parse_answer,
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind};
+use crate::paths::TargetPath;
 use crate::process::{self, ProcessSpec};
 use crate::redact::Secrets;
 
@@ -60,7 +61,7 @@ const OWN: &[Key] = &[
         Kind::Text,
         "Where request directories are made, relative to the targets file (default .agentv/vscode).",
     ),
-    Key::new("workspace", Kind::Text, "The workspace the agent works in, relative to the targets file.")
+    Key::new("workspace", Kind::Text, "The workspace the agent works in, relative to the eval file's directory.")
         .aliases(&["workspace_template"]),
     Key::new(
         "timeout_seconds",
@@ -84,7 +85,7 @@ pub struct VsCodeConfig {
     pub dry_run: bool,
     /// Where request directories are created (default `.agentv/vscode`).
     pub subagent_root: PathBuf,
-    pub workspace: Option<PathBuf>,
+    pub workspace: Option<TargetPath>,
     pub timeout: Option<Duration>,
     pub env: Arc<[(String, String)]>,
     /// Redacted from the dispatch command's output before it is cut for an error message.
@@ -111,11 +112,8 @@ impl VsCodeProvider {
     /// The prompt document: the preread block, always present, then the user query.
     pub fn document(&self, request: &ProviderRequest, response_file: &Path) -> String {
         let base = response_file.parent().unwrap_or(response_file);
-        let cwd = request
-            .workspace
-            .as_deref()
-            .or(self.config.workspace.as_deref())
-            .unwrap_or(base);
+        let workspace = self.workspace(request);
+        let cwd = workspace.as_deref().unwrap_or(base);
         let mut preread = agent::preread_block(&request.guideline_files, &request.input_files, cwd);
         if preread.is_empty() {
             preread = "There are no files to read first.".to_owned();
@@ -127,7 +125,22 @@ impl VsCodeProvider {
         agent::prompt_document(Some(&instruction), &preread, &request.question)
     }
 
-    fn dispatch_argv(&self, prompt_file: &Path, response_file: &Path, eval_id: &str) -> Vec<String> {
+    /// The `workspace` setting for `request`'s suite (relative: to its eval file's directory).
+    /// The case's workspace (`docs/workspaces.md`), else the target's own.
+    fn workspace(&self, request: &ProviderRequest) -> Option<PathBuf> {
+        request
+            .workspace
+            .clone()
+            .or_else(|| self.config.workspace.as_ref().map(|w| w.resolve(request.eval_dir.as_deref())))
+    }
+
+    fn dispatch_argv(
+        &self,
+        prompt_file: &Path,
+        response_file: &Path,
+        eval_id: &str,
+        workspace: Option<&Path>,
+    ) -> Vec<String> {
         match &self.config.dispatch {
             Some(template) => {
                 let values = HashMap::from([
@@ -135,11 +148,7 @@ impl VsCodeProvider {
                     ("RESPONSE_FILE", response_file.display().to_string()),
                     (
                         "WORKSPACE",
-                        self.config
-                            .workspace
-                            .as_ref()
-                            .map(|w| w.display().to_string())
-                            .unwrap_or_default(),
+                        workspace.map(|w| w.display().to_string()).unwrap_or_default(),
                     ),
                     ("EVAL_ID", eval_id.to_owned()),
                 ]);
@@ -182,7 +191,8 @@ impl Provider for VsCodeProvider {
             let _ = std::fs::remove_file(&response_file);
             std::fs::write(&prompt_file, self.document(request, &response_file))
                 .map_err(|e| ProviderError::failed(format!("cannot write {}: {e}", prompt_file.display())))?;
-            let argv = self.dispatch_argv(&prompt_file, &response_file, &request.eval_id);
+            let workspace = self.workspace(request);
+            let argv = self.dispatch_argv(&prompt_file, &response_file, &request.eval_id, workspace.as_deref());
             let mut metadata = Map::new();
             metadata.insert("prompt_file".to_owned(), json!(prompt_file.display().to_string()));
             metadata.insert("response_file".to_owned(), json!(response_file.display().to_string()));
@@ -196,11 +206,7 @@ impl Provider for VsCodeProvider {
             }
             let started = Instant::now();
             let timeout = self.config.timeout.unwrap_or(ONE_DAY);
-            let cwd = request
-                .workspace
-                .clone()
-                .or_else(|| self.config.workspace.clone())
-                .unwrap_or_else(|| dir.clone());
+            let cwd = self.workspace(request).unwrap_or_else(|| dir.clone());
             let done = process::run(ProcessSpec {
                 argv: &argv,
                 cwd: &cwd,

@@ -6,6 +6,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod tool_loop;
 mod waves;
 
 use std::collections::HashMap;

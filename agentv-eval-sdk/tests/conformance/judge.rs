@@ -55,8 +55,13 @@ pub fn to_result(mut value: Value) -> Result<JudgeResult, agentv_eval_sdk::Resul
     Ok(result)
 }
 
-fn client() -> Result<TargetClient, Box<dyn std::error::Error>> {
-    TargetClient::from_env()?.ok_or_else(|| "this step needs a target proxy".into())
+/// The client the runner passed (every persistent case has its own), else the one the
+/// environment describes (one-shot judges).
+fn client(target: Option<&TargetClient>) -> Result<TargetClient, Box<dyn std::error::Error>> {
+    match target {
+        Some(client) => Ok(client.clone()),
+        None => TargetClient::from_env()?.ok_or_else(|| "this step needs a target proxy".into()),
+    }
 }
 
 fn error_record(error: &TargetError) -> Value {
@@ -103,14 +108,14 @@ fn run_step(
             json!({"from_env": from_env, "argument": target.is_some()}),
         );
     } else if step.get("info").is_some() {
-        let info = client()?.get_info()?;
+        let info = client(target)?.get_info()?;
         details.insert(
             "info".into(),
             json!({"target_name": info.target_name, "max_calls": info.max_calls,
                    "call_count": info.call_count, "available_targets": info.available_targets}),
         );
     } else if let Some(wire) = step.get("invoke") {
-        let record = match client()?.invoke(&request(wire)?) {
+        let record = match client(target)?.invoke(&request(wire)?) {
             Ok(answer) => json!({"text": answer.text()}),
             Err(e) if step.get("catch") == Some(&Value::Bool(true)) => json!({"error": error_record(&e)}),
             Err(e) => return Err(e.into()),
@@ -118,7 +123,7 @@ fn run_step(
         push(details, "invocations", record);
     } else if let Some(Value::Array(wires)) = step.get("invoke_batch") {
         let requests = wires.iter().map(request).collect::<Result<Vec<_>, _>>()?;
-        let answers = client()?.invoke_batch(&requests)?;
+        let answers = client(target)?.invoke_batch(&requests)?;
         let items = answers
             .iter()
             .map(|a| match a {

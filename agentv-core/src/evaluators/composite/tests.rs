@@ -77,20 +77,20 @@ fn members_need_a_name_and_a_kebab_case_built_in_type() {
 #[test]
 fn a_composite_that_cannot_aggregate_is_dropped() {
     for (aggregator, want) in [
-        ("", "warning: composite is missing `aggregator`; the grader is dropped"),
-        ("  aggregator: {type: threshold}\n", "warning: the threshold aggregator needs `threshold`; the grader is dropped"),
-        ("  aggregator: {type: threshold, threshold: 2}\n", "`threshold` must be a number from 0 to 1, found 2; the grader is dropped"),
-        ("  aggregator: {type: majority}\n", "warning: unknown composite aggregator `majority`; the grader is dropped"),
-        ("  aggregator: {type: code-grader}\n", "warning: the code-grader aggregator needs `path`; the grader is dropped"),
-        ("  aggregator: {type: weighted_average, weights: {a: x}}\n", "`weights` must map member names to numbers ≥ 0; the grader is dropped"),
+        ("", "error: composite is missing `aggregator`; the grader cannot be used, so the case is invalid"),
+        ("  aggregator: {type: threshold}\n", "error: the threshold aggregator needs `threshold`; the grader cannot be used, so the case is invalid"),
+        ("  aggregator: {type: threshold, threshold: 2}\n", "`threshold` must be a number from 0 to 1, found 2; the grader cannot be used, so the case is invalid"),
+        ("  aggregator: {type: majority}\n", "error: unknown composite aggregator `majority`; the grader cannot be used, so the case is invalid"),
+        ("  aggregator: {type: code-grader}\n", "error: the code-grader aggregator needs `path`; the grader cannot be used, so the case is invalid"),
+        ("  aggregator: {type: weighted_average, weights: {a: x}}\n", "`weights` must map member names to numbers ≥ 0; the grader cannot be used, so the case is invalid"),
         // 4.x drops a composite with a 2.x judge as aggregator
-        ("  aggregator: {type: llm_judge}\n", "warning: unknown composite aggregator `llm_judge`; the grader is dropped"),
+        ("  aggregator: {type: llm_judge}\n", "error: unknown composite aggregator `llm_judge`; the grader cannot be used, so the case is invalid"),
     ] {
         let yaml = format!(
             "- type: composite\n  assertions: [{{name: t, type: tool-trajectory, mode: any_order, minimums: {{}}}}]\n{aggregator}- {{type: keywords, expected: [x]}}\n"
         );
         let (graders, problems) = parse(&yaml);
-        assert_eq!(graders.map(|g| g.len()), Some(1), "{yaml}");
+        assert!(graders.is_none(), "{yaml}: the case is invalid");
         assert!(problems.iter().any(|p| p.contains(want)), "{want}\n--- got\n{problems:?}");
     }
 }
@@ -183,8 +183,9 @@ async fn the_code_aggregator_reads_member_results_and_prints_the_grade() {
     assert_eq!((g.score, g.verdict), (0.0, Some(GradeVerdict::Fail)));
     assert_eq!(
         texts(&g),
-        owned(&[("Code aggregator failed: Code evaluator exited with code 4: boom", false)])
+        owned(&[("Code aggregator failed: exited with code 4\nstderr: boom", false)])
     );
+    assert!(g.crashed, "an aggregator that exits non-zero is a grader error");
     // output that is not JSON scores 0 without assertions
     let g = grade(&format!(
         "- type: composite\n  assertions: [{A_PARIS}]\n  aggregator: {{type: code-grader, path: 'echo fine'}}\n"

@@ -233,27 +233,27 @@ async fn a_custom_prompt_sees_the_cases_metadata() {
 
 #[test]
 fn keys_are_checked_at_load_and_each_failure_drops_what_4x_drops() {
-    // grader-level problems: warnings, the grader is dropped, the case keeps the others
+    // grader-level problems: the grader cannot be used, so the case is invalid
     for (yaml, want) in [
         (
             "- {type: llm-grader, temperature: 3}\n- {type: llm-grader}\n",
-            "e.yaml:1:35: warning: `temperature` must be a number from 0 to 2, found 3; the grader is dropped",
+            "e.yaml:1:35: error: `temperature` must be a number from 0 to 2, found 3; the grader cannot be used, so the case is invalid",
         ),
         (
             "- {type: llm-grader, max_steps: 0}\n- {type: llm-grader}\n",
-            "warning: `max_steps` must be a whole number from 1 to 50, found 0; the grader is dropped",
+            "error: `max_steps` must be a whole number from 1 to 50, found 0; the grader cannot be used, so the case is invalid",
         ),
         (
             "- {type: llm-grader, prompt: [a]}\n- {type: llm-grader}\n",
-            "warning: `prompt` must be text or `{command: [...]}`, found a list; the grader is dropped",
+            "error: `prompt` must be text or `{command: [...]}`, found a list; the grader cannot be used, so the case is invalid",
         ),
         (
             "- {type: llm-grader, prompt: {command: []}}\n- {type: llm-grader}\n",
-            "`command` must be a non-empty argv list, found a list; the grader is dropped",
+            "`command` must be a non-empty argv list, found a list; the grader cannot be used, so the case is invalid",
         ),
     ] {
         let (graders, problems) = parse(yaml);
-        assert_eq!(graders.map(|g| g.len()), Some(1), "{yaml}: {problems:?}");
+        assert!(graders.is_none(), "{yaml}: {problems:?}");
         assert!(problems.iter().any(|p| p.contains(want)), "{yaml}: {problems:?}");
     }
     // case-level problems: errors

@@ -487,16 +487,16 @@ fn argument_comparisons() {
 }
 
 #[test]
-fn a_bad_configuration_drops_the_grader_in_a_4x_file_and_invalidates_the_case_in_a_2x_file() {
+fn a_bad_configuration_invalidates_the_case_in_both_file_generations() {
     let (graders, problems) = parse("- {type: tool-trajectory, mode: sideways}\n- {type: tool-trajectory, mode: any_order, minimums: {}}\n");
-    assert_eq!(graders.map(|g| g.len()), Some(1));
+    assert!(graders.is_none());
     assert!(
-        problems[0].contains("warning: unknown tool_trajectory mode `sideways`; the grader is dropped"),
+        problems[0].contains("error: unknown tool_trajectory mode `sideways`; the grader cannot be used, so the case is invalid"),
         "{problems:?}"
     );
     let (graders, problems) = parse("- {type: tool-trajectory, mode: subset}\n");
-    assert_eq!(graders.map(|g| g.len()), Some(0));
-    assert!(problems[0].contains("warning: tool_trajectory mode subset needs `expected`; the grader is dropped"), "{problems:?}");
+    assert!(graders.is_none());
+    assert!(problems[0].contains("error: tool_trajectory mode subset needs `expected`; the grader cannot be used, so the case is invalid"), "{problems:?}");
     let (graders, problems) = parse("- {type: tool_trajectory, mode: in_order}\n");
     assert!(graders.is_none());
     assert!(problems[0].contains("error: tool_trajectory mode in_order needs `expected`"), "{problems:?}");
