@@ -595,3 +595,122 @@ fn a_dependency_cycle_or_an_unknown_id_is_an_error_before_any_case_runs() {
         .code(2)
         .stderr_has("which the case selection leaves out of this run");
 }
+
+/// A stand-in container engine: logs each call's argv to `docker.log` beside it and behaves
+/// as `docker` would for the calls agentv makes; `exec` runs the program here, in the `-w`
+/// directory with the `-e` variables. Images: `local/img` is present, `remote/img` pulls, any
+/// other fails to pull.
+const STAND_IN_DOCKER: &str = r#"#!/bin/sh
+here=$(dirname "$0")
+echo "$*" >> "$here/../docker.log"
+case "$1" in
+  version) echo 27.1.1 ;;
+  image) [ "$3" = local/img ] ;;
+  pull) [ "$2" = remote/img ] || { echo "pull access denied for $2" >&2; exit 1; } ;;
+  create) echo c0ffee ;;
+  start|rm) ;;
+  exec)
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        -i) shift ;;
+        -e) export "$2"; shift 2 ;;
+        -w) cd "$2" || exit 126; shift 2 ;;
+        *) shift; break ;;
+      esac
+    done
+    exec "$@" ;;
+  *) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+"#;
+
+fn with_stand_in_engine(p: &Project, engine: &str) -> String {
+    let bin = p.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let path = bin.join(engine);
+    std::fs::write(&path, STAND_IN_DOCKER).expect("engine");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // Only the system directories besides: an engine installed elsewhere (a `docker` client
+    // in /usr/local/bin) must not answer instead.
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[test]
+fn workspace_docker_runs_code_graders_and_command_checks_in_a_container_with_the_workspace_mounted() {
+    let eval = r#"workspace: {template: ./tpl, isolation: per_test, docker: {image: local/img, memory: 512m, cpus: 1.5}}
+execution: {target: agent}
+tests:
+  - id: fixed
+    criteria: x
+    input: fix
+    assertions:
+      - {name: tests, type: command, command: [sh, test.sh]}
+      - {name: judge, type: code-grader, command: [sh, check.sh]}
+"#;
+    let check = "cat > /dev/null\nif grep -q good value.txt && [ \"$AGENTV_WORKSPACE_PATH\" = \"$(pwd)\" ]; then echo '{\"score\": 1}'; else echo '{\"score\": 0}'; fi\n";
+    for engine in ["docker", "podman"] {
+        let p = project(
+            "echo good > value.txt\necho ok > \"$2\"\n",
+            eval,
+            &[
+                ("tpl/value.txt", "unset\n"),
+                ("tpl/test.sh", "grep -q good value.txt\n"),
+                ("tpl/check.sh", check),
+            ],
+        );
+        let path = with_stand_in_engine(&p, engine);
+        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
+        cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+        p.output(&mut cmd).code(0);
+        let r = p.result("r.jsonl", "fixed");
+        assert_eq!(r["score"], 1.0, "{engine}: {r}");
+        let ws = r["workspace_path"].as_str().expect("kept");
+        let log = std::fs::read_to_string(p.path().join("docker.log")).expect("log");
+        let want = [
+            "version --format {{.Server.Version}}".to_owned(),
+            "image inspect local/img".to_owned(),
+            format!("create --memory=512m --cpus=1.5 -v {ws}:{ws} -w {ws} local/img sleep infinity"),
+            "start c0ffee".to_owned(),
+            format!("exec -i -e AGENTV_WORKSPACE_PATH={ws} -w {ws} c0ffee sh test.sh"),
+            format!("exec -i -e AGENTV_WORKSPACE_PATH={ws} -w {ws} c0ffee sh check.sh"),
+            "rm -f c0ffee".to_owned(),
+        ];
+        assert_eq!(log.lines().collect::<Vec<_>>(), want, "{engine}");
+    }
+}
+
+#[test]
+fn workspace_docker_without_an_engine_or_its_image_is_an_error_before_any_case_runs() {
+    let eval = |image: &str| {
+        format!(
+            "workspace: {{template: ./tpl, docker: {{image: {image}}}}}\nexecution: {{target: agent}}\ntests:\n  - {{id: a, criteria: x, input: q, assertions: [{{type: contains, value: x}}]}}\n"
+        )
+    };
+    let agent = "echo called > \"$(dirname \"$0\")/called\"\necho x > \"$2\"\n";
+    let p = project(agent, &eval("local/img"), &[("tpl/a.txt", "a")]);
+    let empty = p.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &empty);
+    p.output(&mut cmd)
+        .code(2)
+        .stderr_has("neither `docker` nor `podman` is on PATH");
+    assert!(!p.path().join("called").exists());
+
+    for (image, code, message) in [
+        (
+            "missing/img",
+            2,
+            "pull missing/img` failed: exit 1: pull access denied for missing/img",
+        ),
+        ("remote/img", 0, ""),
+    ] {
+        let p = project(agent, &eval(image), &[("tpl/a.txt", "a")]);
+        let path = with_stand_in_engine(&p, "docker");
+        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+        cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+        p.output(&mut cmd).code(code).stderr_has(message);
+        assert_eq!(p.path().join("called").exists(), code == 0, "{image}");
+    }
+}

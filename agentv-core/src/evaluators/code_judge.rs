@@ -462,7 +462,16 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
     };
     let mut env: Vec<(String, String)> = ctx.run.child_env.to_vec();
     // In a workspace the program runs there, finding its own files as before (`docs/workspaces.md`).
-    let in_workspace = ctx.workspace.map(|w| (w.program_argv(program.argv, program.cwd), w.path.as_path()));
+    if let Some(e) = ctx.workspace.and_then(|w| w.container_error.as_ref()) {
+        return failed(format!("the case's container did not start: {e}"), request);
+    }
+    // In a container the program runs as written: the image holds it (`docs/workspaces.md#containers`).
+    let in_workspace = ctx.workspace.map(|w| {
+        let argv = w
+            .container_argv(program.argv, &w.path)
+            .unwrap_or_else(|| w.program_argv(program.argv, program.cwd));
+        (argv, w.path.as_path())
+    });
     let (argv, cwd) = match &in_workspace {
         Some((argv, dir)) => {
             env.push(("AGENTV_WORKSPACE_PATH".to_owned(), dir.display().to_string()));

@@ -142,9 +142,15 @@ async fn run(check: &CommandCheck, ctx: &GradeContext<'_>) -> Grade {
     let mut env = ctx.run.child_env.to_vec();
     env.push(("AGENTV_WORKSPACE_PATH".to_owned(), workspace.path.display().to_string()));
     let timeout = check.timeout.unwrap_or(ctx.run.timeout);
+    if let Some(e) = &workspace.container_error {
+        return Grade::crashed(format!("the case's container did not start: {e}"));
+    }
+    let argv = workspace
+        .container_argv(&check.argv, &cwd)
+        .unwrap_or_else(|| check.argv.clone());
     let started = Instant::now();
     let result = process::run(ProcessSpec {
-        argv: &check.argv,
+        argv: &argv,
         cwd: &cwd,
         env: &env,
         env_remove: &[],
@@ -229,6 +235,7 @@ mod tests {
         let view = WorkspaceView {
             path: ws.path().to_path_buf(),
             file_changes: None,
+            ..Default::default()
         };
         let answered = Answered::new("q", "c", "answer", FakeProvider::llm(&[]));
         let mut ctx = answered.context();

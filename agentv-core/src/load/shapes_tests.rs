@@ -384,27 +384,14 @@ fn case_threshold_and_conversation_turns_are_read() {
 
 #[test]
 fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
-    let rows: &[(&str, Files, &str)] = &[
-        (
-            "workspace docker",
-            &[
-                (
-                    "e.yaml",
-                    "workspace: {template: ./ws, docker: {image: node:20}}\ntests:\n  - {id: a, criteria: c, input: q}\n",
-                ),
-                ("ws/a.txt", "a"),
-            ],
-            "docker",
-        ),
-        (
-            "preprocessors",
-            &[(
-                "e.yaml",
-                "preprocessors: [{type: xlsx, command: [x]}]\ntests:\n  - {id: a, criteria: c, input: q}\n",
-            )],
-            "preprocessors",
-        ),
-    ];
+    let rows: &[(&str, Files, &str)] = &[(
+        "preprocessors",
+        &[(
+            "e.yaml",
+            "preprocessors: [{type: xlsx, command: [x]}]\ntests:\n  - {id: a, criteria: c, input: q}\n",
+        )],
+        "preprocessors",
+    )];
     for (shape, files, key) in rows {
         let (suite, _tmp) = load(files);
         assert!(
@@ -420,6 +407,51 @@ fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
             "{shape}: {warnings:?}"
         );
         assert!(suite.into_cases().count() > 0, "{shape}: the cases still load");
+    }
+}
+
+#[test]
+fn workspace_docker_is_read_and_its_mistakes_are_errors() {
+    let (suite, _tmp) = load(&[
+        (
+            "e.yaml",
+            "workspace: {template: ./ws, docker: {image: node:20, timeout: 60, memory: 1g, cpus: 2}}\ntests:\n  - {id: a, criteria: c, input: q}\n",
+        ),
+        ("ws/a.txt", "a"),
+    ]);
+    assert!(
+        diagnostics(&suite, Severity::Error).is_empty(),
+        "{:?}",
+        suite.diagnostics
+    );
+    let case = suite.into_cases().next().expect("case").case;
+    let config = case
+        .workspace
+        .as_ref()
+        .and_then(|w| w.config.clone())
+        .expect("workspace");
+    assert_eq!(
+        config.docker,
+        Some(crate::model::workspace::Docker {
+            image: "node:20".into(),
+            timeout: Some(60),
+            memory: Some("1g".into()),
+            cpus: Some(2.0),
+        })
+    );
+    for (docker, expected) in [
+        ("{memory: 1g}", "image"),
+        ("{image: node:20, cpus: 0}", "cpus"),
+        ("{image: ' '}", "empty `image`"),
+        ("{image: --privileged}", "must name an image"),
+        ("node:20", "docker"),
+    ] {
+        let eval =
+            format!("workspace: {{template: ./ws, docker: {docker}}}\ntests:\n  - {{id: a, criteria: c, input: q}}\n");
+        let (suite, _tmp) = load(&[("e.yaml", &eval), ("ws/a.txt", "a")]);
+        let errors = diagnostics(&suite, Severity::Error);
+        assert!(errors.iter().any(|e| e.contains(expected)), "{docker}: {errors:?}");
+        assert_eq!(suite.case_count, 0, "{docker}");
     }
 }
 

@@ -9,7 +9,7 @@ use crate::config::node::parse_yaml;
 use crate::config::{Diagnostics, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, Pos, describe};
 use crate::env::Env;
 use crate::model::workspace::{
-    Hook, HookPoint, Hooks, Isolation, Mode, Preflight, Repo, Reset, TargetHooks, WorkspaceConfig,
+    Docker, Hook, HookPoint, Hooks, Isolation, Mode, Preflight, Repo, Reset, TargetHooks, WorkspaceConfig,
 };
 
 /// The `workspace` key of suites and cases: a block, or the path of a YAML file holding one.
@@ -142,6 +142,35 @@ const REPO: KeyTable = KeyTable::new(
     &[REPO_KEYS],
 );
 
+const DOCKER_KEYS: &[Key] = &[
+    Key::new(
+        "image",
+        Kind::Text,
+        "The image, present locally or pulled before any case runs.",
+    )
+    .required(),
+    Key::new(
+        "timeout",
+        Kind::Number(POSITIVE),
+        "Seconds the image pull may take (default 1800).",
+    ),
+    Key::new(
+        "memory",
+        Kind::Text,
+        "The container's memory limit (`--memory`), such as `512m`.",
+    ),
+    Key::new(
+        "cpus",
+        Kind::Number(POSITIVE),
+        "The container's CPU limit (`--cpus`), such as 1.5.",
+    ),
+];
+
+/// `docker.timeout` and `docker.cpus`.
+const POSITIVE: crate::config::NumberRange = crate::config::NumberRange { min: 0.001, max: 1.0e9 };
+
+const DOCKER: KeyTable = KeyTable::new("docker", "The container code graders run in.", &[DOCKER_KEYS]);
+
 const ENV_KEYS: &[Key] = &[
     Key::new(
         "required_commands",
@@ -195,8 +224,8 @@ const WORKSPACE_KEYS: &[Key] = &[
     ),
     Key::new(
         "docker",
-        Kind::Any,
-        "Run code graders in a container: not supported by agentv yet, ignored.",
+        Kind::Object(&DOCKER),
+        "Run the case's code graders and command checks in a container of this image, the workspace mounted (docs/workspaces.md#containers).",
     ),
     Key::new("static_path", Kind::Any, "Removed: use `path` with `mode: static`."),
     Key::new("pool", Kind::Any, "Removed: use `mode: pooled` or `mode: temp`."),
@@ -354,11 +383,7 @@ fn read_block(
     }
     config.keep = f.boolean("keep_workspaces", diags);
     if let Some(n) = f.take("docker") {
-        diags.warn(
-            n.pos,
-            "`workspace.docker` (code graders in a container) is not supported by agentv yet, ignored: graders run on this machine",
-            None,
-        );
+        config.docker = docker(n, diags);
     }
     f.warn_unknown(diags);
     if diags.error_count() > before {
@@ -621,6 +646,30 @@ fn repo_source(raw: &str, base: &Path, cx: &Context<'_>, pos: Pos, diags: &mut D
 fn is_github_shorthand(raw: &str) -> bool {
     let part = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
     raw.split_once('/').is_some_and(|(org, name)| part(org) && part(name))
+}
+
+/// `docker: {image, timeout, memory, cpus}`; `None` after an error.
+fn docker(node: &Node, diags: &mut Diagnostics) -> Option<Docker> {
+    let mut f = Fields::of(node, &DOCKER, diags)?;
+    let before = diags.error_count();
+    let image = f.required_string("image", "workspace.docker", diags);
+    let timeout = f.number("timeout", diags);
+    let cpus = f.number("cpus", diags);
+    let memory = f.string("memory", diags);
+    if let Some(image) = image.as_ref().filter(|i| i.trim().is_empty() || i.starts_with('-')) {
+        diags.error(
+            node.pos,
+            format!("`docker.image` must name an image, found `{image}`"),
+            None,
+        );
+    }
+    f.warn_unknown(diags);
+    (diags.error_count() == before).then(|| Docker {
+        image: image.unwrap_or_default(),
+        timeout: timeout.map(|t| t.ceil() as u64),
+        memory,
+        cpus,
+    })
 }
 
 fn preflight(node: &Node, diags: &mut Diagnostics) -> Option<Preflight> {

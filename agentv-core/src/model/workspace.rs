@@ -167,6 +167,19 @@ impl Preflight {
     }
 }
 
+/// `docker`: the container a case's code graders and command checks run in
+/// (`docs/workspaces.md#containers`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Docker {
+    pub image: String,
+    /// Seconds the image pull may take (default 1800).
+    pub timeout: Option<u64>,
+    /// `--memory=<value>`, as written (`512m`, `2g`).
+    pub memory: Option<String>,
+    /// `--cpus=<value>`.
+    pub cpus: Option<f64>,
+}
+
 /// A `workspace` block (suite or case), or the two merged.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkspaceConfig {
@@ -181,6 +194,8 @@ pub struct WorkspaceConfig {
     pub env: Option<Preflight>,
     /// `keep_workspaces: true`: keep every workspace, as `--keep-workspaces` does.
     pub keep: Option<bool>,
+    /// `docker`: code graders run in a container of this image.
+    pub docker: Option<Docker>,
     /// The directory of the external file the block was read from (a string `workspace:`):
     /// where hooks run by default. `None` for a block written in the eval file, whose hooks run
     /// in the eval file's directory.
@@ -209,6 +224,7 @@ impl WorkspaceConfig {
             hooks,
             env: c.env.clone().or_else(|| s.env.clone()),
             keep: c.keep.or(s.keep),
+            docker: c.docker.clone().or_else(|| s.docker.clone()),
             file_dir: c.file_dir.clone().or_else(|| s.file_dir.clone()),
         })
     }
@@ -264,9 +280,24 @@ pub struct WorkspaceView {
     /// The unified diff against the starting state; `None` when nothing changed or it could not
     /// be computed.
     pub file_changes: Option<String>,
+    /// With `workspace.docker`: the argv that runs a program in the case's container, the
+    /// program's own argv appended (`docs/workspaces.md#containers`); empty on this machine.
+    pub exec: Vec<String>,
+    /// Why the case's container could not start: its graders cannot run.
+    pub container_error: Option<String>,
 }
 
 impl WorkspaceView {
+    /// With `workspace.docker`: `argv` run in the case's container with `cwd` as its working
+    /// directory; `None` on this machine.
+    pub fn container_argv(&self, argv: &[String], cwd: &Path) -> Option<Vec<String>> {
+        let (id, head) = self.exec.split_last()?;
+        let mut out = head.to_vec();
+        out.extend(["-w".to_owned(), cwd.display().to_string(), id.clone()]);
+        out.extend(argv.iter().cloned());
+        Some(out)
+    }
+
     /// A grading program's argv when it runs in this workspace instead of `own_dir` (its own
     /// working directory): each relative argument naming a file or directory that exists in
     /// `own_dir` becomes absolute, so `[python3, ../check.py]` finds the same script it would
@@ -397,6 +428,7 @@ mod tests {
         let view = WorkspaceView {
             path: "/ws".into(),
             file_changes: None,
+            ..Default::default()
         };
         let argv: Vec<String> = ["python3", "check.py", "--flag", "missing.py", "/abs"]
             .map(String::from)

@@ -10,6 +10,7 @@
 //! [`Session::finish`] writes what happened into the record and removes or keeps the directory.
 //! A session dropped unfinished (an interrupt) removes its directory unless told to keep it.
 
+mod container;
 mod copy;
 mod git;
 mod hooks;
@@ -67,8 +68,10 @@ pub(crate) fn runtime_for<'a>(
 
 /// The `workspace.env` requirements of every case of `suites` this machine misses, as one
 /// message (`docs/workspaces.md#env`).
-pub(crate) fn preflight_cases<'a>(cases: impl Iterator<Item = &'a crate::model::EvalCase>) -> Option<String> {
-    preflight(cases.filter_map(|c| c.workspace.as_ref()?.config.as_ref()?.env.as_ref()))
+pub(crate) fn preflight_cases<'a>(cases: impl Iterator<Item = &'a crate::model::EvalCase> + Clone) -> Option<String> {
+    let configs = cases.filter_map(|c| c.workspace.as_ref()?.config.as_ref());
+    preflight(configs.clone().filter_map(|c| c.env.as_ref()))
+        .or_else(|| container::prepare(configs.filter_map(|c| c.docker.as_ref())).err())
 }
 
 /// `$AGENTV_DATA_DIR`, else `$AGENTV_HOME`, else `~/.agentv`.
@@ -456,6 +459,8 @@ pub struct Session {
     hooks: Vec<HookOutcome>,
     file_changes: Option<String>,
     warnings: Vec<String>,
+    /// With `workspace.docker`: the case's container, removed with the session.
+    container: Option<container::Container>,
 }
 
 impl Session {
@@ -468,6 +473,7 @@ impl Session {
     /// `after_each` reset and the workspace's `after_each` hook (all before grading, as in
     /// AgentV 4.x). Returns what graders see.
     pub async fn after_agent(&mut self) -> WorkspaceView {
+        let mut container_error = None;
         if let (Some(git), Some(baseline), Some(index)) = (&self.runtime.git, &self.baseline, &self.index) {
             match git.changes(&self.dir, baseline, index).await {
                 Ok(diff) => self.file_changes = diff,
@@ -506,9 +512,21 @@ impl Session {
         {
             self.note(outcome);
         }
+        let mut exec = Vec::new();
+        if let Some(docker) = self.config.docker.clone() {
+            match container::Container::start(&docker, &self.dir).await {
+                Ok(c) => {
+                    exec = c.exec();
+                    self.container = Some(c);
+                }
+                Err(e) => container_error = Some(e),
+            }
+        }
         WorkspaceView {
             path: self.dir.clone(),
             file_changes: self.file_changes.clone(),
+            exec,
+            container_error,
         }
     }
 

@@ -279,6 +279,7 @@ pub(super) async fn open(
         hooks: Vec::new(),
         file_changes: None,
         warnings: Vec::new(),
+        container: None,
     };
     if !matches!(session.suite.kind, SuiteKind::PerCase)
         && let Some(reset) = session.config.hook(HookPoint::BeforeEach).and_then(|h| h.reset)
