@@ -714,3 +714,93 @@ fn workspace_docker_without_an_engine_or_its_image_is_an_error_before_any_case_r
         assert_eq!(p.path().join("called").exists(), code == 0, "{image}");
     }
 }
+
+const EXPLORING_JUDGE: &str = r#"
+- when: "fix the bug"
+  steps: [{text: unused}]
+  judge_steps:
+    - calls: [{name: list_files, arguments: {}}]
+    - calls: [{name: read_file, arguments: {path: calc.py}}, {name: read_file, arguments: {path: ../secret.txt}}]
+    - calls: [{name: search_files, arguments: {pattern: "return a \\+ b"}}]
+    - text: '{"score": 1, "assertions": [{"text": "calc.py adds", "passed": true}]}'
+"#;
+
+#[tokio::test]
+async fn an_llm_grader_with_max_steps_reads_the_workspace_with_tools_and_never_leaves_it() {
+    let fake = agentv_testkit::llm::FakeLlm::builder()
+        .script(agentv_testkit::llm::Script::parse(EXPLORING_JUDGE).expect("script"))
+        .start()
+        .await;
+    let p = Project::new();
+    let dir = p.path().to_path_buf();
+    let targets = format!(
+        "targets:\n  - name: agent\n    provider: cli\n    command_template: {}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}\n    judge_target: judge\n{}",
+        dir.display(),
+        agentv_testkit::llm::Api::OpenAi.target("judge", &fake.uri(), "sk-test")
+    );
+    let eval = "workspace: {template: ./tpl, isolation: per_test}\nexecution: {target: agent}\ntests:\n  - {id: fixed, criteria: calc adds, input: fix the bug, assertions: [{type: llm-grader, max_steps: 4}]}\n";
+    let p = p
+        .file(
+            "agent.sh",
+            "#!/bin/sh\nsed -i 's/a - b/a + b/' calc.py\necho fixed > \"$2\"\n",
+        )
+        .file("targets.yaml", &targets)
+        .file("e.yaml", eval)
+        .file("tpl/calc.py", "def add(a, b):\n    return a - b\n")
+        .file("secret.txt", "do not read");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data"));
+    p.output_async(cmd).await.code(0);
+    let r = p.result("r.jsonl", "fixed");
+    assert_eq!(r["score"], 1.0, "{r}");
+    let details = &r["evaluator_results"][0]["details"];
+    assert_eq!(details["mode"], "built-in", "{r}");
+    assert_eq!(details["steps"], 4, "{r}");
+    let calls = details["tool_calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 4, "{details}");
+    assert_eq!(
+        calls[0]["output"],
+        serde_json::json!([{"name": "calc.py", "type": "file"}])
+    );
+    assert_eq!(calls[1]["output"]["content"], "def add(a, b):\n    return a + b\n");
+    assert_eq!(calls[2]["output"], "Path '../secret.txt' is outside the workspace");
+    assert_eq!(calls[3]["output"][0]["text"], "    return a + b");
+    // Each step sent the earlier calls and their results back, as the API requires.
+    let judge_requests: Vec<serde_json::Value> = fake
+        .requests()
+        .await
+        .iter()
+        .filter_map(|r| serde_json::from_slice(&r.body).ok())
+        .filter(|b: &serde_json::Value| b.get("tools").is_some())
+        .collect();
+    assert_eq!(judge_requests.len(), 4);
+    let last = judge_requests[3].to_string();
+    assert!(
+        last.contains("outside the workspace") && last.contains("list_files"),
+        "{last}"
+    );
+    assert_eq!(judge_requests[2].get("tool_choice"), None);
+    assert_eq!(
+        judge_requests[3]["tool_choice"], "none",
+        "the last allowed step must answer"
+    );
+
+    // Without a workspace the grader cannot explore: a grader error that says why.
+    let bare = Project::new()
+        .file("agent.sh", "#!/bin/sh\necho fixed > \"$2\"\n")
+        .file("targets.yaml", &targets)
+        .file(
+            "e.yaml",
+            "execution: {target: agent}\ntests:\n  - {id: bare, criteria: x, input: fix the bug, assertions: [{type: llm-grader, max_steps: 5}]}\n",
+        );
+    let mut cmd = bare.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", bare.path().join("data"));
+    bare.output_async(cmd).await;
+    let r = bare.result("r.jsonl", "bare");
+    assert!(
+        r["evaluator_results"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("reads the case's workspace, and this case has none")),
+        "{r}"
+    );
+}
