@@ -20,8 +20,10 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+pub mod bucket;
 pub mod script;
 
+pub use bucket::Bucket;
 pub use script::Script;
 
 /// What the LLM judge's system prompt says; requests holding it are judge requests.
@@ -283,9 +285,16 @@ pub struct FakeLlmBuilder {
     record: bool,
     listener: Option<std::net::TcpListener>,
     script: Option<Script>,
+    bucket: Option<Arc<Bucket>>,
 }
 
 impl FakeLlmBuilder {
+    /// Rate-limit every request with `bucket` (429 beyond it; see [`bucket`]).
+    pub fn rate_limit(mut self, bucket: Arc<Bucket>) -> Self {
+        self.bucket = Some(bucket);
+        self
+    }
+
     /// Answer the questions `script` names with its tool calls (see [`script`]).
     pub fn script(mut self, script: Script) -> Self {
         self.script = Some(script);
@@ -355,6 +364,7 @@ impl FakeLlmBuilder {
                 echo: self.echo,
                 script: self.script.map(Arc::new),
                 counters: counters.clone(),
+                bucket: self.bucket,
             })
             .with_priority(u8::MAX)
             .mount(&server)
@@ -384,6 +394,7 @@ impl FakeLlm {
             record: true,
             listener: None,
             script: None,
+            bucket: None,
         }
     }
 
@@ -422,11 +433,22 @@ struct Canned {
     echo: bool,
     script: Option<Arc<Script>>,
     counters: Arc<Counters>,
+    bucket: Option<Arc<Bucket>>,
 }
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let path = request.url.path();
+        let admission = self.bucket.as_ref().map(|b| b.admit());
+        if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {
+            let mut template = ResponseTemplate::new(429).set_body_json(
+                json!({"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached for requests"}}),
+            );
+            for (name, value) in &a.headers {
+                template = template.insert_header(*name, value.as_str());
+            }
+            return template;
+        }
         let reply = if self.echo {
             self.counters.count(path, &request.body);
             let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)});
@@ -441,7 +463,10 @@ impl Respond for Canned {
                 &self.counters,
             )
         };
-        let template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        let mut template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        for (name, value) in admission.iter().flat_map(|a| &a.headers) {
+            template = template.insert_header(*name, value.as_str());
+        }
         if self.latency.is_zero() {
             template
         } else {

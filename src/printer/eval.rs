@@ -91,6 +91,9 @@ impl Printer {
             color: self.color_stdout,
         };
         self.result(&format!("\n{}", report.summary(style)));
+        for target in &report.throttling {
+            self.note(&format!("Rate limits: {}", target.describe()));
+        }
         let counts = &report.counts;
         if counts.skipped > 0 {
             self.note(&format!(

@@ -22,6 +22,7 @@ mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
 mod proxy_judges;
+mod rate_limits;
 mod readme;
 mod readme_judges;
 mod ready_made_judges;

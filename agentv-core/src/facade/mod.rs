@@ -641,6 +641,8 @@ pub struct Report {
     pub cache: Option<CacheStats>,
     /// The counts behind the outcome, to explain it.
     pub counts: Counts,
+    /// Targets the provider pushed back on: how often, and where their concurrency settled.
+    pub throttling: Vec<crate::run::TargetThrottling>,
     secrets: Secrets,
     /// Statistics per target, per grader and across repeats (also in the run summary file).
     pub stats: StatsReport,
@@ -706,6 +708,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         stats: finished.stats.clone(),
         stats_text: finished.stats.render_repeats(&finished.secrets),
         summary_file: finished.summary_path.clone(),
+        throttling: run.throttling.iter().filter(|t| t.throttled()).cloned().collect(),
         counts: Counts {
             execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
             over_budget: run.over_budget,

@@ -172,6 +172,10 @@ impl Provider for CachedProvider {
         self.inner.healthcheck(eval_dir)
     }
 
+    fn throttle(&self) -> Option<&Arc<super::Throttle>> {
+        self.inner.throttle()
+    }
+
     fn supports_batch(&self) -> bool {
         self.inner.supports_batch()
     }

@@ -17,6 +17,7 @@ pub mod retry;
 mod settings;
 mod target;
 mod template;
+pub mod throttle;
 
 use crate::config::schema::case_insensitive_pattern;
 
@@ -32,6 +33,7 @@ pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;
 pub use target::{TARGET_KEYS, TargetDef, TargetsFile};
 pub use template::{CLI_PLACEHOLDERS, shell_quote, unknown_cli_placeholders};
+pub use throttle::{Throttle, ThrottleStats};
 
 /// Declares the provider modules and lists their entries, in the order messages name them.
 macro_rules! provider_table {

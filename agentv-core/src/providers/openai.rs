@@ -197,6 +197,7 @@ impl OpenAiProvider {
             body,
             timeout: self.config.llm.timeout,
             secrets: self.config.llm.secrets.clone(),
+            throttle: Some(self.config.llm.throttle.clone()),
         }
     }
 }
@@ -328,6 +329,10 @@ impl Provider for OpenAiProvider {
 
     fn tool_settings(&self) -> Option<&ToolSettings> {
         Some(&self.config.tools)
+    }
+
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        Some(&self.config.llm.throttle)
     }
 
     fn public_settings(&self) -> Value {

@@ -203,6 +203,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The adaptive concurrency of the target's HTTP calls (LLM APIs), which the run opens at
+    /// `--workers` and reports on (`docs/running.md#rate-limits`).
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        None
+    }
+
     /// A cap on concurrent cases (some agents cannot run in parallel).
     fn max_workers(&self) -> Option<usize> {
         None

@@ -384,6 +384,7 @@ impl<'a> TargetSettings<'a> {
             timeout: self.duration("timeout_seconds"),
             retry: self.retry(),
             secrets: self.secrets.clone(),
+            throttle: std::sync::Arc::new(super::Throttle::new(self.number("max_rps"), self.number("max_tpm"))),
         }
     }
 

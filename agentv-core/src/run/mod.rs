@@ -6,6 +6,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod throttling;
 mod tool_loop;
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ pub use budget::Budget;
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
 pub use outcome::{Outcome, RunFacts, decide};
+pub use throttling::TargetThrottling;
 
 /// One case, its graders and the target that answers it.
 #[derive(Debug, Clone)]
@@ -108,6 +110,8 @@ pub struct RunReport {
     pub unfinished: usize,
     /// Cases recorded as not run because the run's cost reached `--budget-usd`.
     pub over_budget: usize,
+    /// The adaptive concurrency of each LLM target that was called.
+    pub throttling: Vec<TargetThrottling>,
 }
 
 impl RunReport {
@@ -201,6 +205,7 @@ pub async fn run(
     interrupt: &Interrupt,
 ) -> RunReport {
     let total = jobs.total;
+    let throttles = throttling::open(&jobs.probes, options.workers.max(1));
     let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
     // Set when the interrupt was already announced (during a batch call).
     let mut announced = false;
@@ -327,6 +332,7 @@ pub async fn run(
         unwritten,
         unfinished,
         over_budget,
+        throttling: throttling::report(&throttles),
     }
 }
 
