@@ -81,6 +81,11 @@ pub const LLM_KEYS: &[Key] = &[
         }),
         "Most tokens used per minute, whatever the provider allows (`docs/running.md#rate-limits`).",
     ),
+    Key::new(
+        "adaptive_concurrency",
+        Kind::Bool,
+        "Adapt requests in flight to the provider's rate limits (default true; `docs/running.md#rate-limits`).",
+    ),
 ];
 
 /// The system prompt when the caller sets none.

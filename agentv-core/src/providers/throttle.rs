@@ -31,6 +31,9 @@ pub struct Throttle {
     freed: Notify,
     max_rps: Option<f64>,
     max_tpm: Option<f64>,
+    /// `adaptive_concurrency: false`: the window stays at `--workers` whatever the provider
+    /// answers (the ceilings still hold).
+    adaptive: bool,
 }
 
 #[derive(Debug)]
@@ -112,7 +115,14 @@ impl Throttle {
             freed: Notify::new(),
             max_rps: max_rps.filter(|r| r.is_finite() && *r > 0.0),
             max_tpm: max_tpm.filter(|t| t.is_finite() && *t > 0.0),
+            adaptive: true,
         }
+    }
+
+    /// The same throttle with a fixed window (`adaptive_concurrency: false`).
+    pub fn fixed(mut self) -> Self {
+        self.adaptive = false;
+        self
     }
 
     /// Opens the window at `workers` (the run's `--workers`), its ceiling.
@@ -236,7 +246,9 @@ impl Permit {
             if signal.rejected {
                 s.rejected += 1;
             }
-            if signal.rejected || signal.nearly_spent {
+            if !t.adaptive {
+                // Counted, never acted on.
+            } else if signal.rejected || signal.nearly_spent {
                 // Requests sent before the last cut report the old congestion: one cut per burst.
                 if self.epoch == s.epoch {
                     s.window = (s.limit() as f64 / 2.0).max(1.0);
@@ -247,7 +259,7 @@ impl Permit {
                 let limit = s.limit() as f64;
                 s.window = (limit.max(s.window) + 1.0 / limit).min(s.ceiling as f64);
             }
-            if let Some(wait) = signal.hold {
+            if let Some(wait) = signal.hold.filter(|_| t.adaptive) {
                 s.hold(wait, now);
             }
             if let (Some(_), Some(tokens)) = (t.max_tpm, signal.tokens) {
@@ -610,6 +622,13 @@ mod tests {
             t.acquire().await.finish(rejected());
         }
         assert_eq!(t.stats().settled, 1, "never below one");
+        let fixed = Arc::new(Throttle::new(None, None).fixed());
+        fixed.start(16);
+        for _ in 0..3 {
+            fixed.acquire().await.finish(rejected());
+        }
+        let s = fixed.stats();
+        assert_eq!((s.settled, s.cuts, s.rejected), (16, 0, 3), "adaptive_concurrency: false");
     }
 
     #[tokio::test]
