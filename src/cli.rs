@@ -378,6 +378,18 @@ pub struct EvalArgs {
     /// Start no new case once the targets' reported cost reaches this many dollars.
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget_usd: Option<f64>,
+
+    /// Answer LLM targets through their provider's batch API, at its batch price; failed items
+    /// are answered online, or are errors with `--batch=strict` (docs/batch.md).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub batch: Option<BatchFlag>,
+}
+
+/// `--batch` / `--batch=strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchFlag {
+    On,
+    Strict,
 }
 
 /// `--shard K/N`.

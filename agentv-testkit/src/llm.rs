@@ -20,9 +20,11 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+pub mod batch;
 pub mod bucket;
 pub mod script;
 
+pub use batch::{BatchApi, BatchBehaviour};
 pub use bucket::Bucket;
 pub use script::Script;
 
@@ -286,9 +288,16 @@ pub struct FakeLlmBuilder {
     listener: Option<std::net::TcpListener>,
     script: Option<Script>,
     bucket: Option<Arc<Bucket>>,
+    batch: BatchBehaviour,
 }
 
 impl FakeLlmBuilder {
+    /// How its batch jobs behave (see [`batch`]).
+    pub fn batch(mut self, behaviour: BatchBehaviour) -> Self {
+        self.batch = behaviour;
+        self
+    }
+
     /// Rate-limit every request with `bucket` (429 beyond it; see [`bucket`]).
     pub fn rate_limit(mut self, bucket: Arc<Bucket>) -> Self {
         self.bucket = Some(bucket);
@@ -348,6 +357,7 @@ impl FakeLlmBuilder {
         }
         let server = builder.start().await;
         let counters = Arc::new(Counters::default());
+        let batch = Arc::new(BatchApi::new(self.batch));
         let stats = counters.clone();
         Mock::given(method("GET"))
             .and(path("/stats"))
@@ -365,11 +375,16 @@ impl FakeLlmBuilder {
                 script: self.script.map(Arc::new),
                 counters: counters.clone(),
                 bucket: self.bucket,
+                batch: batch.clone(),
             })
             .with_priority(u8::MAX)
             .mount(&server)
             .await;
-        FakeLlm { server, counters }
+        FakeLlm {
+            server,
+            counters,
+            batch,
+        }
     }
 }
 
@@ -377,6 +392,7 @@ impl FakeLlmBuilder {
 pub struct FakeLlm {
     server: MockServer,
     counters: Arc<Counters>,
+    batch: Arc<BatchApi>,
 }
 
 impl FakeLlm {
@@ -395,6 +411,7 @@ impl FakeLlm {
             listener: None,
             script: None,
             bucket: None,
+            batch: BatchBehaviour::default(),
         }
     }
 
@@ -420,8 +437,14 @@ impl FakeLlm {
             .collect()
     }
 
+    /// Online requests served (batch items are not counted here).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The batch API: its counters (files, jobs, items, polls).
+    pub fn batch(&self) -> &BatchApi {
+        &self.batch
     }
 }
 
@@ -434,11 +457,27 @@ struct Canned {
     script: Option<Arc<Script>>,
     counters: Arc<Counters>,
     bucket: Option<Arc<Bucket>>,
+    batch: Arc<BatchApi>,
 }
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let path = request.url.path();
+        // Batch items are answered as the online API would, but counted apart.
+        let items = Counters::default();
+        let answers = |body: &[u8]| {
+            reply_scripted(
+                "/v1/chat/completions",
+                body,
+                self.script.as_deref(),
+                &self.answer,
+                &self.verdict,
+                &items,
+            )
+        };
+        if let Some(reply) = self.batch.reply(request.method.as_str(), path, &request.body, &answers) {
+            return ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        }
         let admission = self.bucket.as_ref().map(|b| b.admit());
         if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {
             let mut template = ResponseTemplate::new(429).set_body_json(

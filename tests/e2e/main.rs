@@ -3,6 +3,7 @@
 //! come from the shared kit (`agentv-testkit`).
 
 mod agent_clis;
+mod batch_mode;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;

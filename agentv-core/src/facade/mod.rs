@@ -468,6 +468,8 @@ pub struct RunOptions {
     /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
     /// text is a grader error).
     pub strict: bool,
+    /// `--batch`: which targets answer through their provider's batch API.
+    pub batch: crate::run::BatchMode,
 }
 
 /// A finished run, ready for [`report`].
@@ -545,6 +547,8 @@ pub async fn run(
             cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
+        batch: options.batch,
+        batch_state: Some(crate::run::state_path(writer.path())),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();

@@ -10,22 +10,7 @@ use serde_json::Value;
 
 use super::retry::RetryPolicy;
 use super::{ProviderError, ProviderRequest, ProviderResponse};
-use crate::config::{DurationRange, Key, Kind};
 use crate::redact::Secrets;
-
-/// The batch keys of the targets whose provider has a batch API.
-pub const BATCH_KEYS: &[Key] = &[
-    Key::new(
-        "batch",
-        Kind::Bool,
-        "Answer this target's cases through the provider's batch API at its batch price (`docs/batch.md`).",
-    ),
-    Key::new(
-        "batch_poll_ms",
-        Kind::Duration(DurationRange::DELAY_MILLIS),
-        "First wait between polls of a batch job (default 5000, growing to 60000).",
-    ),
-];
 
 /// How large one job may be (`docs/batch.md#limits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +57,7 @@ pub trait BatchApi: Send + Sync {
     fn status<'a>(&'a self, id: &'a str) -> BatchFuture<'a, JobState>;
 
     /// The results of a terminal job, handed to `each` as they are read.
-    fn results<'a>(
-        &'a self,
-        state: &'a JobState,
-        each: &'a mut (dyn FnMut(ItemResult) + Send),
-    ) -> BatchFuture<'a, ()>;
+    fn results<'a>(&'a self, state: &'a JobState, each: &'a mut (dyn FnMut(ItemResult) + Send)) -> BatchFuture<'a, ()>;
 
     /// Asks the provider to cancel job `id`.
     fn cancel<'a>(&'a self, id: &'a str) -> BatchFuture<'a, ()>;
@@ -115,7 +96,12 @@ pub enum Body {
 
 impl BatchHttp {
     /// Sends with retries; the answer's body when its status is 2xx.
-    pub async fn send(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<reqwest::Response, ProviderError> {
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: &Body,
+    ) -> Result<reqwest::Response, ProviderError> {
         let (result, _) = self.retry.run(|| self.once(method.clone(), url, body)).await;
         result
     }
@@ -202,7 +188,7 @@ pub async fn each_line(
     each: &mut (dyn FnMut(Result<Value, String>) + Send),
 ) -> Result<(), ProviderError> {
     let mut pending: Vec<u8> = Vec::new();
-    let mut line = |bytes: &[u8], each: &mut (dyn FnMut(Result<Value, String>) + Send)| {
+    let line = |bytes: &[u8], each: &mut (dyn FnMut(Result<Value, String>) + Send)| {
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim();
         if !text.is_empty() {
@@ -258,7 +244,11 @@ mod tests {
         };
         assert_eq!(split(&[10; 7], limits), vec![0..3, 3..6, 6..7]);
         assert_eq!(split(&[40, 40, 40, 10], limits), vec![0..2, 2..4]);
-        assert_eq!(split(&[500, 1], limits), vec![0..1, 1..2], "an item over the limit goes alone");
+        assert_eq!(
+            split(&[500, 1], limits),
+            vec![0..1, 1..2],
+            "an item over the limit goes alone"
+        );
         assert!(split(&[], limits).is_empty());
     }
 

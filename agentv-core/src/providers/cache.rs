@@ -176,6 +176,10 @@ impl Provider for CachedProvider {
         self.inner.throttle()
     }
 
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        self.inner.batch_api()
+    }
+
     fn supports_batch(&self) -> bool {
         self.inner.supports_batch()
     }

@@ -82,6 +82,11 @@ pub const LLM_KEYS: &[Key] = &[
         "Most tokens used per minute, whatever the provider allows (`docs/running.md#rate-limits`).",
     ),
     Key::new(
+        "batch_poll_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "First wait between polls of a batch job (default 5000, growing to 60000; `docs/batch.md`).",
+    ),
+    Key::new(
         "adaptive_concurrency",
         Kind::Bool,
         "Adapt requests in flight to the provider's rate limits (default true; `docs/running.md#rate-limits`).",
@@ -104,6 +109,8 @@ pub struct LlmSettings {
     pub secrets: Secrets,
     /// The target's adaptive concurrency and `max_rps` / `max_tpm`, shared by its calls.
     pub throttle: Arc<Throttle>,
+    /// `batch_poll_ms`: the first wait between polls of a batch job.
+    pub batch_poll: Option<Duration>,
 }
 
 /// Who speaks a turn, in the two-role form LLM APIs take.

@@ -7,9 +7,11 @@
 
 mod agent;
 mod answer;
+pub mod batch;
 mod cache;
 mod entry;
 mod llm;
+mod openai_batch;
 mod provider;
 pub mod proxy_invoker;
 mod registry;
@@ -22,6 +24,7 @@ pub mod throttle;
 use crate::config::schema::case_insensitive_pattern;
 
 pub use answer::parse_answer;
+pub use batch::{BatchApi, BatchLimits, JobState};
 pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};

@@ -209,6 +209,11 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The provider's batch API (`docs/batch.md`), when it sells batch processing.
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        None
+    }
+
     /// A cap on concurrent cases (some agents cannot run in parallel).
     fn max_workers(&self) -> Option<usize> {
         None

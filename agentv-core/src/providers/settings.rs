@@ -392,6 +392,7 @@ impl<'a> TargetSettings<'a> {
                     throttle
                 }
             }),
+            batch_poll: self.duration("batch_poll_ms"),
         }
     }
 

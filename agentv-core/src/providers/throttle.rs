@@ -628,7 +628,11 @@ mod tests {
             fixed.acquire().await.finish(rejected());
         }
         let s = fixed.stats();
-        assert_eq!((s.settled, s.cuts, s.rejected), (16, 0, 3), "adaptive_concurrency: false");
+        assert_eq!(
+            (s.settled, s.cuts, s.rejected),
+            (16, 0, 3),
+            "adaptive_concurrency: false"
+        );
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! Run: schedules cases with bounded concurrency, calls the target with retries, grades, and
 //! hands each record to the sink as soon as it is complete.
 
+mod batch;
 mod budget;
 mod case;
 mod conversation;
@@ -24,6 +25,7 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
 use crate::resolve::Plan;
+pub use batch::{BatchMode, BatchState, JobRecord, state_path};
 pub use budget::Budget;
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
@@ -58,6 +60,10 @@ pub struct RunOptions {
     pub context: RunContext,
     /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
     pub budget: Option<Budget>,
+    /// `--batch`: which targets answer through their provider's batch API (`docs/batch.md`).
+    pub batch: BatchMode,
+    /// Where the ids of submitted batch jobs are written (beside the results).
+    pub batch_state: Option<PathBuf>,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -71,6 +77,9 @@ pub trait RunObserver {
 
     /// A problem worth telling the user that did not fail anything.
     fn warning(&mut self, _message: &str) {}
+
+    /// A batch job was submitted, changed state or ended (one line, `docs/batch.md`).
+    fn batch_progress(&mut self, _line: &str) {}
 
     /// The run was interrupted; `in_flight` cases are still finishing.
     fn interrupted(&mut self, _in_flight: usize, _grace: Duration) {}
@@ -212,7 +221,8 @@ pub async fn run(
     // Cases whose batch answer arrived within the grace period of an interrupt: they were in
     // flight, so they are still graded and written.
     let mut finish_in_flight = false;
-    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if jobs.batching {
+    let batching = jobs.batching || options.batch != BatchMode::Targets;
+    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if batching {
         let mut all: Vec<Job> = jobs.iter.collect();
         let mut prefetched = prefetch_batches(&all, &unhealthy, options, observer, interrupt, &mut announced).await;
         if interrupt.stop.is_cancelled() {
@@ -441,7 +451,9 @@ async fn prefetch_batches(
 ) -> Prefetched {
     let mut groups: Vec<(Arc<ResolvedTarget>, Vec<usize>)> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        if !job.target.batching || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
+        let asked =
+            job.target.batching || (options.batch != BatchMode::Targets && job.target.provider.batch_api().is_some());
+        if !asked || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
             continue;
         }
         match groups.iter_mut().find(|(t, _)| Arc::ptr_eq(t, &job.target)) {
@@ -451,6 +463,19 @@ async fn prefetch_batches(
     }
     let mut out = HashMap::new();
     for (target, members) in groups {
+        if let Some(api) = target.provider.batch_api() {
+            if interrupt.stop.is_cancelled() {
+                break;
+            }
+            let members = members.into_iter().filter(|&i| batch::fits(&jobs[i])).collect();
+            let group = batch::Group {
+                target: &target,
+                api,
+                members,
+            };
+            out.extend(batch::answer(jobs, group, options, observer, interrupt).await);
+            continue;
+        }
         if !target.provider.supports_batch() {
             // Not a configuration error (spec): a verbose note, then per-case calls.
             tracing::info!(

@@ -61,7 +61,9 @@ fn options() -> Result<Options, String> {
                 o.script = Some(Arc::new(script));
             }
             "--rps" => {
-                let rps: u32 = value.parse().map_err(|_| format!("--rps takes a whole number, not {value}"))?;
+                let rps: u32 = value
+                    .parse()
+                    .map_err(|_| format!("--rps takes a whole number, not {value}"))?;
                 o.bucket = Some(Arc::new(Bucket::new(f64::from(rps), rps, Duration::from_secs(5))));
             }
             "--capacity" => {
