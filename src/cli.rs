@@ -137,6 +137,7 @@ Examples:
   agentv eval evals/ --shard 2/4 --out shard-2.jsonl --budget-usd 5
   agentv eval evals/ --resume r.jsonl
   agentv eval evals/ --rerun-failed r.jsonl --out retry.jsonl
+  agentv eval run evals/ --output out/   # AgentV 4.x's form and run directory
 
 Beside the results file, <results>.summary.json holds the run's metadata and
 statistics (per target, per grader, across repeats). See docs/running.md.
@@ -308,9 +309,16 @@ pub struct EvalArgs {
     #[arg(long = "eval-id", value_name = "ID")]
     pub eval_id: Vec<String>,
 
-    /// Results file, replaced if it exists (default .agentv/results/eval_<time>.jsonl).
+    /// Results file, replaced if it exists (default .agentv/results/eval_<time>.jsonl, or
+    /// DIR/results.jsonl with --output).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+
+    /// Also write AgentV 4.x's run directory here: index.jsonl, benchmark.json, timing.json and
+    /// a directory per case (docs/results.md). `agentv eval run PATHS --output DIR`, AgentV
+    /// 4.x's form, works as written.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
 
     /// Cases run concurrently (default: the target's `workers`, else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -390,6 +398,21 @@ pub struct EvalArgs {
 pub enum BatchFlag {
     On,
     Strict,
+}
+
+impl EvalArgs {
+    /// Reads `agentv eval run PATHS`, AgentV 4.x's form, as `agentv eval PATHS`: a first path
+    /// `run` followed by others is the word `run`. A note says so when a file or directory
+    /// named `run` exists (`./run` names it).
+    pub fn drop_run_word(&mut self) -> Option<String> {
+        if self.paths.len() < 2 || self.paths[0] != "run" {
+            return None;
+        }
+        self.paths.remove(0);
+        std::path::Path::new("run").exists().then(|| {
+            "`agentv eval run PATHS` is read as AgentV 4.x's command, so `run` is not a path here; write `./run` to evaluate it".to_owned()
+        })
+    }
 }
 
 /// `--shard K/N`.

@@ -62,7 +62,9 @@ impl Printer {
             ));
         }
         if let Some(usd) = plan.budget_usd {
-            self.note(&format!("Budget: ${usd} of reported target cost"));
+            self.note(&format!(
+                "Budget: ${usd}, counting each case's cost and its code judges' proxy calls"
+            ));
         }
     }
 
@@ -91,6 +93,9 @@ impl Printer {
             color: self.color_stdout,
         };
         self.result(&format!("\n{}", report.summary(style)));
+        if report.batch_savings.cases > 0 {
+            self.note(&report.batch_savings.describe());
+        }
         for target in &report.throttling {
             self.note(&format!("Rate limits: {}", target.describe()));
         }

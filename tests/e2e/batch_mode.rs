@@ -80,6 +80,23 @@ async fn a_500_case_batch_run_scores_as_the_online_run_does() {
         "the record names its batch job: {record}"
     );
     assert_eq!(record["candidate_answer"], "2+2 is 4.");
+    // The batch price: half the online price of gpt-4o-mini, the saving recorded and summed.
+    let online_cost = p.result("online.jsonl", "c7")["execution_metrics"]["cost_usd"]
+        .as_f64()
+        .expect("priced online");
+    let batch_cost = record["execution_metrics"]["cost_usd"]
+        .as_f64()
+        .expect("priced in batch");
+    assert!(
+        (batch_cost - online_cost * 0.5).abs() < 1e-12,
+        "{batch_cost} vs {online_cost}"
+    );
+    let price = &record["lm_provider_request"]["response_metadata"]["batch_price"];
+    assert!(
+        (price["saved_usd"].as_f64().expect("saved") - online_cost * 0.5).abs() < 1e-12,
+        "{price}"
+    );
+    run.stderr_has("Batch price: 500 case(s) cost $");
     let state = std::fs::read_to_string(p.path().join("batch.jsonl.batches.json")).expect("the batch state");
     assert!(state.contains("\"target\": \"default\""), "{state}");
     for file in agentv_testkit::walk(p.path())

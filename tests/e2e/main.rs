@@ -3,12 +3,14 @@
 //! come from the shared kit (`agentv-testkit`).
 
 mod agent_clis;
+mod agentv4_cli;
 mod batch_mode;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;
 mod console;
 mod convert;
+mod cost;
 mod custom_assertions;
 mod eval_errors;
 mod examples;

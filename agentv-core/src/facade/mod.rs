@@ -346,6 +346,13 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             )],
         ));
     }
+    if options.budget_usd.is_some() {
+        // Before any call: a budget that cannot count a target is no guard (docs/running.md#cost).
+        let uncountable = crate::run::uncountable(&resolved.targets);
+        if !uncountable.is_empty() {
+            return Err(fail(warnings, uncountable));
+        }
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -647,6 +654,8 @@ pub struct Report {
     pub counts: Counts,
     /// Targets the provider pushed back on: how often, and where their concurrency settled.
     pub throttling: Vec<crate::run::TargetThrottling>,
+    /// What the cases answered in batch cost, against the online price.
+    pub batch_savings: crate::run::BatchSavings,
     secrets: Secrets,
     /// Statistics per target, per grader and across repeats (also in the run summary file).
     pub stats: StatsReport,
@@ -713,6 +722,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         stats_text: finished.stats.render_repeats(&finished.secrets),
         summary_file: finished.summary_path.clone(),
         throttling: run.throttling.iter().filter(|t| t.throttled()).cloned().collect(),
+        batch_savings: run.batch_savings,
         counts: Counts {
             execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
             over_budget: run.over_budget,

@@ -91,6 +91,11 @@ pub const LLM_KEYS: &[Key] = &[
         Kind::Bool,
         "Adapt requests in flight to the provider's rate limits (default true; `docs/running.md#rate-limits`).",
     ),
+    Key::new(
+        "pricing",
+        Kind::Object(&super::priced::PRICING),
+        "What calls cost when the provider reports no cost: `{model: <a model of the pricing table>}` or rates per million tokens (`docs/running.md#cost`).",
+    ),
 ];
 
 /// The system prompt when the caller sets none.

@@ -12,6 +12,8 @@ mod cache;
 mod entry;
 mod llm;
 mod openai_batch;
+mod priced;
+pub mod pricing;
 mod provider;
 pub mod proxy_invoker;
 mod registry;
@@ -29,6 +31,7 @@ pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};
 pub use mock::MockProvider;
+pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
     AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
 };

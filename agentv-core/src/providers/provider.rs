@@ -214,9 +214,28 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// An answer of the provider's batch API, priced at its batch price (`docs/batch.md#cost`);
+    /// the pricing wrapper sets its cost and what it would have cost online.
+    fn price_batched(&self, response: ProviderResponse) -> ProviderResponse {
+        response
+    }
+
     /// A cap on concurrent cases (some agents cannot run in parallel).
     fn max_workers(&self) -> Option<usize> {
         None
+    }
+
+    /// How this target's cost is known before any call (`docs/running.md#cost`): agents and
+    /// commands report it, a mock costs nothing, an LLM API is priced from its tokens (the
+    /// registry wraps it in a [`super::PricedProvider`], which says at what price).
+    fn cost_basis(&self) -> super::CostBasis {
+        match self.kind().class() {
+            ProviderClass::Agent | ProviderClass::Command => super::CostBasis::Reported,
+            ProviderClass::Mock => super::CostBasis::Free,
+            ProviderClass::Llm => super::CostBasis::Unknown(
+                "it reports no cost and has no price; give the target a price with `pricing:`".to_owned(),
+            ),
+        }
     }
 
     /// The program this provider runs as configured (a name on `PATH` or a path), when its
@@ -225,3 +244,88 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 }
+
+/// Writes the [`Provider`] methods a wrapper (the response cache, pricing) passes unchanged to
+/// the provider it wraps, `self.inner`; the wrapper writes the others itself.
+macro_rules! pass_to_inner {
+    (@ target_name) => {
+        fn target_name(&self) -> &str {
+            self.inner.target_name()
+        }
+    };
+    (@ kind) => {
+        fn kind(&self) -> $crate::providers::ProviderKind {
+            self.inner.kind()
+        }
+    };
+    (@ prompt_mode) => {
+        fn prompt_mode(&self) -> $crate::providers::PromptMode {
+            self.inner.prompt_mode()
+        }
+    };
+    (@ healthcheck) => {
+        fn healthcheck<'a>(&'a self, eval_dir: &'a std::path::Path) -> $crate::providers::ProviderFuture<'a, ()> {
+            self.inner.healthcheck(eval_dir)
+        }
+    };
+    (@ supports_batch) => {
+        fn supports_batch(&self) -> bool {
+            self.inner.supports_batch()
+        }
+    };
+    (@ invoke_batch) => {
+        fn invoke_batch<'a>(
+            &'a self,
+            requests: &'a [$crate::providers::ProviderRequest],
+        ) -> $crate::providers::ProviderFuture<
+            'a,
+            Vec<Result<$crate::providers::ProviderResponse, $crate::providers::ProviderError>>,
+        > {
+            self.inner.invoke_batch(requests)
+        }
+    };
+    (@ public_settings) => {
+        fn public_settings(&self) -> serde_json::Value {
+            self.inner.public_settings()
+        }
+    };
+    (@ tool_settings) => {
+        fn tool_settings(&self) -> Option<&$crate::model::ToolSettings> {
+            self.inner.tool_settings()
+        }
+    };
+    (@ max_workers) => {
+        fn max_workers(&self) -> Option<usize> {
+            self.inner.max_workers()
+        }
+    };
+    (@ executable) => {
+        fn executable(&self) -> Option<&str> {
+            self.inner.executable()
+        }
+    };
+    (@ throttle) => {
+        fn throttle(&self) -> Option<&std::sync::Arc<$crate::providers::Throttle>> {
+            self.inner.throttle()
+        }
+    };
+    (@ batch_api) => {
+        fn batch_api(&self) -> Option<&dyn $crate::providers::BatchApi> {
+            self.inner.batch_api()
+        }
+    };
+    (@ price_batched) => {
+        fn price_batched(&self, response: $crate::providers::ProviderResponse) -> $crate::providers::ProviderResponse {
+            self.inner.price_batched(response)
+        }
+    };
+    (@ cost_basis) => {
+        fn cost_basis(&self) -> $crate::providers::CostBasis {
+            self.inner.cost_basis()
+        }
+    };
+    ($($method:ident),* $(,)?) => {
+        $($crate::providers::provider::pass_to_inner!(@ $method);)*
+    };
+}
+pub(crate) use pass_to_inner;

@@ -174,7 +174,8 @@ pub async fn answer(
         let mut take = |(custom, result): crate::providers::batch::ItemResult| {
             let Some(&i) = by_id.get(&custom) else { return };
             match result {
-                Ok(mut response) => {
+                Ok(response) => {
+                    let mut response = target.provider.price_batched(response);
                     let metadata = response.metadata.get_or_insert_with(Default::default);
                     metadata.insert("batch_job".to_owned(), serde_json::json!(id));
                     out.insert(i, Ok(response));
@@ -352,6 +353,41 @@ fn settle(
         observer.batch_progress(&format!(
             "{online} case(s) of `{target}` had no batch answer; answering them online"
         ));
+    }
+}
+
+/// What the cases answered in batch cost, against what they would have cost online.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BatchSavings {
+    pub cases: usize,
+    pub cost_usd: f64,
+    pub online_cost_usd: f64,
+}
+
+impl BatchSavings {
+    /// Counts `record` when its answer came from a batch job at a known batch price.
+    pub fn add(&mut self, record: &crate::model::EvaluationRecord) {
+        let price = record
+            .lm_provider_request
+            .as_ref()
+            .and_then(|r| r.pointer("/response_metadata/batch_price"));
+        let figure = |name: &str| price.and_then(|p| p.get(name)).and_then(serde_json::Value::as_f64);
+        if let (Some(cost), Some(online)) = (figure("cost_usd"), figure("online_cost_usd")) {
+            self.cases += 1;
+            self.cost_usd += cost;
+            self.online_cost_usd += online;
+        }
+    }
+
+    /// `Batch price: 500 case(s) cost $0.0150 instead of $0.0300 online (saved $0.0150)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "Batch price: {} case(s) cost ${:.4} instead of ${:.4} online (saved ${:.4})",
+            self.cases,
+            self.cost_usd,
+            self.online_cost_usd,
+            self.online_cost_usd - self.cost_usd
+        )
     }
 }
 

@@ -25,8 +25,8 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
 use crate::resolve::Plan;
-pub use batch::{BatchMode, BatchState, JobRecord, state_path};
-pub use budget::Budget;
+pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, state_path};
+pub use budget::{Budget, uncountable};
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
 pub use outcome::{Outcome, RunFacts, decide};
@@ -121,6 +121,8 @@ pub struct RunReport {
     pub over_budget: usize,
     /// The adaptive concurrency of each LLM target that was called.
     pub throttling: Vec<TargetThrottling>,
+    /// What the cases answered in batch cost, against the online price.
+    pub batch_savings: BatchSavings,
 }
 
 impl RunReport {
@@ -268,6 +270,7 @@ pub async fn run(
     tokio::pin!(stream);
 
     let mut summary = Summary::default();
+    let mut batch_savings = BatchSavings::default();
     let mut unwritten = 0;
     let mut failed_sinks = vec![false; sinks.len()];
     let mut done = 0;
@@ -303,12 +306,16 @@ pub async fn run(
                     }
                     observer.case_finished(&record, elapsed, done, total);
                     summary.add_timed(&record, elapsed);
+                    batch_savings.add(&record);
                     spending.add(&record);
                 }
             },
             Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
+    }
+    if let Some(warning) = spending.uncounted_warning() {
+        observer.warning(&warning);
     }
     let mut over_budget = 0;
     if spending.reached() && !interrupted {
@@ -343,6 +350,7 @@ pub async fn run(
         unfinished,
         over_budget,
         throttling: throttling::report(&throttles),
+        batch_savings,
     }
 }
 
