@@ -91,6 +91,29 @@ pub enum Command {
     /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
     #[command(after_help = JUDGE_EXAMPLES)]
     Judge(JudgeArgs),
+    /// Show or cancel the provider batch jobs a run submitted (docs/batch.md).
+    #[command(subcommand)]
+    Batch(BatchCommand),
+}
+
+/// `agentv batch list|cancel RESULTS`.
+#[derive(Debug, clap::Subcommand)]
+pub enum BatchCommand {
+    /// The run's batch jobs and where each stands at its provider.
+    List(BatchJobsArgs),
+    /// Cancel the run's batch jobs that have not finished.
+    Cancel(BatchJobsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BatchJobsArgs {
+    /// The results file of the run (its jobs are in `<RESULTS>.batches.json`).
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// The targets file (default: searched from the results file's directory).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
 }
 
 const JUDGE_EXAMPLES: &str = "\

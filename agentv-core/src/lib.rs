@@ -49,6 +49,7 @@ pub use facade::{
     MergeOptions, Merged, Plan, PlanError, PlanOptions, Report, RunOptions, Shard, ShardError, TargetInfo,
     ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
+pub use facade::{JobLine, JobsAction, batch_jobs};
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
 pub use process::cause_line;
 pub use providers::CacheStats;

@@ -235,3 +235,40 @@ async fn kill_9_then_resume_reattaches_without_submitting_twice() {
     let records = p.results("r.jsonl");
     assert_eq!(records.len(), 40, "every case recorded once");
 }
+
+/// `agentv batch list|cancel RESULTS`: the jobs of a run killed while they were pending, where
+/// each stands at its provider, and cancelling them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_list_and_cancel_show_and_stop_a_runs_jobs() {
+    let server = FakeLlm::builder()
+        .without_recording()
+        .batch(BatchBehaviour {
+            ready_after: Duration::from_secs(600),
+            ..BatchBehaviour::default()
+        })
+        .start()
+        .await;
+    let p = project(Api::OpenAi, &server, 5, "    batch: true\n");
+    p.run(&["batch", "list", "r.jsonl"])
+        .code(2)
+        .stderr_has("no batch jobs recorded for r.jsonl");
+    let spawned = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    let state = p.path().join("r.jsonl.batches.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !state.exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    agentv_testkit::process::send_signal(spawned.pid(), "KILL");
+    tokio::task::spawn_blocking(move || spawned.wait())
+        .await
+        .expect("joined");
+    let list = p.output_async(p.command(&["batch", "list", "r.jsonl"])).await;
+    list.code(0)
+        .stdout_has("default  batch-2  5 request(s)")
+        .stdout_has("in_progress, 0/5 done, 0 failed");
+    let cancel = p.output_async(p.command(&["batch", "cancel", "r.jsonl"])).await;
+    cancel.code(0).stdout_has("cancel requested");
+    assert_eq!(server.batch().counters.cancels.load(Ordering::SeqCst), 1);
+    let list = p.output_async(p.command(&["batch", "list", "r.jsonl"])).await;
+    list.code(0).stdout_has("cancelled");
+}

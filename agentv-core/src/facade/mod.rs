@@ -9,6 +9,7 @@
 //! Nothing here prints. Problems come back as [`Diagnostic`]s and errors with their own
 //! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
 
+mod batch;
 mod check;
 mod merge;
 mod select;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use batch::{JobLine, JobsAction, batch_jobs};
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
 pub use merge::{MergeError, MergeOptions, Merged, merge};
 pub use select::IdPatternError;
