@@ -11,8 +11,14 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cases="${1:-2000}"; workers="${2:-64}"; rps="${3:-20}"; latency="${4:-50}"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
-bin="$root/target/release"
+# PROFILE=debug uses the debug build (agentv's own cost does not matter at 20 requests/s).
+profile="${PROFILE:-release}"
+if [ "$profile" = release ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
+else
+  cargo build --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
+fi
+bin="$root/target/$profile"
 work="$(mktemp -d)"
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT

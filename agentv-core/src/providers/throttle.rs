@@ -506,7 +506,9 @@ mod tests {
 
     #[test]
     fn rate_limit_headers_say_when_the_budget_is_nearly_spent() {
-        let table: &[(u16, &[(&'static str, &str)], bool, bool, Option<u128>)] = &[
+        // Status, headers, then: rejected, nearly spent, hold in ms.
+        type Row<'a> = (u16, &'a [(&'static str, &'a str)], bool, bool, Option<u128>);
+        let table: &[Row<'_>] = &[
             (200, &[], false, false, None),
             (429, &[("retry-after", "2")], true, false, Some(2000)),
             (503, &[], true, false, None),
