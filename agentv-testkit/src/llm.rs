@@ -20,8 +20,12 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+pub mod batch;
+pub mod bucket;
 pub mod script;
 
+pub use batch::{BatchApi, BatchBehaviour};
+pub use bucket::Bucket;
 pub use script::Script;
 
 /// What the LLM judge's system prompt says; requests holding it are judge requests.
@@ -288,9 +292,23 @@ pub struct FakeLlmBuilder {
     record: bool,
     listener: Option<std::net::TcpListener>,
     script: Option<Script>,
+    bucket: Option<Arc<Bucket>>,
+    batch: BatchBehaviour,
 }
 
 impl FakeLlmBuilder {
+    /// How its batch jobs behave (see [`batch`]).
+    pub fn batch(mut self, behaviour: BatchBehaviour) -> Self {
+        self.batch = behaviour;
+        self
+    }
+
+    /// Rate-limit every request with `bucket` (429 beyond it; see [`bucket`]).
+    pub fn rate_limit(mut self, bucket: Arc<Bucket>) -> Self {
+        self.bucket = Some(bucket);
+        self
+    }
+
     /// Answer the questions `script` names with its tool calls (see [`script`]).
     pub fn script(mut self, script: Script) -> Self {
         self.script = Some(script);
@@ -344,6 +362,7 @@ impl FakeLlmBuilder {
         }
         let server = builder.start().await;
         let counters = Arc::new(Counters::default());
+        let batch = Arc::new(BatchApi::new(self.batch));
         let stats = counters.clone();
         Mock::given(method("GET"))
             .and(path("/stats"))
@@ -360,11 +379,17 @@ impl FakeLlmBuilder {
                 echo: self.echo,
                 script: self.script.map(Arc::new),
                 counters: counters.clone(),
+                bucket: self.bucket,
+                batch: batch.clone(),
             })
             .with_priority(u8::MAX)
             .mount(&server)
             .await;
-        FakeLlm { server, counters }
+        FakeLlm {
+            server,
+            counters,
+            batch,
+        }
     }
 }
 
@@ -372,6 +397,7 @@ impl FakeLlmBuilder {
 pub struct FakeLlm {
     server: MockServer,
     counters: Arc<Counters>,
+    batch: Arc<BatchApi>,
 }
 
 impl FakeLlm {
@@ -389,6 +415,8 @@ impl FakeLlm {
             record: true,
             listener: None,
             script: None,
+            bucket: None,
+            batch: BatchBehaviour::default(),
         }
     }
 
@@ -414,8 +442,14 @@ impl FakeLlm {
             .collect()
     }
 
+    /// Online requests served (batch items are not counted here).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The batch API: its counters (files, jobs, items, polls).
+    pub fn batch(&self) -> &BatchApi {
+        &self.batch
     }
 }
 
@@ -427,11 +461,38 @@ struct Canned {
     echo: bool,
     script: Option<Arc<Script>>,
     counters: Arc<Counters>,
+    bucket: Option<Arc<Bucket>>,
+    batch: Arc<BatchApi>,
 }
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let path = request.url.path();
+        // Batch items are answered as the online API would, but counted apart.
+        let items = Counters::default();
+        let answers = |body: &[u8]| {
+            reply_scripted(
+                "/v1/chat/completions",
+                body,
+                self.script.as_deref(),
+                &self.answer,
+                &self.verdict,
+                &items,
+            )
+        };
+        if let Some(reply) = self.batch.reply(request.method.as_str(), path, &request.body, &answers) {
+            return ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        }
+        let admission = self.bucket.as_ref().map(|b| b.admit());
+        if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {
+            let mut template = ResponseTemplate::new(429).set_body_json(
+                json!({"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached for requests"}}),
+            );
+            for (name, value) in &a.headers {
+                template = template.insert_header(*name, value.as_str());
+            }
+            return template;
+        }
         let reply = if self.echo {
             self.counters.count(path, &request.body);
             let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)});
@@ -446,7 +507,10 @@ impl Respond for Canned {
                 &self.counters,
             )
         };
-        let template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        let mut template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        for (name, value) in admission.iter().flat_map(|a| &a.headers) {
+            template = template.insert_header(*name, value.as_str());
+        }
         if self.latency.is_zero() {
             template
         } else {

@@ -384,6 +384,15 @@ impl<'a> TargetSettings<'a> {
             timeout: self.duration("timeout_seconds"),
             retry: self.retry(),
             secrets: self.secrets.clone(),
+            throttle: std::sync::Arc::new({
+                let throttle = super::Throttle::new(self.number("max_rps"), self.number("max_tpm"));
+                if self.boolean("adaptive_concurrency") == Some(false) {
+                    throttle.fixed()
+                } else {
+                    throttle
+                }
+            }),
+            batch_poll: self.duration("batch_poll_ms"),
         }
     }
 
