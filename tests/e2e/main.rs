@@ -25,6 +25,7 @@ mod proxy_judges;
 mod readme;
 mod readme_judges;
 mod ready_made_judges;
+mod real_agents;
 mod results;
 mod run_behaviour;
 mod runs;
