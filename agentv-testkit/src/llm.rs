@@ -22,6 +22,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 pub mod batch;
 pub mod bucket;
+pub mod responses;
 pub mod script;
 
 pub use batch::{BatchApi, BatchBehaviour};
@@ -171,6 +172,20 @@ impl Reply {
         }
     }
 
+    /// `body` (an API's JSON answer) as the API streams it when the request asks to: the
+    /// Messages API's events for Anthropic, the JSON itself otherwise.
+    fn json_or_stream(api: Api, request_body: &[u8], body: Value) -> Self {
+        let streaming = contains(request_body, b"\"stream\":true") || contains(request_body, b"\"stream\": true");
+        if streaming && api == Api::Anthropic {
+            return Self {
+                status: 200,
+                content_type: "text/event-stream",
+                body: anthropic_events(&body),
+            };
+        }
+        Self::json(body)
+    }
+
     fn json(body: Value) -> Self {
         Self {
             status: 200,
@@ -180,13 +195,65 @@ impl Reply {
     }
 
     /// A 400 with the API's error body.
-    fn bad_request(message: &str) -> Self {
+    pub(crate) fn bad_request(message: &str) -> Self {
         Self {
             status: 400,
             content_type: "application/json",
             body: json!({"error": {"type": "invalid_request_error", "message": message}}).to_string(),
         }
     }
+}
+
+/// A Messages API answer as its stream of Server-Sent Events: `message_start`, each content
+/// block (`text_delta` for text, one `input_json_delta` for a tool call's input),
+/// `message_delta` with the stop reason, `message_stop`.
+fn anthropic_events(message: &Value) -> String {
+    let mut out = String::new();
+    let mut event = |kind: &str, data: Value| out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    // Each answer its own id: Claude Code joins consecutive messages that share one into a
+    // single turn.
+    static ANSWERS: AtomicU64 = AtomicU64::new(0);
+    let mut start = message.clone();
+    start["id"] = json!(format!("msg_fake_{}", ANSWERS.fetch_add(1, Ordering::Relaxed)));
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    event("message_start", json!({"type": "message_start", "message": start}));
+    let blocks = message["content"].as_array().cloned().unwrap_or_default();
+    for (index, block) in blocks.iter().enumerate() {
+        let (empty, delta) = if block["type"] == "tool_use" {
+            let mut empty = block.clone();
+            empty["input"] = json!({});
+            (
+                empty,
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": empty}),
+        );
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        );
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+    }
+    let stop = message["stop_reason"].clone();
+    let usage = json!({"output_tokens": message["usage"]["output_tokens"]});
+    event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": usage}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
 }
 
 /// The fake's reply to a request to `path` with `body`: `verdict` to a judge prompt, `answer`
@@ -207,6 +274,9 @@ pub fn reply_scripted(
     counters: &Counters,
 ) -> Reply {
     let judge = counters.count(path, body);
+    if path.ends_with("/responses") {
+        return responses::reply(body, script, answer);
+    }
     let api = Api::of_path(path);
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     if let Some(parsed) = &parsed
@@ -222,12 +292,12 @@ pub fn reply_scripted(
         (Some(rule), Some(parsed)) if judge && !rule.judge_steps.is_empty() => {
             let done = script::tool_turns(api, &parsed);
             let step = &rule.judge_steps[done.min(rule.judge_steps.len() - 1)];
-            Reply::json(step.answer(api, done, USAGE))
+            Reply::json_or_stream(api, body, step.answer(api, done, USAGE))
         }
         (Some(rule), _) if judge => Reply::answering(path, body, rule.verdict.as_deref().unwrap_or(verdict)),
         (Some(rule), Some(parsed)) => {
             let done = script::tool_turns(api, &parsed);
-            Reply::json(rule.step(done).answer(api, done, USAGE))
+            Reply::json_or_stream(api, body, rule.step(done).answer(api, done, USAGE))
         }
         _ => Reply::answering(path, body, if judge { verdict } else { answer }),
     }

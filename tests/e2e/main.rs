@@ -31,6 +31,7 @@ mod rate_limits;
 mod readme;
 mod readme_judges;
 mod ready_made_judges;
+mod real_agents;
 mod results;
 mod run_behaviour;
 mod runs;
