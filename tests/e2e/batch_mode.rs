@@ -46,6 +46,23 @@ fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
         .collect()
 }
 
+/// Starts `eval e.yaml --out r.jsonl` and kills it with SIGKILL as soon as its batch state
+/// (the submitted job's id) is on disk.
+async fn kill_9_once_submitted(p: &Project) {
+    let spawned = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    let state = p.path().join("r.jsonl.batches.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !state.exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(state.exists(), "the job id is written before waiting");
+    agentv_testkit::process::send_signal(spawned.pid(), "KILL");
+    let killed = tokio::task::spawn_blocking(move || spawned.wait())
+        .await
+        .expect("joined");
+    assert_eq!(killed.code, -1, "killed by a signal");
+}
+
 fn target_calls(server: &FakeLlm) -> u64 {
     let c = server.counters();
     c.requests.load(Ordering::SeqCst) - c.judge.load(Ordering::SeqCst)
@@ -208,18 +225,7 @@ async fn kill_9_then_resume_reattaches_without_submitting_twice() {
         .start()
         .await;
     let p = project(Api::OpenAi, &server, 40, "    batch: true\n");
-    let spawned = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    let state = p.path().join("r.jsonl.batches.json");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !state.exists() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(state.exists(), "the job id is written before waiting");
-    agentv_testkit::process::send_signal(spawned.pid(), "KILL");
-    let killed = tokio::task::spawn_blocking(move || spawned.wait())
-        .await
-        .expect("joined");
-    assert_eq!(killed.code, -1, "killed by a signal");
+    kill_9_once_submitted(&p).await;
     assert_eq!(server.batch().counters.jobs.load(Ordering::SeqCst), 1);
     let run = p
         .output_async(p.command(&["eval", "e.yaml", "--resume", "r.jsonl"]))
@@ -252,16 +258,7 @@ async fn batch_list_and_cancel_show_and_stop_a_runs_jobs() {
     p.run(&["batch", "list", "r.jsonl"])
         .code(2)
         .stderr_has("no batch jobs recorded for r.jsonl");
-    let spawned = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    let state = p.path().join("r.jsonl.batches.json");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !state.exists() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    agentv_testkit::process::send_signal(spawned.pid(), "KILL");
-    tokio::task::spawn_blocking(move || spawned.wait())
-        .await
-        .expect("joined");
+    kill_9_once_submitted(&p).await;
     let list = p.output_async(p.command(&["batch", "list", "r.jsonl"])).await;
     list.code(0)
         .stdout_has("default  batch-2  5 request(s)")

@@ -34,6 +34,9 @@ pub struct Throttle {
     /// `adaptive_concurrency: false`: the window stays at `--workers` whatever the provider
     /// answers (the ceilings still hold).
     adaptive: bool,
+    /// The longest hold: the target's longest retry delay (`max_delay_ms`), at most 60 s. A
+    /// provider must not stall a target longer than its own retries would wait.
+    max_hold: Duration,
 }
 
 #[derive(Debug)]
@@ -116,7 +119,14 @@ impl Throttle {
             max_rps: max_rps.filter(|r| r.is_finite() && *r > 0.0),
             max_tpm: max_tpm.filter(|t| t.is_finite() && *t > 0.0),
             adaptive: true,
+            max_hold: LONGEST_HOLD,
         }
+    }
+
+    /// The same throttle holding a target at most `max_hold` (its retries' longest delay).
+    pub fn max_hold(mut self, max_hold: Duration) -> Self {
+        self.max_hold = max_hold.min(LONGEST_HOLD);
+        self
     }
 
     /// The same throttle with a fixed window (`adaptive_concurrency: false`).
@@ -260,7 +270,7 @@ impl Permit {
                 s.window = (limit.max(s.window) + 1.0 / limit).min(s.ceiling as f64);
             }
             if let Some(wait) = signal.hold.filter(|_| t.adaptive) {
-                s.hold(wait, now);
+                s.hold(wait.min(t.max_hold), now);
             }
             if let (Some(_), Some(tokens)) = (t.max_tpm, signal.tokens) {
                 s.tokens -= tokens as f64;
@@ -661,6 +671,16 @@ mod tests {
         let before = Instant::now();
         let _p = t.acquire().await;
         assert!(before.elapsed() >= Duration::from_secs(3), "{:?}", before.elapsed());
+        // A hostile retry-after holds no longer than the target's own longest retry delay.
+        let t = Arc::new(Throttle::new(None, None).max_hold(Duration::from_millis(20)));
+        t.start(8);
+        t.acquire().await.finish(Signal {
+            hold: Some(Duration::MAX),
+            ..rejected()
+        });
+        let before = Instant::now();
+        let _p = t.acquire().await;
+        assert_eq!(before.elapsed(), Duration::from_millis(20));
     }
 
     #[tokio::test(start_paused = true)]

@@ -176,6 +176,9 @@ pub async fn answer(
             match result {
                 Ok(response) => {
                     let mut response = target.provider.price_batched(response);
+                    // Priced: the raw body is not needed any more, and a large run holds every
+                    // answer until its case runs.
+                    response.raw = None;
                     let metadata = response.metadata.get_or_insert_with(Default::default);
                     metadata.insert("batch_job".to_owned(), serde_json::json!(id));
                     out.insert(i, Ok(response));

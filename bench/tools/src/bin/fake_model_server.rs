@@ -10,7 +10,9 @@
 //!                                                     serve; prints the URL on stdout
 //!                                                     (--rps: a token bucket of R requests a
 //!                                                     second, burst R, 429 beyond; its counts
-//!                                                     in `/stats` under `bucket`)
+//!                                                     in `/stats` under `bucket`). OpenAI's
+//!                                                     batch API (files, batches) is served too;
+//!                                                     its counts under `batch`.
 //! fake-model-server --capacity [--seconds S] [--connections C]
 //!                                                     measure its own throughput at 0 ms latency
 //! ```
@@ -20,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentv_testkit::llm::{ANSWER, Bucket, Counters, Script, VERDICT, reply_scripted};
+use agentv_testkit::llm::{ANSWER, BatchApi, BatchBehaviour, Bucket, Counters, Script, VERDICT, reply_scripted};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -124,6 +126,7 @@ async fn serve(
     script: Option<Arc<Script>>,
     bucket: Option<Arc<Bucket>>,
 ) {
+    let batch = Arc::new(BatchApi::new(BatchBehaviour::default()));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -132,13 +135,21 @@ async fn serve(
         let counters = counters.clone();
         let script = script.clone();
         let bucket = bucket.clone();
+        let batch = batch.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let counters = counters.clone();
                 let script = script.clone();
                 let bucket = bucket.clone();
+                let batch = batch.clone();
                 async move {
-                    Ok::<_, Infallible>(handle(req, &counters, latency, script.as_deref(), bucket.as_deref()).await)
+                    let served = Served {
+                        counters: &counters,
+                        script: script.as_deref(),
+                        bucket: bucket.as_deref(),
+                        batch: &batch,
+                    };
+                    Ok::<_, Infallible>(handle(req, latency, served).await)
                 }
             });
             let _ = hyper::server::conn::http1::Builder::new()
@@ -156,20 +167,44 @@ fn respond(status: u16, content_type: &'static str, body: String) -> Response<Fu
     r
 }
 
-async fn handle(
-    req: Request<Incoming>,
-    counters: &Counters,
-    latency: Duration,
-    script: Option<&Script>,
-    bucket: Option<&Bucket>,
-) -> Response<Full<Bytes>> {
+/// What one request is served from.
+struct Served<'a> {
+    counters: &'a Counters,
+    script: Option<&'a Script>,
+    bucket: Option<&'a Bucket>,
+    batch: &'a BatchApi,
+}
+
+async fn handle(req: Request<Incoming>, latency: Duration, served: Served<'_>) -> Response<Full<Bytes>> {
+    let Served {
+        counters,
+        script,
+        bucket,
+        batch,
+    } = served;
     let path = req.uri().path().to_owned();
+    let method = req.method().as_str().to_owned();
     if path == "/stats" {
         let mut stats = counters.to_json();
         if let Some(b) = bucket {
             stats["bucket"] = b.to_json();
         }
+        stats["batch"] = batch.counters.to_json();
         return respond(200, "application/json", stats.to_string());
+    }
+    if path.contains("/files") || path.contains("/batches") {
+        let body = req
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let items = Counters::default();
+        let answers = |b: &[u8]| reply_scripted("/v1/chat/completions", b, script, ANSWER, VERDICT, &items);
+        if let Some(reply) = batch.reply(&method, &path, &body, &answers) {
+            return respond(reply.status, reply.content_type, reply.body);
+        }
+        return respond(404, "application/json", "{}".to_owned());
     }
     let admission = bucket.map(Bucket::admit);
     let body = req
