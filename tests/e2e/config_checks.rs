@@ -282,3 +282,31 @@ fn env_reference_in_a_command_template_is_shell_quoted() {
     let results = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
     assert!(!results.contains("injected-1"), "{results}");
 }
+
+/// A key written for a target this run does not use is still a key: redacted from every output.
+#[test]
+fn a_key_of_a_target_the_run_does_not_use_is_still_a_secret() {
+    let secret = "sk-other-target-key-4242";
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: printf 'key=%s' \"$AGENTV_E2E_OTHER\" > {OUTPUT_FILE}\n  - name: other\n    provider: openai\n    model: gpt-4o\n    api_key: ${{ AGENTV_E2E_OTHER }}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file(".env", &format!("AGENTV_E2E_OTHER={secret}\n"))
+        .file(
+            "e.yaml",
+            "evalcases:\n  - id: c1\n    expected_outcome: key\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [key]}]\n",
+        );
+    let run = p.run(&["eval", "e.yaml", "--out", "r.jsonl", "--report", "html"]);
+    run.code(0);
+    for path in agentv_testkit::walk(p.path()) {
+        if path.ends_with(".env") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+        assert!(
+            !text.contains(secret),
+            "{} holds the other target's key",
+            path.display()
+        );
+    }
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+}
