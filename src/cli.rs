@@ -63,6 +63,8 @@ impl OutputArgs {
     }
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run eval suites against a target and grade the answers.
@@ -388,6 +390,18 @@ pub struct EvalArgs {
     /// Start no new case once the targets' reported cost reaches this many dollars.
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget_usd: Option<f64>,
+
+    /// Workspace mode of every suite, over its own `mode` (docs/workspaces.md).
+    #[arg(long, value_name = "MODE", value_parser = ["pooled", "temp", "static"])]
+    pub workspace_mode: Option<String>,
+
+    /// Run every case in this existing directory, as it is (static mode).
+    #[arg(long, value_name = "DIR")]
+    pub workspace_path: Option<PathBuf>,
+
+    /// Keep every workspace after the run (failed cases' are always kept).
+    #[arg(long)]
+    pub keep_workspaces: bool,
 }
 
 impl EvalArgs {

@@ -43,6 +43,7 @@ pub mod schema;
 pub mod template;
 pub mod tools;
 pub mod trace;
+pub mod workspace;
 
 pub use facade::{
     CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError,
@@ -56,3 +57,4 @@ pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};
 pub use run::{Interrupt, Outcome, RunObserver, RunReport, TargetRole};
 pub use trace::DEFAULT_EXPLORATION_TOOLS;
+pub use workspace::{Kept, WorkspaceOptions};

@@ -232,9 +232,39 @@ pub struct EvaluationRecord {
     /// Set when `trace` and `output_messages` were cut to keep the record within its size cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncation>,
+    /// A workspace kept after the run (a failed case's, or every one with
+    /// `--keep-workspaces`), or the shared workspace the target failed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_path: Option<String>,
+    /// What the case's workspace did: the changes and the hooks (`docs/results.md#workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceRecord>,
     /// The keys an AgentV 4.x reader looks for (`docs/results.md`), beside ours.
     #[serde(flatten)]
     pub v4: V4Fields,
+}
+
+/// What a case's workspace did: the summary of the target's changes, the diff itself (cut to
+/// the record's cap), and every hook that ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceRecord {
+    pub files_changed: u64,
+    pub files_created: u64,
+    pub files_deleted: u64,
+    pub lines_added: u64,
+    pub lines_removed: u64,
+    /// The unified diff against the workspace's starting state; absent when nothing changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changes: Option<String>,
+    /// Set when `file_changes` was cut: the size of the whole diff in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changes_bytes: Option<u64>,
+    /// Each hook that ran: `{hook, exit_code?, ok, duration_ms, stdout?, stderr?, error?}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<Value>,
+    /// Problems that changed nothing in the score (an `after_each` hook that failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The `failure_reason_code` of a case not run because the run's cost reached `--budget-usd`
@@ -332,6 +362,8 @@ impl EvaluationRecord {
             output_messages: None,
             trace: None,
             truncated: None,
+            workspace_path: None,
+            workspace: None,
             v4: V4Fields::default(),
         }
     }

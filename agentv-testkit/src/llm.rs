@@ -215,6 +215,11 @@ pub fn reply_scripted(
         _ => None,
     };
     match (rule, parsed) {
+        (Some(rule), Some(parsed)) if judge && !rule.judge_steps.is_empty() => {
+            let done = script::tool_turns(api, &parsed);
+            let step = &rule.judge_steps[done.min(rule.judge_steps.len() - 1)];
+            Reply::json(step.answer(api, done, USAGE))
+        }
         (Some(rule), _) if judge => Reply::answering(path, body, rule.verdict.as_deref().unwrap_or(verdict)),
         (Some(rule), Some(parsed)) => {
             let done = script::tool_turns(api, &parsed);

@@ -38,3 +38,4 @@ mod signals;
 mod targets;
 mod tools;
 mod validate;
+mod workspaces;

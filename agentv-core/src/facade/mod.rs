@@ -384,6 +384,11 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             return Err(fail(warnings, uncountable));
         }
     }
+    if let Some(missing) =
+        crate::workspace::preflight_cases(resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case))
+    {
+        return Err(fail(warnings, vec![missing]));
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -506,6 +511,8 @@ pub struct RunOptions {
     pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
+    /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
+    pub workspaces: crate::workspace::WorkspaceOptions,
     /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
     /// text is a grader error).
     pub strict: bool,
@@ -532,6 +539,8 @@ pub struct Finished {
     pub summary_path: Option<PathBuf>,
     /// The exit-code gate of the first eval file, when `--threshold` is not given.
     pub suite_threshold: Option<f64>,
+    /// Workspaces kept after the run (failed cases', or all with `--keep-workspaces`).
+    pub kept_workspaces: Vec<crate::workspace::Kept>,
     secrets: Secrets,
 }
 
@@ -587,6 +596,12 @@ pub async fn run(
             cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
+        workspaces: crate::workspace::runtime_for(
+            resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case),
+            &options.workspaces,
+            &resolved.child_env,
+            &secrets,
+        ),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
@@ -619,6 +634,10 @@ pub async fn run(
     }
     invalid.iter().for_each(|r| report.summary.add(r));
     report.unwritten += unwritten_invalid;
+    let kept_workspaces = match &run_options.workspaces {
+        Some(workspaces) => workspaces.finish().await,
+        None => Vec::new(),
+    };
     let stats = stats.compute();
     metadata.finished_at = Some(jiff::Timestamp::now().to_string());
     let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
@@ -640,6 +659,7 @@ pub async fn run(
         stats,
         summary_path,
         suite_threshold,
+        kept_workspaces,
         secrets,
     }
 }

@@ -215,12 +215,20 @@ fn from_directory(
                 );
             }
         }
-        if sub.join("workspace").is_dir() && node.get("workspace").is_none() {
-            case_diags.warn(
-                node.pos,
-                "the case's `workspace/` directory is an AgentV 4.x workspace template: not supported by agentv, ignored",
-                None,
+        // A `workspace/` directory beside `case.yaml` is the case's template
+        // (`docs/workspaces.md#keys`).
+        let template = sub.join("workspace");
+        if template.is_dir()
+            && node.get("workspace").is_none()
+            && let NodeValue::Map(entries) = &mut node.value
+        {
+            let at = node.pos;
+            let key = |text: &str| Node::new(NodeValue::Str(text.into()), at);
+            let block = Node::new(
+                NodeValue::Map(vec![(key("template"), key(&template.display().to_string()))]),
+                at,
             );
+            entries.push((key("workspace"), block));
         }
         files.push(CaseFile {
             path: file,

@@ -29,6 +29,8 @@ pub struct LoadedCase {
     pub graders: Arc<[ConfiguredGrader]>,
     /// The graders of each turn of a conversation case (empty otherwise).
     pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
+    /// Where the case's `depends_on` is written, for the suite's check of the graph.
+    pub depends_at: Option<crate::config::Pos>,
 }
 
 /// Which case ids to keep (`--eval-id`).
@@ -175,6 +177,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         env: None,
         defaults: SuiteDefaults::default(),
         settings: SuiteSettings::default(),
+        workspace: SuiteWorkspace::default(),
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
     loader.jsonl = is_jsonl;
@@ -186,6 +189,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         keep: !is_jsonl,
         filter: filter.clone(),
         broken: None,
+        left_out: Default::default(),
     };
     if is_jsonl {
         loader.load_jsonl(&mut diags, &mut extra, &mut tally);
@@ -231,6 +235,8 @@ struct Tally {
     /// Set when the whole file cannot run (a broken sidecar), to why: its cases are validated
     /// and reported, but all of them count as skipped.
     broken: Option<String>,
+    /// Ids of valid cases the filter left out (for the dependency check).
+    left_out: std::collections::HashSet<String>,
 }
 
 impl Tally {
@@ -265,6 +271,8 @@ impl Tally {
                     if self.keep {
                         self.cases.push(case);
                     }
+                } else if self.keep {
+                    self.left_out.insert(case.case.id);
                 }
             }
         }
@@ -327,6 +335,18 @@ pub(super) struct Loader {
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
     pub(super) settings: SuiteSettings,
+    /// The suite's `workspace` block and `execution.targets` hooks (`docs/workspaces.md`).
+    pub(super) workspace: SuiteWorkspace,
+}
+
+/// What a suite says about workspaces, for its cases to merge with their own.
+#[derive(Default)]
+pub(super) struct SuiteWorkspace {
+    pub(super) config: Option<crate::model::workspace::WorkspaceConfig>,
+    /// The suite's block has errors (reported): every case is left out, as it would run in
+    /// the wrong place.
+    pub(super) broken: bool,
+    pub(super) target_hooks: Arc<[crate::model::workspace::TargetHooks]>,
 }
 
 impl Loader {
@@ -415,6 +435,10 @@ impl Loader {
                 }
             };
             tally.add(case);
+        }
+        if !super::dependencies::order(&mut tally.cases, &tally.left_out, &self.file, diags) {
+            tally.skipped += std::mem::take(&mut tally.count);
+            tally.cases.clear();
         }
         for file in files {
             diags.absorb(file.diags);
@@ -656,6 +680,14 @@ impl Loader {
             self.dataset = Arc::from(name);
         }
         self.read_suite_v4_keys(f, diags);
+        if f.known().contains(&"workspace")
+            && let Some(node) = f.take("workspace")
+        {
+            match self.read_workspace(node, diags) {
+                Some(config) => self.workspace.config = config,
+                None => self.workspace.broken = true,
+            }
+        }
         let before = diags.error_count();
         self.defaults.tool_use = self.read_tool_use(f, diags);
         self.defaults.tool_use_invalid = diags.error_count() > before;
@@ -756,6 +788,7 @@ impl Loader {
             );
         }
         if let Some(node) = ef.take("targets") {
+            self.workspace.target_hooks = Arc::from(super::workspace::target_hooks(node, &self.ws.cwd, diags));
             self.settings.matrix = node
                 .as_seq()
                 .unwrap_or_default()
@@ -793,6 +826,33 @@ impl Loader {
                 None,
             );
         }
+    }
+
+    /// A `workspace` value of this file (the suite's or a case's); `None` when it has errors.
+    pub(super) fn read_workspace(
+        &self,
+        node: &Node,
+        diags: &mut Diagnostics,
+    ) -> Option<Option<crate::model::workspace::WorkspaceConfig>> {
+        // The suite's tree: the repository holding the eval file; outside any repository, the
+        // working directory when the eval file is under it, else the eval file's directory.
+        let repo = self
+            .ws
+            .ancestors_to_root(&self.dir)
+            .find(|d| d.join(".git").exists())
+            .map(Path::to_path_buf);
+        let root = match repo {
+            Some(repo) => repo,
+            None if self.dir.starts_with(&self.ws.cwd) => self.ws.cwd.clone(),
+            None => self.dir.clone(),
+        };
+        let cx = super::workspace::Context {
+            eval_dir: &self.dir,
+            root: &root,
+            cwd: &self.ws.cwd,
+            env: self.env.as_deref(),
+        };
+        super::workspace::read(node, &cx, diags)
     }
 
     /// The tool settings of a suite or a case (`docs/tools.md`); a tools file is found as every
@@ -1323,6 +1383,29 @@ mod tests {
         assert_eq!(
             suite.cases[0].case.question, "-inf",
             "read as infinity where any scalar is text"
+        );
+    }
+
+    #[test]
+    fn outside_a_repository_a_template_beside_the_suite_under_the_working_directory_loads() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(tmp.path().join("tpl")).expect("tpl");
+        std::fs::create_dir_all(tmp.path().join("evals")).expect("evals");
+        let eval = "workspace: {template: ../tpl}\ntests:\n  - {id: a, input: q, criteria: x}\n";
+        std::fs::write(tmp.path().join("evals/e.yaml"), eval).expect("write");
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert_eq!(errors(&suite), Vec::<String>::new());
+
+        let escaping = eval.replace("../tpl", "../../tpl");
+        std::fs::write(tmp.path().join("evals/e.yaml"), escaping).expect("write");
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert!(
+            errors(&suite)
+                .iter()
+                .any(|e| e.contains("leaves the suite's directory")),
+            "{:?}",
+            errors(&suite)
         );
     }
 

@@ -8,6 +8,7 @@
 
 mod case;
 mod cases_source;
+mod dependencies;
 mod discover;
 mod eval_file;
 pub mod generation;
@@ -18,6 +19,7 @@ mod metadata;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;
+pub mod workspace;
 
 pub use crate::config::keys::to_snake_case;
 pub use crate::config::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean, node, source};

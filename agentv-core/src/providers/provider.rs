@@ -47,6 +47,9 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// The case's workspace (`docs/workspaces.md`): where a command or an agent runs, over
+    /// the target's own `cwd`.
+    pub workspace: Option<PathBuf>,
     /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
     /// ignore it.
     pub tools: Option<ToolRequest>,

@@ -7,6 +7,7 @@ mod conversation;
 mod jobs;
 mod outcome;
 mod tool_loop;
+mod waves;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,6 +39,8 @@ pub struct Job {
     pub target: Arc<ResolvedTarget>,
     /// Which repeat of the case this is, when the run repeats cases (`--repeat`).
     pub trial: Option<u32>,
+    /// Set in a suite whose cases depend on others: what the job waits for.
+    pub links: Option<Arc<waves::Links>>,
 }
 
 /// How a run behaves.
@@ -56,6 +59,9 @@ pub struct RunOptions {
     pub context: RunContext,
     /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
     pub budget: Option<Budget>,
+    /// The run's workspaces (`docs/workspaces.md`); `None` runs every case where its target
+    /// says.
+    pub workspaces: Option<Arc<crate::workspace::Runtime>>,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -240,13 +246,28 @@ pub async fn run(
             let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
             async move {
                 let started = Instant::now();
-                if let Some(message) = sick {
-                    return Some((case::unhealthy_target_record(&job, &message), started.elapsed()));
+                let failed = match &job.links {
+                    Some(links) => tokio::select! {
+                        failed = links.wait() => failed,
+                        _ = abort.cancelled() => return None,
+                    },
+                    None => Vec::new(),
+                };
+                let blocked = job.links.as_ref().and_then(|links| links.blocked(&failed));
+                let record = if let Some(message) = blocked {
+                    case::dependency_failed_record(&job, &message)
+                } else if let Some(message) = sick {
+                    case::unhealthy_target_record(&job, &message)
+                } else {
+                    tokio::select! {
+                        record = run_case(&job, early, options) => record,
+                        _ = abort.cancelled() => return None,
+                    }
+                };
+                if let Some(links) = &job.links {
+                    links.finish(record.execution_status);
                 }
-                tokio::select! {
-                    record = run_case(&job, early, options) => Some((record, started.elapsed())),
-                    _ = abort.cancelled() => None,
-                }
+                Some((record, started.elapsed()))
             }
         })
         .buffer_unordered(workers);
