@@ -93,6 +93,29 @@ pub enum Command {
     /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
     #[command(after_help = JUDGE_EXAMPLES)]
     Judge(JudgeArgs),
+    /// Show or cancel the provider batch jobs a run submitted (docs/batch.md).
+    #[command(subcommand)]
+    Batch(BatchCommand),
+}
+
+/// `agentv batch list|cancel RESULTS`.
+#[derive(Debug, clap::Subcommand)]
+pub enum BatchCommand {
+    /// The run's batch jobs and where each stands at its provider.
+    List(BatchJobsArgs),
+    /// Cancel the run's batch jobs that have not finished.
+    Cancel(BatchJobsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BatchJobsArgs {
+    /// The results file of the run (its jobs are in `<RESULTS>.batches.json`).
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// The targets file (default: searched from the results file's directory).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
 }
 
 const JUDGE_EXAMPLES: &str = "\
@@ -402,6 +425,18 @@ pub struct EvalArgs {
     /// Keep every workspace after the run (failed cases' are always kept).
     #[arg(long)]
     pub keep_workspaces: bool,
+
+    /// Answer LLM targets through their provider's batch API, at its batch price; failed items
+    /// are answered online, or are errors with `--batch=strict` (docs/batch.md).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub batch: Option<BatchFlag>,
+}
+
+/// `--batch` / `--batch=strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchFlag {
+    On,
+    Strict,
 }
 
 impl EvalArgs {

@@ -75,6 +75,7 @@ async fn a_throwaway_sink_sees_no_secret() {
         threshold: None,
         strict: false,
         workspaces: Default::default(),
+        batch: Default::default(),
     };
     let finished = agentv_core::run(&ws, plan, &run, &mut Quiet, &mut [&mut sink], &Interrupt::default()).await;
     assert_eq!(finished.run.summary.total, 1);

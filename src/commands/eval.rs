@@ -138,6 +138,11 @@ fn execute(
         dump_prompts: args.dump_prompts,
         threshold: args.threshold,
         strict: args.strict,
+        batch: match args.batch {
+            None => agentv_core::BatchMode::Targets,
+            Some(crate::cli::BatchFlag::On) => agentv_core::BatchMode::All,
+            Some(crate::cli::BatchFlag::Strict) => agentv_core::BatchMode::Strict,
+        },
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();

@@ -240,6 +240,10 @@ impl RunObserver for Progress {
         self.printer.warning(&self.clean(message));
     }
 
+    fn batch_progress(&mut self, line: &str) {
+        self.printer.note(&self.clean(line));
+    }
+
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {
         if let Some(live) = &mut self.live {
             live.stopping();

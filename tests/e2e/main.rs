@@ -4,6 +4,7 @@
 
 mod agent_clis;
 mod agentv4_cli;
+mod batch_mode;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;
@@ -26,9 +27,11 @@ mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
 mod proxy_judges;
+mod rate_limits;
 mod readme;
 mod readme_judges;
 mod ready_made_judges;
+mod real_agents;
 mod results;
 mod run_behaviour;
 mod runs;

@@ -9,6 +9,7 @@
 //! Nothing here prints. Problems come back as [`Diagnostic`]s and errors with their own
 //! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
 
+mod batch;
 mod check;
 mod invalid;
 mod merge;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use batch::{JobLine, JobsAction, batch_jobs};
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
 pub use invalid::Invalid;
 pub use merge::{MergeError, MergeOptions, Merged, merge};
@@ -516,6 +518,8 @@ pub struct RunOptions {
     /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
     /// text is a grader error).
     pub strict: bool,
+    /// `--batch`: which targets answer through their provider's batch API.
+    pub batch: crate::run::BatchMode,
 }
 
 /// A finished run, ready for [`report`].
@@ -602,6 +606,8 @@ pub async fn run(
             &resolved.child_env,
             &secrets,
         ),
+        batch: options.batch,
+        batch_state: Some(crate::run::state_path(writer.path())),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
@@ -740,6 +746,10 @@ pub struct Report {
     pub cache: Option<CacheStats>,
     /// The counts behind the outcome, to explain it.
     pub counts: Counts,
+    /// Targets the provider pushed back on: how often, and where their concurrency settled.
+    pub throttling: Vec<crate::run::TargetThrottling>,
+    /// What the cases answered in batch cost, against the online price.
+    pub batch_savings: crate::run::BatchSavings,
     secrets: Secrets,
     /// Statistics per target, per grader and across repeats (also in the run summary file).
     pub stats: StatsReport,
@@ -805,6 +815,8 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         stats: finished.stats.clone(),
         stats_text: finished.stats.render_repeats(&finished.secrets),
         summary_file: finished.summary_path.clone(),
+        throttling: run.throttling.iter().filter(|t| t.throttled()).cloned().collect(),
+        batch_savings: run.batch_savings,
         counts: Counts {
             execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
             over_budget: run.over_budget,

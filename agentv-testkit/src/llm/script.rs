@@ -240,6 +240,16 @@ impl Call {
     }
 }
 
+impl Call {
+    /// The arguments as the JSON text an API that sends them as a string carries.
+    pub fn arguments_text(&self) -> String {
+        match &self.arguments {
+            Arguments::Json(v) => v.to_string(),
+            Arguments::Raw(text) => text.clone(),
+        }
+    }
+}
+
 impl Arguments {
     fn value(&self) -> Value {
         match self {
