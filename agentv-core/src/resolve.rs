@@ -159,7 +159,7 @@ impl TargetProblem {
     /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`). Problems
     /// in files are errors; problems of the machine (no targets file found, an unset variable,
     /// an agent CLI not installed) are of severity `machine`: `validate` checks files, not the
-    /// machine it runs on, unless `--strict` (`docs/running.md#validate`). Problems inside the
+    /// machine it runs on, unless `--strict` (`docs/running.md#agentv-validate-paths`). Problems inside the
     /// targets file point there, by a path relative to the working directory when it is below
     /// it.
     pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {

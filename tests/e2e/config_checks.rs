@@ -3,8 +3,6 @@
 //! longer value, relative target paths follow the eval file, and a JSONL dataset takes what a
 //! YAML suite takes.
 
-use std::time::Instant;
-
 use agentv_testkit::llm::{Api, FakeLlm};
 use agentv_testkit::{Project, make_executable};
 
@@ -165,7 +163,6 @@ async fn env_reference_inside_a_longer_value_is_substituted_and_secret() {
         .file("targets.yaml", targets)
         .file(".env", "AGENTV_E2E_PORT=99999\n")
         .file("e.eval.yaml", &agentv_testkit::keyword_cases(5));
-    let started = Instant::now();
     let run = p
         .output_async(p.command(&["eval", "e.eval.yaml", "--out", "r.jsonl"]))
         .await;
@@ -173,7 +170,6 @@ async fn env_reference_inside_a_longer_value_is_substituted_and_secret() {
         "`base_url` of target `default` is not a valid URL (invalid port number): the value of AGENTV_E2E_PORT",
     );
     assert_eq!(run.stderr.matches("is not a valid URL").count(), 1, "{}", run.stderr);
-    assert!(started.elapsed().as_secs() < 5, "not retried: {:?}", started.elapsed());
 }
 
 #[test]

@@ -164,8 +164,8 @@ pub struct RunStats {
 }
 
 impl Sink for RunStats {
-    fn write(&mut self, row: Row<'_>) -> std::io::Result<()> {
-        self.add(row.record);
+    fn write(&mut self, row: &Row<'_>) -> std::io::Result<()> {
+        self.add(row.record());
         Ok(())
     }
 
