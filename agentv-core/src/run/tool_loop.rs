@@ -565,21 +565,31 @@ mod tests {
         }
     }
 
+    /// A model answer made only of one `lookup` call, with `usage` and `duration_ms`.
+    fn calling_lookup() -> ProviderResponse {
+        let mut m = OutputMessage::assistant("");
+        m.content = None;
+        m.tool_calls = vec![ToolCall {
+            tool: "lookup".into(),
+            input: Some(json!({"id": "A1"})),
+            id: Some("c1".into()),
+            ..ToolCall::default()
+        }];
+        ProviderResponse {
+            output_messages: vec![m],
+            token_usage: Some(TokenUsage {
+                input: 10,
+                output: 2,
+                cached: None,
+            }),
+            duration_ms: Some(4.0),
+            ..ProviderResponse::default()
+        }
+    }
+
     #[test]
     fn a_forced_tool_choice_holds_for_the_first_step_only() {
-        let calling = || {
-            let mut m = OutputMessage::assistant("");
-            m.tool_calls = vec![ToolCall {
-                tool: "lookup".into(),
-                input: Some(json!({"id": "A1"})),
-                id: Some("c1".into()),
-                ..ToolCall::default()
-            }];
-            ProviderResponse {
-                output_messages: vec![m],
-                ..ProviderResponse::default()
-            }
-        };
+        let calling = calling_lookup;
         let cases = [
             (ToolChoice::Tool("lookup".into()), ToolChoice::Auto),
             (ToolChoice::Required, ToolChoice::Auto),
@@ -606,26 +616,7 @@ mod tests {
 
     #[test]
     fn steps_end_in_an_answer_in_tool_calls_or_at_max_steps() {
-        let calling = || {
-            let mut m = OutputMessage::assistant("");
-            m.content = None;
-            m.tool_calls = vec![ToolCall {
-                tool: "lookup".into(),
-                input: Some(json!({"id": "A1"})),
-                id: Some("c1".into()),
-                ..ToolCall::default()
-            }];
-            ProviderResponse {
-                output_messages: vec![m],
-                token_usage: Some(TokenUsage {
-                    input: 10,
-                    output: 2,
-                    cached: None,
-                }),
-                duration_ms: Some(4.0),
-                ..ProviderResponse::default()
-            }
-        };
+        let calling = calling_lookup;
         let answer = || ProviderResponse {
             token_usage: Some(TokenUsage {
                 input: 20,
