@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::llm_prompt::{FREEFORM_SYSTEM, js_number};
 use super::llm_reply;
 use super::{
-    ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
+    ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, Need, ParseContext,
 };
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe};
 use crate::process::{self, ProcessSpec};
@@ -27,7 +27,12 @@ use crate::providers::ProviderRequest;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["composite"],
+    name: "composite",
+    names: Names {
+        v2: &["composite"],
+        v4: &["composite"],
+        promptfoo: &[],
+    },
     doc: "Runs its member graders together and combines their results with an aggregator.",
     keys: &KEYS,
     parse,
@@ -161,7 +166,7 @@ fn usable_members(node: &Node, generation: Generation, cx: &mut ParseContext<'_>
             (None, _, _) => Some(format!("a composite member must be a mapping, found {}", describe(item))),
             (Some(_), None, _) => Some("a composite member needs a `name`".to_owned()),
             (Some(_), Some(_), None) => Some("a composite member needs a `type`".to_owned()),
-            (Some(_), Some(_), Some(t)) if super::find(t).is_none() => {
+            (Some(_), Some(_), Some(t)) if super::find(Generation::V2, t).is_none() => {
                 Some(format!("composite member type `{t}` is not a built-in grader"))
             }
             (Some(_), Some(_), Some(t)) if generation == Generation::V4 && t.contains('_') => Some(format!(

@@ -206,13 +206,26 @@ impl Answered {
     }
 }
 
+/// The generation of an eval file whose only grader list is `list`, as the loader decides it
+/// (its graders alone decide).
+pub fn list_generation(list: &crate::config::Node) -> crate::model::Generation {
+    use crate::config::{Node, NodeValue};
+    let key = Node::new(NodeValue::Str("evaluators".to_owned()), list.pos);
+    let root = Node::new(NodeValue::Map(vec![(key, list.clone())]), list.pos);
+    if super::rules::has_v4_grader(&root, super::GRADERS) {
+        crate::model::Generation::V4
+    } else {
+        crate::model::Generation::V2
+    }
+}
+
 /// Parses `yaml` (a grader list) as a case's list, in directory `dir`; the graders (`None`
 /// when the case would be invalid) and every problem as text.
 pub fn parse_in(dir: &Path, yaml: &str) -> (Option<Vec<ConfiguredGrader>>, Vec<String>) {
     let node = parse_yaml(yaml).expect("yaml");
     let ws = Workspace::from_cwd(dir.to_path_buf());
     let mut diags = Diagnostics::new(Path::new("e.yaml"));
-    let mut cx = ParseContext::new(&ws, dir, &mut diags);
+    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(list_generation(&node));
     let graders = super::parse_graders(&node, &mut cx);
     (graders, diags.into_vec().iter().map(ToString::to_string).collect())
 }

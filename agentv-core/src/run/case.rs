@@ -132,7 +132,10 @@ pub async fn run_case(
         &job.graders,
         &mut results,
         case.generation,
-        case.pass_threshold(options.threshold),
+        evaluators::CaseThreshold {
+            own: case.threshold,
+            cli: options.threshold,
+        },
     );
     record.score = scored.score;
     record.verdict = scored.verdict;
