@@ -32,13 +32,22 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&loaded.diagnostics);
+    // `--out x.json`: promptfoo's JSON output there, the results file beside it as x.jsonl.
+    let promptfoo_json = args
+        .out
+        .as_ref()
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")))
+        .cloned();
     let options = PlanOptions {
         targets: args.target.clone(),
         targets_path: args.targets.clone(),
         dry_run: args.dry_run,
         cache: args.cache,
         workers: args.workers.map(|w| w as usize),
-        out: args.out.clone(),
+        out: match &promptfoo_json {
+            Some(json) => Some(json.with_extension("jsonl")),
+            None => args.out.clone(),
+        },
         secrets: printer::secrets(),
         repeat: args.repeat,
         shard: args.shard,
@@ -80,6 +89,12 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
             return ExitStatus::Config;
         }
     };
+    if let Some(path) = &promptfoo_json {
+        report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(
+            path,
+            printer::secrets(),
+        )));
+    }
     let plan = match agentv_core::plan(ws, loaded, &options) {
         Ok(plan) => plan,
         Err(e) => {
@@ -122,6 +137,9 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
             if path.exists() {
                 printer.note(&format!("{} report written to {}", format.name(), path.display()));
             }
+        }
+        if let Some(path) = promptfoo_json.as_ref().filter(|p| p.exists()) {
+            printer.note(&format!("promptfoo JSON output written to {}", path.display()));
         }
         ExitStatus::of_run(report.outcome, signal)
     })

@@ -644,6 +644,15 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         misses.push(agentv_eval_sdk::failure_miss(&grader.name, e));
     }
     let verdict = super::rules::grader_verdict(ctx.generation(), grade.verdict, score, grader.weight);
+    // promptfoo's `metric`: the named score this result adds to (`docs/promptfoo.md#results`).
+    let details = match &grader.metric {
+        Some(metric) => {
+            let mut details = grade.details.unwrap_or_default();
+            details.insert("metric".to_owned(), serde_json::Value::from(metric.clone()));
+            Some(details)
+        }
+        None => grade.details,
+    };
     EvaluatorResult {
         name: grader.name.clone(),
         kind: grader.type_name().to_owned(),
@@ -654,7 +663,7 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         misses,
         assertions: grade.assertions,
         reasoning: grade.reasoning,
-        details: grade.details,
+        details,
         error: grade.error,
         evaluator_provider_request: grade.request,
     }

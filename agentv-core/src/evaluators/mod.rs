@@ -67,6 +67,7 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    assert_set,
 }
 
 /// Every grader type, in table order.

@@ -175,6 +175,13 @@ impl Answered {
     }
 
     /// The same case with `reference` as its expected answer.
+    /// A row of a promptfoo config whose target answered `answer`.
+    pub fn text(answer: &str) -> Self {
+        let mut answered = Self::new("q", "", answer, FakeProvider::llm(&["unused"]));
+        answered.case.generation = crate::model::Generation::Promptfoo;
+        answered
+    }
+
     pub fn with_reference(mut self, reference: &str) -> Self {
         self.case.reference_answer = reference.into();
         self
@@ -242,4 +249,17 @@ pub fn one(yaml: &str) -> ConfiguredGrader {
     let mut graders = graders.expect("valid");
     assert_eq!(graders.len(), 1);
     graders.remove(0)
+}
+
+/// Parses `yaml` (an `assert` list) as a promptfoo config's; panics on any problem.
+pub fn promptfoo_graders(yaml: &str) -> Vec<ConfiguredGrader> {
+    let node = parse_yaml(yaml).expect("yaml");
+    let dir = Path::new("/evals");
+    let ws = Workspace::from_cwd(dir.to_path_buf());
+    let mut diags = Diagnostics::new(Path::new("promptfooconfig.yaml"));
+    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(crate::model::Generation::Promptfoo);
+    let graders = super::parse_graders(&node, &mut cx);
+    let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    graders.expect("graders")
 }

@@ -14,6 +14,7 @@ pub mod generation;
 mod guidelines;
 pub mod keys;
 mod metadata;
+pub mod promptfoo;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;

@@ -52,6 +52,7 @@ provider_table! {
     vscode,
     cli,
     mock,
+    echo,
 }
 
 /// Every provider, in table order.

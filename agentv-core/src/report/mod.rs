@@ -8,6 +8,7 @@ mod jsonl;
 mod junit;
 mod markdown;
 mod prior;
+mod promptfoo;
 mod prompts;
 mod reader;
 mod run_summary;
@@ -27,6 +28,7 @@ pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};
 pub use markdown::{MarkdownReport, md};
 pub use prior::{Prior, RecordKey, key_of};
+pub use promptfoo::PromptfooJson;
 pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
 pub use run_summary::{
