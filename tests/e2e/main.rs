@@ -18,6 +18,7 @@ mod judge_economy;
 mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
+mod promptfoo_configs;
 mod proxy_judges;
 mod readme;
 mod readme_judges;

@@ -336,6 +336,7 @@ impl Loader {
     ) -> Arc<crate::providers::TargetsFile> {
         self.generation = Generation::Promptfoo;
         let config = super::promptfoo::load(root, &self.file, &self.dir, &self.ws, &self.dataset, diags);
+        tally.broken = config.broken;
         for case in config.cases {
             tally.add(case);
         }

@@ -31,6 +31,8 @@ pub struct Config {
     pub targets: TargetsFile,
     pub providers: Vec<Provider>,
     pub description: Option<String>,
+    /// A prompt or a provider could not be read: no row runs (they are still checked).
+    pub broken: bool,
 }
 
 /// Top-level keys agentv reads.
@@ -68,6 +70,7 @@ pub fn load(
     diags: &mut Diagnostics,
 ) -> Config {
     check_keys(root, diags);
+    let before = diags.error_count();
     let prompts = root
         .get("prompts")
         .map(|n| prompts::read(n, dir, diags))
@@ -96,6 +99,7 @@ pub fn load(
             )
         }
     };
+    let broken = diags.error_count() > before || providers.is_empty();
     let tests = tests::read(root.get("tests"), root.get("defaultTest"), dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
@@ -126,6 +130,7 @@ pub fn load(
         targets,
         providers,
         description,
+        broken,
     }
 }
 

@@ -108,42 +108,51 @@ fn env_ref(vars: &[&str]) -> Option<String> {
         .map(|v| format!("${{{{ {v} }}}}"))
 }
 
-/// A `config` string: `{{ env.VAR }}` becomes the reference `${{ VAR }}`.
-fn config_text(config: Option<&Node>, key: &str) -> Option<String> {
-    let text = config?.get(key)?.scalar_text()?;
-    let var = text
-        .trim()
-        .strip_prefix("{{")
+/// A `config` value as written; a string `{{ env.VAR }}` becomes the reference `${{ VAR }}`.
+fn config_value(config: Option<&Node>, key: &str) -> Option<Node> {
+    let node = config?.get(key)?;
+    let var = node
+        .as_str()
+        .map(str::trim)
+        .and_then(|t| t.strip_prefix("{{"))
         .and_then(|t| t.strip_suffix("}}"))
         .and_then(|t| t.trim().strip_prefix("env."));
-    match var {
-        Some(var) => Some(format!("${{{{ {var} }}}}")),
-        None => Some(text),
-    }
+    Some(match var {
+        Some(var) => Node::new(NodeValue::Str(format!("${{{{ {var} }}}}")), node.pos),
+        None => node.clone(),
+    })
+}
+
+fn text_node(text: String, pos: Pos) -> Node {
+    Node::new(NodeValue::Str(text), pos)
 }
 
 /// The target settings of provider `id` with `config`; `None` (reported) when agentv has no
 /// provider for it.
 fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostics) -> Option<Vec<(Node, Node)>> {
     let mut out: Vec<(Node, Node)> = Vec::new();
-    let mut set = |k: &str, v: Option<String>| {
+    let mut set = |k: &str, v: Option<Node>| {
         if let Some(v) = v {
-            out.push(entry(k, &v, pos));
+            out.push((text_node(k.to_owned(), pos), v));
         }
     };
-    let cfg = |k: &str| config_text(config, k);
+    let cfg = |k: &str| config_value(config, k);
+    let text = |t: String| Some(text_node(t, pos));
+    let env_ref = |vars: &[&str]| env_ref(vars).map(|t| text_node(t, pos));
     if id == "echo" {
-        set("provider", Some("echo".to_owned()));
+        set("provider", text("echo".to_owned()));
     } else if let Some(command) = id.strip_prefix("exec:") {
-        set("provider", Some("cli".to_owned()));
+        set("provider", text("cli".to_owned()));
         set(
             "command_template",
-            Some(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
+            text(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
         );
     } else if let Some(model) = openai_model(id) {
-        set("provider", Some("openai".to_owned()));
-        set("model", Some(model.to_owned()));
-        let host = cfg("apiHost").map(|h| format!("https://{h}/v1"));
+        set("provider", text("openai".to_owned()));
+        set("model", text(model.to_owned()));
+        let host = cfg("apiHost")
+            .and_then(|h| h.scalar_text())
+            .and_then(|h| text(format!("https://{h}/v1")));
         set(
             "base_url",
             cfg("apiBaseUrl")
@@ -156,8 +165,8 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         .iter()
         .find_map(|p| id.strip_prefix(p))
     {
-        set("provider", Some("azure".to_owned()));
-        set("deployment_name", Some(deployment.to_owned()));
+        set("provider", text("azure".to_owned()));
+        set("deployment_name", text(deployment.to_owned()));
         set(
             "endpoint",
             cfg("apiHost").or_else(|| env_ref(&["AZURE_OPENAI_API_HOST", "AZURE_API_HOST"])),
@@ -167,8 +176,8 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             cfg("apiKey").or_else(|| env_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
         );
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
-        set("provider", Some("anthropic".to_owned()));
-        set("model", Some(model.to_owned()));
+        set("provider", text("anthropic".to_owned()));
+        set("model", text(model.to_owned()));
         set(
             "base_url",
             cfg("apiBaseUrl").or_else(|| env_ref(&["ANTHROPIC_BASE_URL"])),
