@@ -195,3 +195,61 @@ fn an_unknown_provider_stops_the_run_before_anything_is_called() {
         .code(2)
         .stderr_has("provider `bedrock:anything` is not supported by agentv");
 }
+
+#[test]
+fn the_deterministic_promptfoo_example_runs_offline_with_promptfoos_rows() {
+    let p = Project::new();
+    let out = p.path().join("out.json");
+    let out = out.to_str().expect("utf-8 path");
+    let run = p.output(&mut agentv_testkit::agentv(
+        &agentv_testkit::repo_root(),
+        &[
+            "eval",
+            "examples/promptfoo/deterministic/promptfooconfig.yaml",
+            "--out",
+            out,
+        ],
+    ));
+    run.code(1);
+    // promptfoo 0.121.20's rows for this config: (testIdx, promptIdx, success, score).
+    let want: [(u64, u64, bool, f64); 24] = [
+        (0, 0, true, 1.0),
+        (0, 1, true, 1.0),
+        (0, 2, false, 0.5),
+        (0, 3, false, 0.5),
+        (1, 0, true, 1.0),
+        (1, 1, true, 1.0),
+        (1, 2, false, 0.0),
+        (1, 3, false, 0.0),
+        (2, 0, true, 1.0),
+        (2, 1, true, 1.0),
+        (2, 2, false, 0.0),
+        (2, 3, false, 0.0),
+        (3, 0, true, 0.5),
+        (3, 1, true, 0.5),
+        (3, 2, false, 0.0),
+        (3, 3, false, 0.0),
+        (4, 0, true, 1.0),
+        (4, 1, true, 1.0),
+        (4, 2, false, 0.0),
+        (4, 3, false, 0.0),
+        (5, 0, false, 0.0),
+        (5, 1, false, 0.0),
+        (5, 2, false, 0.0),
+        (5, 3, false, 0.0),
+    ];
+    let rows = rows(&p);
+    let got: Vec<(u64, u64, bool, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["testIdx"].as_u64().unwrap_or(99),
+                r["promptIdx"].as_u64().unwrap_or(99),
+                r["success"].as_bool().unwrap_or_default(),
+                r["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(rows[0]["namedScores"], json!({"on-topic": 0.0, "correct": 1.0}));
+}

@@ -47,7 +47,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         );
         return None;
     };
-    let members = cx.graders(&list)?;
+    let members = cx.graders(list)?;
     Some(Arc::new(AssertSet {
         members,
         threshold,

@@ -6,7 +6,7 @@
 mod prompts;
 mod providers;
 mod template;
-mod tests;
+mod test_list;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -100,7 +100,7 @@ pub fn load(
         }
     };
     let broken = diags.error_count() > before || providers.is_empty();
-    let tests = tests::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    let tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     for (test_index, test) in tests.iter().enumerate() {
@@ -163,7 +163,7 @@ fn check_keys(root: &Node, diags: &mut Diagnostics) {
 
 /// One row of the config before its provider: a test with one prompt.
 struct Row<'r> {
-    test: &'r tests::Test,
+    test: &'r test_list::Test,
     test_index: usize,
     prompt: &'r prompts::Prompt,
     prompt_index: usize,
@@ -203,7 +203,7 @@ impl Row<'_> {
             input_messages,
             source: SourceRef {
                 file: file.clone(),
-                line: self.test.pos.line as u64,
+                line: self.test.pos.line,
             },
             generation: Generation::Promptfoo,
             metadata: Some(metadata),
@@ -289,7 +289,7 @@ fn messages_of(rendered: &str) -> Vec<Message> {
 /// A test's graders: its assertions with their templates rendered by its `vars`, read with
 /// promptfoo's names. `None` (reported) when one cannot be used: the test's rows do not run.
 fn graders_of(
-    test: &tests::Test,
+    test: &test_list::Test,
     ws: &Workspace,
     dir: &Path,
     diags: &mut Diagnostics,

@@ -315,8 +315,16 @@ fn assertion_from_text(text: &str) -> Value {
         return Value::Object(out);
     }
     out.insert("type".into(), Value::from(kind));
-    if let Some(v) = value {
-        out.insert("value".into(), Value::from(v.trim_start()));
+    match value {
+        // A list type's cell is its items, comma-separated.
+        Some(v) if base.ends_with("-any") || base.ends_with("-all") => {
+            let items: Vec<Value> = v.split(',').map(|i| Value::from(i.trim())).collect();
+            out.insert("value".into(), Value::Array(items));
+        }
+        Some(v) => {
+            out.insert("value".into(), Value::from(v.trim_start()));
+        }
+        None => {}
     }
     if let Some(t) = threshold {
         out.insert("threshold".into(), Value::from(t));
@@ -453,6 +461,10 @@ mod tests {
         for (cell, want) in [
             ("contains:Paris", json!({"type": "contains", "value": "Paris"})),
             ("is-json", json!({"type": "is-json"})),
+            (
+                "icontains-any:lima, cusco",
+                json!({"type": "icontains-any", "value": ["lima", "cusco"]}),
+            ),
             (
                 "levenshtein(3):abc",
                 json!({"type": "levenshtein", "value": "abc", "threshold": 3.0}),
