@@ -100,7 +100,20 @@ impl Grader for AssertSet {
                 })
                 .collect();
             let verdict = if pass { GradeVerdict::Pass } else { GradeVerdict::Fail };
-            Grade::assessed(score, assertions).with_verdict(verdict)
+            // Each member's own result, for promptfoo's output (`report/promptfoo.rs`).
+            let members: Vec<serde_json::Value> = results
+                .iter()
+                .map(|r| serde_json::to_value(r).unwrap_or_default())
+                .collect();
+            let mut details = serde_json::Map::new();
+            details.insert("members".to_owned(), serde_json::Value::Array(members));
+            if let Some(t) = self.threshold {
+                details.insert("threshold".to_owned(), serde_json::Value::from(t));
+            }
+            Grade {
+                details: Some(details),
+                ..Grade::assessed(score, assertions).with_verdict(verdict)
+            }
         })
     }
 }

@@ -81,6 +81,38 @@ pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
         .collect()
 }
 
+/// What the assertions concluded, as promptfoo lists component results: an `assert-set` as one
+/// result holding its members', then its members again, one by one.
+fn components(results: &[EvaluatorResult]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for r in results {
+        let members: Vec<EvaluatorResult> = r
+            .details
+            .as_ref()
+            .and_then(|d| d.get("members"))
+            .and_then(|m| serde_json::from_value(m.clone()).ok())
+            .unwrap_or_default();
+        if members.is_empty() {
+            out.push(component(r));
+            continue;
+        }
+        let inner = components(&members);
+        let mut set = component(r);
+        if let Some(obj) = set.as_object_mut() {
+            obj.remove("assertion");
+            obj.insert("componentResults".into(), Value::Array(inner.clone()));
+            let threshold = r.details.as_ref().and_then(|d| d.get("threshold")).cloned();
+            obj.insert(
+                "metadata".into(),
+                json!({"assertionSet": {"type": r.name, "assertionCount": members.len(), "threshold": threshold}}),
+            );
+        }
+        out.push(set);
+        out.extend(inner);
+    }
+    out
+}
+
 /// What an assertion concluded, as promptfoo words a component result.
 fn component(r: &EvaluatorResult) -> Value {
     let pass = r.verdict == Verdict::Pass;
@@ -102,7 +134,7 @@ fn component(r: &EvaluatorResult) -> Value {
 
 /// One row in promptfoo's shape.
 fn row(record: &EvaluationRecord, keys: &Map<String, Value>, provider: Value, prompt_idx: u64) -> Value {
-    let components: Vec<Value> = record.evaluator_results.iter().map(component).collect();
+    let components = components(&record.evaluator_results);
     let named = named_scores(&record.evaluator_results);
     let errored = record.execution_status != ExecutionStatus::Ok;
     let success = record.verdict == Verdict::Pass && !errored;
