@@ -253,3 +253,58 @@ fn the_deterministic_promptfoo_example_runs_offline_with_promptfoos_rows() {
     assert_eq!(got, want);
     assert_eq!(rows[0]["namedScores"], json!({"on-topic": 0.0, "correct": 1.0}));
 }
+
+#[test]
+fn scenarios_run_after_the_tests_with_each_config_entry() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        r#"prompts: ["Say {{word}} in {{lang}} ({{tone}})"]
+providers: [echo]
+defaultTest:
+  vars: {tone: warm}
+  assert: [{type: icontains, value: "{{tone}}"}]
+tests:
+  - vars: {word: top, lang: en}
+scenarios:
+  - config:
+      - vars: {lang: fr}
+      - vars: {lang: de}
+        assert: [{type: contains, value: de}]
+    tests:
+      - vars: {word: hi}
+      - description: es override
+        vars: {word: bye, lang: es}
+        assert: [{type: equals, value: y}]
+"#,
+    );
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(1);
+    // promptfoo 0.121.20's rows for this config.
+    let got: Vec<(u64, Value, bool, f64)> = rows(&p)
+        .iter()
+        .map(|r| {
+            (
+                r["testIdx"].as_u64().unwrap_or(99),
+                r["vars"].clone(),
+                r["success"].as_bool().unwrap_or_default(),
+                r["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    let want = vec![
+        (0, json!({"tone": "warm", "word": "top", "lang": "en"}), true, 1.0),
+        (1, json!({"tone": "warm", "lang": "fr", "word": "hi"}), true, 1.0),
+        (2, json!({"tone": "warm", "lang": "es", "word": "bye"}), false, 0.5),
+        (3, json!({"tone": "warm", "lang": "de", "word": "hi"}), true, 1.0),
+        (
+            4,
+            json!({"tone": "warm", "lang": "es", "word": "bye"}),
+            false,
+            1.0 / 3.0,
+        ),
+    ];
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!((g.0, &g.1, g.2), (w.0, &w.1, w.2), "{g:?}");
+        assert!((g.3 - w.3).abs() < 1e-9, "{g:?} vs {w:?}");
+    }
+}

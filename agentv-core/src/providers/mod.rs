@@ -113,7 +113,7 @@ mod tests {
     fn messages_list_the_table() {
         assert_eq!(
             known_providers(),
-            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli or mock"
+            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli, mock or echo"
         );
     }
 

@@ -228,13 +228,7 @@ impl Sink for PromptfooJson {
             "config": {"description": self.description},
             "metadata": {"agentvVersion": env!("CARGO_PKG_VERSION"), "exportedAt": now},
         });
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut out = super::sink::output_file(dir)?;
+        let mut out = super::sink::output_file_for(&self.path)?;
         serde_json::to_writer_pretty(out.as_file_mut(), &doc)?;
         out.as_file_mut().write_all(b"\n")?;
         crate::paths::persist(out, &self.path)?;

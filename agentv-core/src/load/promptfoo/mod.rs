@@ -36,7 +36,14 @@ pub struct Config {
 }
 
 /// Top-level keys agentv reads.
-const READ: &[&str] = &["description", "prompts", "providers", "tests", "defaultTest"];
+const READ: &[&str] = &[
+    "description",
+    "prompts",
+    "providers",
+    "tests",
+    "defaultTest",
+    "scenarios",
+];
 /// Top-level keys that change nothing agentv computes, or that agentv sets another way.
 const IGNORED: &[&str] = &[
     "outputPath",
@@ -51,7 +58,6 @@ const IGNORED: &[&str] = &[
 /// Top-level keys whose meaning agentv does not have yet: the config does not run rather
 /// than run differently.
 const UNSUPPORTED: &[&str] = &[
-    "scenarios",
     "derivedMetrics",
     "extensions",
     "nunjucksFilters",
@@ -100,7 +106,10 @@ pub fn load(
         }
     };
     let broken = diags.error_count() > before || providers.is_empty();
-    let tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    if let Some(node) = root.get("scenarios") {
+        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
+    }
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     for (test_index, test) in tests.iter().enumerate() {

@@ -25,15 +25,7 @@ pub fn read(tests: Option<&Node>, default_test: Option<&Node>, dir: &Path, diags
     let mut raw: Vec<Node> = Vec::new();
     if let Some(node) = tests {
         match &node.value {
-            NodeValue::Seq(items) => {
-                for item in items {
-                    match item.as_str() {
-                        Some(text) => raw.extend(from_file(text, item.pos, dir, diags)),
-                        None => raw.push(item.clone()),
-                    }
-                }
-            }
-            NodeValue::Str(text) => raw.extend(from_file(text, node.pos, dir, diags)),
+            NodeValue::Seq(_) | NodeValue::Str(_) => raw = raw_tests(node, dir, diags),
             NodeValue::Null => {}
             _ => diags.error(
                 node.pos,
@@ -56,6 +48,80 @@ pub fn read(tests: Option<&Node>, default_test: Option<&Node>, dir: &Path, diags
         out.extend(expand(node, defaults, dir, diags));
     }
     out
+}
+
+/// The tests of `scenarios`, after the top-level ones: for each scenario, each of its `config`
+/// entries with each of its `tests` (the entry's `vars` under the test's, its `assert` first).
+pub fn scenarios(node: &Node, default_test: Option<&Node>, dir: &Path, diags: &mut Diagnostics) -> Vec<Test> {
+    let Some(list) = node.as_seq() else {
+        diags.error(
+            node.pos,
+            format!("`scenarios` must be a list, found {}", describe(node)),
+            None,
+        );
+        return Vec::new();
+    };
+    let defaults = default_test.filter(|d| d.as_map().is_some());
+    let mut out = Vec::new();
+    for scenario in list {
+        let (Some(config), Some(tests)) = (scenario.get("config").and_then(Node::as_seq), scenario.get("tests")) else {
+            diags.error(
+                scenario.pos,
+                "a scenario needs `config` (a list of `vars` sets) and `tests`",
+                Some("write `- config: [{vars: {...}}]` with `tests: [...]`".to_owned()),
+            );
+            continue;
+        };
+        let raw = raw_tests(tests, dir, diags);
+        for data in config {
+            for test in &raw {
+                out.extend(expand(&merged(data, test), defaults, dir, diags));
+            }
+        }
+    }
+    out
+}
+
+/// A scenario's `config` entry under one of its tests: the test's keys win, `vars` merge
+/// (the test's over the entry's) and `assert` lists join (the entry's first).
+fn merged(data: &Node, test: &Node) -> Node {
+    let mut entries: Vec<(Node, Node)> = data.as_map().map(<[_]>::to_vec).unwrap_or_default();
+    for (k, v) in test.as_map().unwrap_or_default() {
+        let joined = match (k.as_str(), entries.iter().find(|(dk, _)| dk.as_str() == k.as_str())) {
+            (Some("vars"), Some((_, dv))) => {
+                let mut m: Vec<(Node, Node)> = dv.as_map().map(<[_]>::to_vec).unwrap_or_default();
+                for (vk, vv) in v.as_map().unwrap_or_default() {
+                    m.retain(|(mk, _)| mk.as_str() != vk.as_str());
+                    m.push((vk.clone(), vv.clone()));
+                }
+                Node::new(NodeValue::Map(m), v.pos)
+            }
+            (Some("assert"), Some((_, da))) => {
+                let mut items: Vec<Node> = da.as_seq().map(<[_]>::to_vec).unwrap_or_default();
+                items.extend(v.as_seq().map(<[_]>::to_vec).unwrap_or_default());
+                Node::new(NodeValue::Seq(items), v.pos)
+            }
+            _ => v.clone(),
+        };
+        entries.retain(|(dk, _)| dk.as_str() != k.as_str());
+        entries.push((k.clone(), joined));
+    }
+    Node::new(NodeValue::Map(entries), test.pos)
+}
+
+/// The test nodes of a `tests` value: inline, `file://` files spliced in.
+fn raw_tests(node: &Node, dir: &Path, diags: &mut Diagnostics) -> Vec<Node> {
+    match &node.value {
+        NodeValue::Seq(items) => items
+            .iter()
+            .flat_map(|item| match item.as_str() {
+                Some(text) => from_file(text, item.pos, dir, diags),
+                None => vec![item.clone()],
+            })
+            .collect(),
+        NodeValue::Str(text) => from_file(text, node.pos, dir, diags),
+        _ => Vec::new(),
+    }
 }
 
 /// One test node with `defaultTest` merged, its list `vars` expanded.
@@ -443,6 +509,31 @@ mod tests {
         assert_eq!(
             tests[2].assert.iter().map(Node::to_json).collect::<Vec<_>>(),
             vec![json!({"type": "equals", "value": "plain answer"})]
+        );
+    }
+
+    #[test]
+    fn scenarios_run_each_config_entry_with_each_test() {
+        let node = parse_yaml(
+            "- config: [{vars: {lang: fr}}, {vars: {lang: de}, assert: [{type: contains, value: x}]}]\n  tests:\n    - {vars: {word: hi}}\n    - {vars: {word: bye, lang: es}, assert: [{type: equals, value: y}]}\n",
+        )
+        .expect("yaml");
+        let defaults = parse_yaml("vars: {tone: warm}").expect("yaml");
+        let mut diags = Diagnostics::new(Path::new("promptfooconfig.yaml"));
+        let tests = scenarios(&node, Some(&defaults), Path::new("."), &mut diags);
+        assert!(diags.into_vec().is_empty());
+        let got: Vec<(Value, usize)> = tests
+            .iter()
+            .map(|t| (Value::Object(t.vars.clone()), t.assert.len()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (json!({"tone": "warm", "lang": "fr", "word": "hi"}), 0),
+                (json!({"tone": "warm", "lang": "es", "word": "bye"}), 1),
+                (json!({"tone": "warm", "lang": "de", "word": "hi"}), 1),
+                (json!({"tone": "warm", "lang": "es", "word": "bye"}), 2),
+            ]
         );
     }
 
