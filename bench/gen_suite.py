@@ -7,13 +7,15 @@ Scenarios and the model calls each case makes:
   llm-judge      llm_judge through the same target           2 calls
   code-judge     a code judge process (bench-judge)           1 call
   proxy          a code judge making 3 calls via the proxy    4 calls
+  tool-loop      two tool calls (mocks), then the answer       3 calls
+                 (the server follows bench/tool_script.json)
   mock           mock target, keywords (start-up checks)      0 calls
 """
 import argparse
 import json
 import os
 
-CALLS = {"deterministic": 1, "llm-judge": 2, "code-judge": 1, "proxy": 4, "mock": 0}
+CALLS = {"deterministic": 1, "llm-judge": 2, "code-judge": 1, "proxy": 4, "tool-loop": 3, "mock": 0}
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--scenario", choices=sorted(CALLS), required=True)
@@ -31,10 +33,19 @@ evaluators = {
     "llm-judge": [{"name": "judge", "type": "llm_judge"}],
     "code-judge": [{"name": "judge", "type": "code_judge", "script": [args.judge]}],
     "proxy": [{"name": "judge", "type": "code_judge", "script": [args.judge, "proxy", "3"], "target": {"max_calls": 3}}],
+    "tool-loop": [{"name": "kw", "type": "keywords", "expected": ["4"]},
+                  {"name": "calls", "type": "tool_trajectory", "mode": "in_order",
+                   "expected": [{"tool": "lookup"}, {"tool": "lookup"}]}],
 }[args.scenario]
 
+suite = {"dataset": f"bench-{args.scenario}", "execution": {"target": "default", "evaluators": evaluators}}
+if args.scenario == "tool-loop":
+    suite["max_steps"] = 3
+    suite["tools"] = [{"name": "lookup", "description": "Look a fact up.",
+                       "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                       "mock": {"q": "{{ q }}", "answer": 4}}]
 with open(os.path.join(args.out, "suite.yaml"), "w") as f:
-    json.dump({"dataset": f"bench-{args.scenario}", "execution": {"target": "default", "evaluators": evaluators}}, f)
+    json.dump(suite, f)
     f.write("\n")
 
 with open(os.path.join(args.out, "suite.jsonl"), "w") as f:

@@ -3,7 +3,7 @@
 #
 #   bench/run.sh SCENARIO CASES [LATENCY_MS] [CONCURRENCY]
 #
-# SCENARIO: deterministic | llm-judge | code-judge | proxy | mock (see gen_suite.py).
+# SCENARIO: deterministic | llm-judge | code-judge | proxy | tool-loop | mock (see gen_suite.py).
 # Starts the fake model server with LATENCY_MS (default 0), generates CASES cases, runs
 # `agentv eval` under /usr/bin/time -v with CONCURRENCY workers (default 64), and prints wall
 # time, CPU time, peak RSS, requests served, the ideal wall time and per-case figures. The run
@@ -17,7 +17,9 @@ bin="$root/target/release"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$bin/fake-model-server" --latency-ms "$latency" > "$work/server.url" &
+script=()
+[ "$scenario" = tool-loop ] && script=(--script "$root/bench/tool_script.json")
+"$bin/fake-model-server" --latency-ms "$latency" "${script[@]}" > "$work/server.url" &
 server=$!
 for _ in $(seq 100); do [ -s "$work/server.url" ] && break; sleep 0.05; done
 url="$(head -n1 "$work/server.url")"

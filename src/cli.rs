@@ -88,6 +88,30 @@ pub enum Command {
     /// Rewrite an eval file between the AgentV 2.x and 4.x formats.
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
+    /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
+    #[command(after_help = JUDGE_EXAMPLES)]
+    Judge(JudgeArgs),
+}
+
+const JUDGE_EXAMPLES: &str = "\
+In a suite:
+  evaluators:
+    - name: faithfulness
+      type: code_judge
+      script: [agentv, judge, faithfulness]
+      target: {max_calls: 2}
+
+agentv runs `agentv` in a judge's script as itself, so the judge needs nothing
+else installed. The judge reads the case on stdin and prints its result on
+stdout; judges/README.md documents each one and its settings.
+
+Exit codes: 0 graded; 1 the judge could not grade (its result says why).";
+
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The judge.
+    #[arg(value_enum, value_name = "NAME")]
+    pub name: crate::commands::judge::ReadyMade,
 }
 
 const INIT_EXAMPLES: &str = "\
@@ -113,6 +137,7 @@ Examples:
   agentv eval evals/ --shard 2/4 --out shard-2.jsonl --budget-usd 5
   agentv eval evals/ --resume r.jsonl
   agentv eval evals/ --rerun-failed r.jsonl --out retry.jsonl
+  agentv eval run evals/ --output out/   # AgentV 4.x's form and run directory
 
 Beside the results file, <results>.summary.json holds the run's metadata and
 statistics (per target, per grader, across repeats). See docs/running.md.
@@ -284,9 +309,16 @@ pub struct EvalArgs {
     #[arg(long = "eval-id", value_name = "ID")]
     pub eval_id: Vec<String>,
 
-    /// Results file, replaced if it exists (default .agentv/results/eval_<time>.jsonl).
+    /// Results file, replaced if it exists (default .agentv/results/eval_<time>.jsonl, or
+    /// DIR/results.jsonl with --output).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+
+    /// Also write AgentV 4.x's run directory here: index.jsonl, benchmark.json, timing.json and
+    /// a directory per case (docs/results.md). `agentv eval run PATHS --output DIR`, AgentV
+    /// 4.x's form, works as written.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
 
     /// Cases run concurrently (default: the target's `workers`, else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -354,6 +386,21 @@ pub struct EvalArgs {
     /// Start no new case once the targets' reported cost reaches this many dollars.
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget_usd: Option<f64>,
+}
+
+impl EvalArgs {
+    /// Reads `agentv eval run PATHS`, AgentV 4.x's form, as `agentv eval PATHS`: a first path
+    /// `run` followed by others is the word `run`. A note says so when a file or directory
+    /// named `run` exists (`./run` names it).
+    pub fn drop_run_word(&mut self) -> Option<String> {
+        if self.paths.len() < 2 || self.paths[0] != "run" {
+            return None;
+        }
+        self.paths.remove(0);
+        std::path::Path::new("run").exists().then(|| {
+            "`agentv eval run PATHS` is read as AgentV 4.x's command, so `run` is not a path here; write `./run` to evaluate it".to_owned()
+        })
+    }
 }
 
 /// `--shard K/N`.

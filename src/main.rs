@@ -16,6 +16,10 @@ use crate::printer::Printer;
 
 fn main() -> std::process::ExitCode {
     let args = cli::Cli::parse();
+    // A judge speaks its protocol on stdin and stdout, whatever the output flags say.
+    if let cli::Command::Judge(judge) = &args.command {
+        return commands::judge::run(judge.name);
+    }
     let level = args.output.level().unwrap_or_else(|e| e.exit());
     let printer = Printer::new(level, args.output.color);
     init_logging(printer);
@@ -36,6 +40,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Schema(schema) => commands::schema::run(schema, printer),
         cli::Command::Init(init) => commands::init::run(init, printer),
         cli::Command::Convert(convert) => commands::convert::run(convert, printer),
+        cli::Command::Judge(judge) => return commands::judge::run(judge.name),
     };
     // Output lost to a failing stdout is never a success: a run's summary is part of the run
     // (incomplete, 3); any other command produced nothing usable (2).

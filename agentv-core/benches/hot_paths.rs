@@ -332,3 +332,11 @@ fn deterministic_graders_per_case(bencher: Bencher) {
         black_box(grades)
     });
 }
+
+/// The memory check after each case of a persistent judge: this process's tree read from /proc
+/// (a judge run through `sh -c` is two processes).
+#[divan::bench]
+fn persistent_judge_memory_check(bencher: Bencher) {
+    let pid = std::process::id();
+    bencher.bench_local(|| black_box(agentv_core::evaluators::judge_pool::tree_rss_bytes(black_box(pid))));
+}

@@ -19,6 +19,12 @@ pub struct RunContext {
     pub secrets: Secrets,
     /// `--dump-prompts`: where every request (to the target and to judges) is written.
     pub dump_prompts: Option<Arc<PromptDumps>>,
+    /// `--strict`: a 4.x code grader whose stdout is not a result object is a grader error
+    /// instead of being graded by its exit code (`docs/judges.md#one-shot-judges`).
+    pub strict: bool,
+    /// The working directory of the case being run when it has one of its own (its
+    /// workspace): tool commands run there. `None`: the eval file's directory.
+    pub cwd: Option<PathBuf>,
 }
 
 /// Where `--dump-prompts` writes, and the file names this run has given out. Names come from

@@ -41,6 +41,7 @@ pub(crate) mod resolve;
 pub(crate) mod run;
 pub mod schema;
 pub mod template;
+pub mod tools;
 pub mod trace;
 
 pub use facade::{
@@ -49,6 +50,7 @@ pub use facade::{
     ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
+pub use process::cause_line;
 pub use providers::CacheStats;
 pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};

@@ -77,6 +77,50 @@ pub fn tail(text: &str, max: usize, secrets: &Secrets) -> String {
     format!("…{cut}")
 }
 
+/// One line, at most `max` characters, that says what went wrong in a possibly multi-line
+/// error: its first line (what failed: "code judge exited with code 1: Traceback …") and, when
+/// that line goes on to quote a program's output (`…: `), the last non-blank line (why: the
+/// exception at the end of a traceback, "HTTPError: HTTP Error 429"), joined by ` … `. When they
+/// do not fit, the first line gives way: the cause is at the end. Otherwise the first line, cut
+/// at its end (its other lines were said elsewhere). Redact before and escape after calling this.
+pub fn cause_line(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let first = text.lines().next().unwrap_or_default().trim_end();
+    let last = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let count = |s: &str| s.chars().count();
+    let take = |s: &str, n: usize| -> String {
+        if count(s) <= n {
+            return s.to_owned();
+        }
+        if n == 0 {
+            return String::new();
+        }
+        let mut cut: String = s.chars().take(n.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    };
+    if first.trim() == last || !first.contains(": ") {
+        return take(first, max);
+    }
+    const JOIN: &str = " … ";
+    if max < 2 * count(JOIN) {
+        return take(last, max);
+    }
+    let room = max - count(JOIN);
+    // The last line takes what it needs; the first line what is left, unless too little is.
+    let last_room = count(last).min(room);
+    let first_room = room - last_room;
+    if first_room < 4 {
+        return take(last, max);
+    }
+    format!("{}{JOIN}{}", take(first, first_room), take(last, last_room))
+}
+
 /// Why a process did not finish by itself.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
@@ -274,6 +318,39 @@ mod tests {
             assert!(cut.chars().count() <= max + 1, "{max}: {cut}");
         }
         assert_eq!(tail(&text, 200, &secrets), format!("***{}", "x".repeat(190)));
+    }
+
+    #[test]
+    fn console_names_the_cause_of_a_crashed_process() {
+        let traceback = "code judge exited with code 1: Traceback (most recent call last):\n  File \"judge.py\", line 9, in <module>\n    call()\nurllib.error.HTTPError: HTTP Error 429: Too Many Requests\n\n";
+        let shown = cause_line(traceback, 200);
+        assert_eq!(
+            shown,
+            "code judge exited with code 1: Traceback (most recent call last): … urllib.error.HTTPError: HTTP Error 429: Too Many Requests"
+        );
+        // Narrow: the cause stays whole, the first line gives way.
+        let narrow = cause_line(traceback, 80);
+        assert!(
+            narrow.ends_with("… urllib.error.HTTPError: HTTP Error 429: Too Many Requests"),
+            "{narrow}"
+        );
+        assert!(narrow.chars().count() <= 80, "{narrow}");
+        // Very narrow: both are cut, never past `max`.
+        for max in [0, 1, 5, 20, 40] {
+            assert!(cause_line(traceback, max).chars().count() <= max, "{max}");
+        }
+        assert_eq!(cause_line("one line only", 100), "one line only");
+        assert_eq!(cause_line("one line only", 5), "one …");
+        assert_eq!(cause_line("same\n\nsame", 100), "same");
+        // A first line that quotes no output: the rest was said elsewhere (a healthcheck).
+        assert_eq!(
+            cause_line(
+                "target `t` failed its healthcheck before the run\ncommand exited with code 3",
+                100
+            ),
+            "target `t` failed its healthcheck before the run"
+        );
+        assert_eq!(cause_line("", 10), "");
     }
 
     #[tokio::test]

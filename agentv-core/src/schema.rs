@@ -49,7 +49,7 @@ impl SchemaKind {
 pub fn eval() -> Value {
     let mut doc = table_schema(&SUITE, Spelling::default());
     add_header(&mut doc, "agentv eval file", "schema/eval.schema.json");
-    doc["definitions"] = json!({ "graders": graders() });
+    doc["definitions"] = json!({ "graders": graders(), "tool": tool() });
     doc
 }
 
@@ -57,7 +57,7 @@ pub fn eval() -> Value {
 pub fn targets() -> Value {
     let mut doc = table_schema(&TARGETS_FILE, Spelling::default());
     add_header(&mut doc, "agentv targets file", "schema/targets.schema.json");
-    doc["definitions"] = json!({ "target": target() });
+    doc["definitions"] = json!({ "target": target(), "tool": tool() });
     doc
 }
 
@@ -70,6 +70,11 @@ fn add_header(doc: &mut Value, title: &str, id: &str) {
         head.append(map);
         *map = head;
     }
+}
+
+/// One tool an LLM target may call (`docs/tools.md`), in any of the shapes it may be written.
+fn tool() -> Value {
+    table_schema(&crate::tools::keys::TOOL, Spelling::default())
 }
 
 /// A list of graders: each entry's `type` picks the keys it may have.

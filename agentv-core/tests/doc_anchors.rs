@@ -54,9 +54,14 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `(file, anchor)` for every `architecture.md#anchor` in `text`.
+/// The anchor of every `architecture.md#anchor` in `text`.
 fn citations(text: &str) -> Vec<String> {
-    text.match_indices("architecture.md#")
+    citations_of(text, "architecture.md#")
+}
+
+/// The anchor of every `<doc>#anchor` in `text` (`doc` ends with `#`).
+fn citations_of(text: &str, doc: &str) -> Vec<String> {
+    text.match_indices(doc)
         .map(|(at, m)| {
             text[at + m.len()..]
                 .chars()
@@ -95,6 +100,30 @@ fn every_cited_architecture_anchor_is_a_section() {
     assert!(
         dangling.is_empty(),
         "citations of docs/architecture.md without a section:\n  {}\nsections: {known:?}",
+        dangling.join("\n  ")
+    );
+}
+
+#[test]
+fn every_cited_tools_anchor_is_a_section() {
+    let root = repo_root();
+    let known = anchors(&std::fs::read_to_string(root.join("docs/tools.md")).expect("docs/tools.md"));
+    let mut files = Vec::new();
+    sources(&root.join("agentv-core/src"), &mut files);
+    let dangling: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            citations_of(&text, "tools.md#")
+                .into_iter()
+                .filter(|a| !known.contains(a))
+                .map(|a| format!("{}: #{a}", f.display()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        dangling.is_empty(),
+        "citations of docs/tools.md without a section:\n  {}",
         dangling.join("\n  ")
     );
 }

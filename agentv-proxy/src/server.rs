@@ -204,11 +204,23 @@ fn authorized(req: &Request<Incoming>, token: &str) -> bool {
     let Some(value) = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
         return false;
     };
-    let Some(given) = value.strip_prefix("Bearer ") else {
+    let Some(given) = bearer_credentials(value) else {
         return false;
     };
     // Tokens have a fixed length, so the early return on a length mismatch leaks nothing.
     given.as_bytes().ct_eq(token.as_bytes()).into()
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is matched in any letter
+/// case and may be followed by several spaces, as HTTP authentication allows (RFC 7235 §2.1:
+/// `credentials = auth-scheme 1*SP token68`); `bearer`, `BEARER` and `Bearer` are one scheme.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let token = rest.trim_start_matches(' ');
+    (!token.is_empty()).then_some(token)
 }
 
 fn info(state: &State) -> ProxyInfo {

@@ -54,6 +54,31 @@ async fn every_bad_token_is_401_before_anything_else() {
     assert_eq!(invoker.calls.load(Ordering::SeqCst), 0);
 }
 
+/// The `Bearer` scheme is matched in any letter case, and one or more spaces may follow it
+/// (RFC 7235 §2.1); the token itself stays exact.
+#[tokio::test]
+async fn proxy_accepts_the_bearer_scheme_case_insensitively() {
+    let invoker = Arc::new(FakeInvoker::default());
+    let proxy = start(5, invoker.clone()).await;
+    let token = proxy.token().to_owned();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        for gap in [" ", "   "] {
+            let auth = format!("{scheme}{gap}{token}");
+            let (status, body) = http(&proxy, "GET", "/info", Some(&auth), b"").await;
+            assert_eq!(status, 200, "{auth:?}: {body}");
+        }
+    }
+    for refused in [
+        format!("Bearer {}", token.to_uppercase()),
+        format!("Bearerx {token}"),
+        format!("Bearer\t{token}"),
+        "bearer    ".to_owned(),
+    ] {
+        let (status, _) = http(&proxy, "GET", "/info", Some(&refused), b"").await;
+        assert_eq!(status, 401, "{refused:?}");
+    }
+}
+
 #[tokio::test]
 async fn routes_methods_and_bodies() {
     let proxy = start(5, Arc::default()).await;

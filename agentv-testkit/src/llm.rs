@@ -6,7 +6,11 @@
 //! How the fake answers ([`reply`]) is one definition with two transports: [`FakeLlm`], a
 //! wiremock server that keeps requests for tests to inspect, used by the end-to-end and core
 //! tests; and the benchmark's `fake-model-server` (`bench/tools`), a bare hyper server for
-//! throughput.
+//! throughput and for running the tool examples offline.
+//!
+//! With a [`Script`] the fake calls tools: for a question the script names, it answers each
+//! step with the script's tool calls in the API's own shape, and checks the tool turns it is
+//! sent as strictly as the real API (see [`script`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +20,15 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+pub mod script;
+
+pub use script::Script;
+
 /// What the LLM judge's system prompt says; requests holding it are judge requests.
 pub const JUDGE_MARK: &str = "impartial evaluator";
+
+/// What the 4.x LLM grader's system prompt says; requests holding it are judge requests too.
+pub const GRADER_MARK: &str = "You must respond with a single JSON object matching this schema";
 
 /// The canned answer to a question.
 pub const ANSWER: &str = "2+2 is 4.";
@@ -131,9 +142,10 @@ impl Api {
     }
 }
 
-/// What the fake sends back: a content type and a body.
+/// What the fake sends back: a status, a content type and a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
+    pub status: u16,
     pub content_type: &'static str,
     pub body: String,
 }
@@ -146,14 +158,29 @@ impl Reply {
         let streaming = contains(request_body, b"\"stream\":true") || contains(request_body, b"\"stream\": true");
         if streaming && matches!(api, Api::OpenAi | Api::Azure) {
             Self {
+                status: 200,
                 content_type: "text/event-stream",
                 body: Api::stream_events(text, USAGE),
             }
         } else {
-            Self {
-                content_type: "application/json",
-                body: api.answer(text, USAGE).to_string(),
-            }
+            Self::json(api.answer(text, USAGE))
+        }
+    }
+
+    fn json(body: Value) -> Self {
+        Self {
+            status: 200,
+            content_type: "application/json",
+            body: body.to_string(),
+        }
+    }
+
+    /// A 400 with the API's error body.
+    fn bad_request(message: &str) -> Self {
+        Self {
+            status: 400,
+            content_type: "application/json",
+            body: json!({"error": {"type": "invalid_request_error", "message": message}}).to_string(),
         }
     }
 }
@@ -161,13 +188,45 @@ impl Reply {
 /// The fake's reply to a request to `path` with `body`: `verdict` to a judge prompt, `answer`
 /// to anything else, counted in `counters`.
 pub fn reply(path: &str, body: &[u8], answer: &str, verdict: &str, counters: &Counters) -> Reply {
+    reply_scripted(path, body, None, answer, verdict, counters)
+}
+
+/// [`reply`] following `script`: a question it names is answered with its step (tool calls
+/// or text), a judge prompt holding it with its verdict. Tools and tool turns in any request
+/// are checked first (a 400 when the real API would refuse them).
+pub fn reply_scripted(
+    path: &str,
+    body: &[u8],
+    script: Option<&Script>,
+    answer: &str,
+    verdict: &str,
+    counters: &Counters,
+) -> Reply {
     let judge = counters.count(path, body);
-    Reply::answering(path, body, if judge { verdict } else { answer })
+    let api = Api::of_path(path);
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    if let Some(parsed) = &parsed
+        && let Err(message) = script::check(api, parsed)
+    {
+        return Reply::bad_request(&message);
+    }
+    let rule = match (script, &parsed) {
+        (Some(script), Some(parsed)) => script.rule(api, parsed, judge),
+        _ => None,
+    };
+    match (rule, parsed) {
+        (Some(rule), _) if judge => Reply::answering(path, body, rule.verdict.as_deref().unwrap_or(verdict)),
+        (Some(rule), Some(parsed)) => {
+            let done = script::tool_turns(api, &parsed);
+            Reply::json(rule.step(done).answer(api, done, USAGE))
+        }
+        _ => Reply::answering(path, body, if judge { verdict } else { answer }),
+    }
 }
 
 /// Whether a request body is an LLM judge's.
 pub fn is_judge(body: &[u8]) -> bool {
-    contains(body, JUDGE_MARK.as_bytes())
+    contains(body, JUDGE_MARK.as_bytes()) || contains(body, GRADER_MARK.as_bytes())
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -223,9 +282,16 @@ pub struct FakeLlmBuilder {
     echo: bool,
     record: bool,
     listener: Option<std::net::TcpListener>,
+    script: Option<Script>,
 }
 
 impl FakeLlmBuilder {
+    /// Answer the questions `script` names with its tool calls (see [`script`]).
+    pub fn script(mut self, script: Script) -> Self {
+        self.script = Some(script);
+        self
+    }
+
     /// The answer to questions (default [`ANSWER`]).
     pub fn answer(mut self, text: &str) -> Self {
         self.answer = text.to_owned();
@@ -287,6 +353,7 @@ impl FakeLlmBuilder {
                 verdict: self.verdict,
                 latency: self.latency,
                 echo: self.echo,
+                script: self.script.map(Arc::new),
                 counters: counters.clone(),
             })
             .with_priority(u8::MAX)
@@ -316,6 +383,7 @@ impl FakeLlm {
             echo: false,
             record: true,
             listener: None,
+            script: None,
         }
     }
 
@@ -352,6 +420,7 @@ struct Canned {
     verdict: String,
     latency: Duration,
     echo: bool,
+    script: Option<Arc<Script>>,
     counters: Arc<Counters>,
 }
 
@@ -363,9 +432,16 @@ impl Respond for Canned {
             let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)});
             Reply::answering(path, &request.body, &text.to_string())
         } else {
-            reply(path, &request.body, &self.answer, &self.verdict, &self.counters)
+            reply_scripted(
+                path,
+                &request.body,
+                self.script.as_deref(),
+                &self.answer,
+                &self.verdict,
+                &self.counters,
+            )
         };
-        let template = ResponseTemplate::new(200).set_body_raw(reply.body, reply.content_type);
+        let template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
         if self.latency.is_zero() {
             template
         } else {

@@ -11,7 +11,9 @@
 //!    named by `retrieval_tool` (default `retrieve`; a name or a list) in `output_messages`
 //!    (2.x; else the 4.x `messages`), `role: tool` messages of that name, else the tool events of
 //!    the 4.x `trace`. Every call counts, in order (ranks continue from one call to the next),
-//!    unless `retrieval_calls: last` keeps only the last one.
+//!    unless `retrieval_calls: last` keeps only the last one;
+//! 4. `files`: the files the case attaches to its input (`input_files`), one chunk per file,
+//!    in order (a suite whose cases carry their documents).
 //!
 //! A tool output becomes chunks like this: a list gives one chunk per entry; a string is one
 //! chunk (or, when it holds a JSON list or object, that value read again); an object with a
@@ -38,6 +40,7 @@ pub enum ContextFrom {
     Config,
     Metadata,
     Tool,
+    Files,
 }
 
 /// Which retrieval calls count.
@@ -67,6 +70,7 @@ impl ContextSettings {
                     ("config", ContextFrom::Config),
                     ("metadata", ContextFrom::Metadata),
                     ("tool", ContextFrom::Tool),
+                    ("files", ContextFrom::Files),
                 ],
                 ContextFrom::Auto,
             )?,
@@ -92,10 +96,16 @@ pub struct Context {
 /// Finds the retrieved context (see the module documentation for the order).
 pub fn retrieved_context(payload: &CodeJudgePayload, settings: &ContextSettings) -> Result<Context, Error> {
     let sources: &[ContextFrom] = match settings.from {
-        ContextFrom::Auto => &[ContextFrom::Config, ContextFrom::Metadata, ContextFrom::Tool],
+        ContextFrom::Auto => &[
+            ContextFrom::Config,
+            ContextFrom::Metadata,
+            ContextFrom::Tool,
+            ContextFrom::Files,
+        ],
         ContextFrom::Config => &[ContextFrom::Config],
         ContextFrom::Metadata => &[ContextFrom::Metadata],
         ContextFrom::Tool => &[ContextFrom::Tool],
+        ContextFrom::Files => &[ContextFrom::Files],
     };
     for source in sources {
         let found = match source {
@@ -105,6 +115,7 @@ pub fn retrieved_context(payload: &CodeJudgePayload, settings: &ContextSettings)
             }),
             ContextFrom::Metadata => from_metadata(&payload.metadata)?,
             ContextFrom::Tool | ContextFrom::Auto => from_tools(payload, settings)?,
+            ContextFrom::Files => from_files(&payload.input_files)?,
         };
         if let Some(context) = found {
             return Ok(context);
@@ -130,12 +141,32 @@ fn no_context_message(settings: &ContextSettings) -> String {
             "no retrieved context: the target's transcript has no {tools} tool call with an output; \
              name the retrieval tool with `retrieval_tool`"
         ),
+        ContextFrom::Files => "no retrieved context: `context_from: files` but the case attaches no files".to_owned(),
         ContextFrom::Auto => format!(
-            "no retrieved context: the target's transcript has no {tools} tool call with an output, and there is \
-             no `context` in the evaluator's config nor `retrieval_context` in the case's metadata; name the \
-             retrieval tool with `retrieval_tool`, or give the context as `context`"
+            "no retrieved context: the target's transcript has no {tools} tool call with an output, there is \
+             no `context` in the evaluator's config nor `retrieval_context` in the case's metadata, and the case \
+             attaches no files; name the retrieval tool with `retrieval_tool`, or give the context as `context`"
         ),
     }
+}
+
+/// The case's attached files, one chunk each.
+fn from_files(paths: &[String]) -> Result<Option<Context>, Error> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let chunks = paths
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .map(|text| text.trim().to_owned())
+                .map_err(|e| Error::Input(format!("cannot read the attached file {p}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(Context {
+        chunks,
+        source: "input_files".to_owned(),
+    }))
 }
 
 fn from_metadata(metadata: &Map<String, Value>) -> Result<Option<Context>, Error> {
@@ -389,6 +420,30 @@ mod tests {
                 Err(message) => assert_eq!(got.expect_err("no chunks"), *message, "{value}"),
             }
         }
+    }
+
+    #[test]
+    fn attached_files_are_the_context_when_nothing_else_is() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (a, b) = (dir.path().join("a.md"), dir.path().join("b.md"));
+        std::fs::write(&a, "Refunds take 30 days.\n").expect("a");
+        std::fs::write(&b, "Stores open at 9.").expect("b");
+        let files = json!({"input_files": [a.display().to_string(), b.display().to_string()]});
+        let got = retrieved_context(&payload(files.clone()), &settings(json!({}))).expect("found");
+        assert_eq!(
+            (got.chunks.as_slice(), got.source.as_str()),
+            (
+                &["Refunds take 30 days.".to_owned(), "Stores open at 9.".to_owned()][..],
+                "input_files"
+            )
+        );
+        let only = retrieved_context(&payload(files), &settings(json!({"context_from": "files"}))).expect("found");
+        assert_eq!(only.chunks.len(), 2);
+        let none = retrieved_context(&payload(json!({})), &settings(json!({"context_from": "files"})));
+        assert!(none.is_err());
+        let missing = json!({"input_files": [dir.path().join("gone.md").display().to_string()]});
+        let error = retrieved_context(&payload(missing), &settings(json!({}))).expect_err("unreadable");
+        assert!(error.to_string().contains("cannot read the attached file"), "{error}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentv_core::report::Sink;
+use agentv_core::report::{RunDirectory, RunInfo, Sink};
 use agentv_core::{Interrupt, LoadOptions, PlanOptions, RunOptions, Workspace};
 
 use crate::cli::{EvalArgs, ReportFormat};
@@ -15,7 +15,17 @@ use crate::signals;
 /// How long in-flight cases may finish after Ctrl-C or SIGTERM.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 
-pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
+pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
+    if let Some(note) = args.drop_run_word() {
+        printer.note(&note);
+    }
+    if let Some(dir) = args.output.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        printer.error(&format!(
+            "--output {}: a file is there; --output names a directory",
+            dir.display()
+        ));
+        return ExitStatus::Config;
+    }
     let load = LoadOptions {
         paths: args.paths.clone(),
         eval_ids: args.eval_id.clone(),
@@ -32,31 +42,12 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&loaded.diagnostics);
-    // `--out x.json`: promptfoo's JSON output there, the results file beside it as x.jsonl.
-    let promptfoo_json = args
-        .out
-        .as_ref()
-        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")))
-        .cloned();
-    let options = PlanOptions {
-        targets: args.target.clone(),
-        targets_path: args.targets.clone(),
-        dry_run: args.dry_run,
-        cache: args.cache,
-        workers: args.workers.map(|w| w as usize),
-        out: match &promptfoo_json {
-            Some(json) => Some(json.with_extension("jsonl")),
-            None => args.out.clone(),
-        },
-        secrets: printer::secrets(),
-        repeat: args.repeat,
-        shard: args.shard,
-        resume: args.resume.clone(),
-        rerun_failed: args.rerun_failed.clone(),
-        budget_usd: args.budget_usd,
-        command_line: command_line(),
-        strict: args.strict,
-    };
+    let eval_file = loaded
+        .suites
+        .first()
+        .map(|s| s.file.display().to_string())
+        .unwrap_or_default();
+    let options = plan_options(&args);
     let out = options.results_path(ws);
     let reports: Vec<(ReportFormat, PathBuf)> = args
         .reports
@@ -73,6 +64,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     let read_back: Vec<&PathBuf> = args.rerun_failed.iter().collect();
     if let Err(e) = check_distinct(&[out.as_path(), summary.as_path()], &reports)
         .and_then(|()| check_not_replaced(&out, &read_back))
+        .and_then(|()| check_not_the_index(&[out.as_path(), summary.as_path()], args.output.as_deref()))
     {
         printer.error(&e);
         return ExitStatus::Config;
@@ -89,9 +81,9 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
             return ExitStatus::Config;
         }
     };
-    if let Some(path) = &promptfoo_json {
+    if let Some(path) = promptfoo_json(&args) {
         report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(
-            path,
+            &path,
             printer::secrets(),
         )));
     }
@@ -106,7 +98,26 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&plan.warnings);
+    match run_directory(args.output.as_deref(), eval_file, plan.planned) {
+        Ok(sink) => report_sinks.extend(sink),
+        Err(e) => {
+            printer.error(&e);
+            return ExitStatus::Config;
+        }
+    }
     printer.plan(&plan);
+    execute(&args, ws, plan, report_sinks, &reports, printer)
+}
+
+/// Runs the plan on a new runtime, with the interrupt listener, and prints what happened.
+fn execute(
+    args: &EvalArgs,
+    ws: &Workspace,
+    plan: agentv_core::Plan,
+    mut report_sinks: Vec<Box<dyn Sink>>,
+    reports: &[(ReportFormat, PathBuf)],
+    printer: Printer,
+) -> ExitStatus {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -121,6 +132,7 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         exploration_tools: args.exploration_tools.clone(),
         dump_prompts: args.dump_prompts,
         threshold: args.threshold,
+        strict: args.strict,
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();
@@ -133,21 +145,93 @@ pub fn run(args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         let report = agentv_core::report(&finished, args.threshold);
         printer.report(&report, signal);
         printer.run_stats(&report);
-        for (format, path) in &reports {
+        for (format, path) in reports {
             if path.exists() {
                 printer.note(&format!("{} report written to {}", format.name(), path.display()));
             }
         }
-        if let Some(path) = promptfoo_json.as_ref().filter(|p| p.exists()) {
+        if let Some(dir) = &args.output {
+            printer.note(&format!("AgentV 4.x run directory written to {}", dir.display()));
+        }
+        if let Some(path) = promptfoo_json(args).filter(|p| p.exists()) {
             printer.note(&format!("promptfoo JSON output written to {}", path.display()));
         }
         ExitStatus::of_run(report.outcome, signal)
     })
 }
 
+/// `--out x.json`: promptfoo's JSON output goes there (`docs/promptfoo.md#results`).
+fn promptfoo_json(args: &EvalArgs) -> Option<PathBuf> {
+    args.out
+        .clone()
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")))
+}
+
+/// How the loaded suites are to run, as the flags say.
+fn plan_options(args: &EvalArgs) -> PlanOptions {
+    PlanOptions {
+        targets: args.target.clone(),
+        targets_path: args.targets.clone(),
+        dry_run: args.dry_run,
+        cache: args.cache,
+        workers: args.workers.map(|w| w as usize),
+        // With --output, agentv's own results go in the run directory too; beside promptfoo's
+        // JSON output (`--out x.json`) as x.jsonl.
+        out: match promptfoo_json(args) {
+            Some(json) => Some(json.with_extension("jsonl")),
+            None => args.out.clone(),
+        }
+        .or_else(|| {
+            let dir = args.output.as_ref()?;
+            args.resume.is_none().then(|| dir.join("results.jsonl"))
+        }),
+        secrets: printer::secrets(),
+        repeat: args.repeat,
+        shard: args.shard,
+        resume: args.resume.clone(),
+        rerun_failed: args.rerun_failed.clone(),
+        budget_usd: args.budget_usd,
+        command_line: command_line(),
+        strict: args.strict,
+    }
+}
+
+/// The sink of AgentV 4.x's run directory `--output` asks for (`docs/results.md`), its stub
+/// `benchmark.json` written.
+fn run_directory(
+    dir: Option<&std::path::Path>,
+    eval_file: String,
+    planned: usize,
+) -> Result<Option<Box<dyn Sink>>, String> {
+    let Some(dir) = dir else { return Ok(None) };
+    let info = RunInfo {
+        eval_file,
+        planned,
+        experiment: "default".to_owned(),
+    };
+    match RunDirectory::create(dir, info, printer::secrets()) {
+        Ok(sink) => Ok(Some(Box::new(sink))),
+        Err(e) => Err(format!("cannot write the run directory {}: {e}", dir.display())),
+    }
+}
+
 /// The command line as given, for the run summary (the core redacts it when writing).
 pub fn command_line() -> Vec<String> {
     std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
+}
+
+/// agentv's own outputs must not be the run directory's `index.jsonl`.
+fn check_not_the_index(outputs: &[&std::path::Path], run_dir: Option<&std::path::Path>) -> Result<(), String> {
+    let Some(index) = run_dir.map(|d| d.join(agentv_core::report::RUN_DIR_INDEX)) else {
+        return Ok(());
+    };
+    match outputs.iter().find(|o| **o == index) {
+        Some(o) => Err(format!(
+            "{} is the run directory's index; write agentv's results elsewhere with --out",
+            o.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `--out` must not replace the file `--rerun-failed` reads: its passing cases would be lost.

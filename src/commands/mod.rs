@@ -2,6 +2,7 @@ pub mod compare;
 pub mod convert;
 pub mod eval;
 pub mod init;
+pub mod judge;
 pub mod merge;
 pub mod report;
 pub mod schema;

@@ -62,7 +62,9 @@ impl Printer {
             ));
         }
         if let Some(usd) = plan.budget_usd {
-            self.note(&format!("Budget: ${usd} of reported target cost"));
+            self.note(&format!(
+                "Budget: ${usd}, counting each case's cost and its code judges' proxy calls"
+            ));
         }
     }
 

@@ -82,20 +82,23 @@ impl Progress {
         escape_line(&self.secrets.redact(text)).into_owned()
     }
 
-    /// The first line of `text`, redacted (whole, so a secret is found even when it spans
-    /// lines) and escaped.
-    fn clean_first_line(&self, text: &str) -> String {
+    /// The line of `text` that says what went wrong, within `max` characters: its first line
+    /// and, for a multi-line error, its last (the end of a crashed program's stderr, where a
+    /// traceback names the cause), redacted whole first, then escaped.
+    fn clean_cause(&self, text: &str, max: usize) -> String {
         let redacted = self.secrets.redact(text);
-        escape_line(first_line(&redacted)).into_owned()
+        escape_line(&agentv_core::cause_line(&redacted, max)).into_owned()
     }
 
     /// A detail line under a case: indented, one line, bounded (by the terminal's width on
     /// one).
     fn detail(&self, label: &str, text: &str) -> String {
-        let text = self.clean_first_line(text);
         let text = match self.columns {
-            Some(columns) => cut_end(&text, self.room(columns, 6 + width(label) + 2)),
-            None => shorten(&text, DETAIL_WIDTH),
+            Some(columns) => {
+                let room = self.room(columns, 6 + width(label) + 2);
+                cut_end(&self.clean_cause(text, room), room)
+            }
+            None => shorten(&self.clean_cause(text, DETAIL_WIDTH), DETAIL_WIDTH),
         };
         format!("      {label}: {text}\n")
     }
@@ -139,14 +142,15 @@ impl Progress {
             ExecutionStatus::ExecutionError => {
                 // Bounded like the detail lines (to the terminal's width on one); the results
                 // file keeps the whole error.
-                let error = self.clean_first_line(record.error.as_deref().unwrap_or_default());
+                let error = record.error.as_deref().unwrap_or_default();
                 let error = match self.columns {
                     Some(columns) => {
                         // "[1/2] ✘ " + id + "  ERROR  " + error + "  (1.0s)"
                         let used = width(&head) + 3 + width(&id) + 9 + format!("  ({secs:.1}s)").len();
-                        cut_end(&error, self.room(columns, used))
+                        let room = self.room(columns, used);
+                        cut_end(&self.clean_cause(error, room), room)
                     }
-                    None => shorten(&error, DETAIL_WIDTH),
+                    None => shorten(&self.clean_cause(error, DETAIL_WIDTH), DETAIL_WIDTH),
                 };
                 text.push_str(&format!(
                     "{head} {} {id}  {}  {error}  ({secs:.1}s)\n",
@@ -259,10 +263,6 @@ impl RunObserver for Progress {
             self.printer.warning(&text);
         }
     }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }
 
 /// At most `max` characters of `text`, with `…` when cut.

@@ -141,7 +141,8 @@ fn claude_garbage_non_zero_exit_and_hang() {
     run(&p, "claude-stream-text.jsonl", "garbage", 2, &["--out", "r2.jsonl"]).code(3);
     let error = p.result("r2.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
-        error.starts_with("claude exited with code 2: stderr: ; last stdout lines:\nSegmentation fault (core dumped)"),
+        error.starts_with("claude exited with code 2")
+            && error.contains(": last stdout lines:\nSegmentation fault (core dumped)\nstderr: "),
         "{error}"
     );
 

@@ -101,8 +101,7 @@ fn cli_agent_example_passes_with_traces_and_metrics() {
 
 #[test]
 fn contextual_precision_example_scores_the_worked_numbers() {
-    // The suite names the judge built ahead in target/debug; grading never compiles it.
-    crate::ready_made_judges::judges_dir();
+    // The suite names the judge as `agentv judge contextual-precision`: nothing is built.
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
     let mut cmd = agentv(

@@ -11,7 +11,12 @@ const EXPECTED: [(&str, &[(&str, f64)]); 3] = [
     ("basic", &[("capital-of-france", 1.0), ("two-plus-two", 0.75)]),
     (
         "rag",
-        &[("refund-window", 0.9), ("shipping-time", 0.9), ("warranty-length", 0.9)],
+        // (the suite's judge 0.9 + the ready-made faithfulness judge 1.0) / 2
+        &[
+            ("refund-window", 0.95),
+            ("shipping-time", 0.95),
+            ("warranty-length", 0.95),
+        ],
     ),
     ("agent", &[("fix-typo", 1.0), ("run-tests", 1.0)]),
 ];
@@ -147,6 +152,30 @@ fn init_refuses_to_overwrite_files_and_names_them() {
     let targets = std::fs::read_to_string(p.path().join("targets.yaml")).expect("replaced");
     assert!(targets.contains("provider: mock"), "{targets}");
     p.run(&["eval", "evals/", "--out", "r.jsonl"]).code(0);
+}
+
+#[test]
+fn init_rag_runs_a_ready_made_judge_of_agentv_itself() {
+    let p = Project::new();
+    p.run(&["init", "--template", "rag"]).code(0);
+    let eval = std::fs::read_to_string(p.path().join("evals/rag.yaml")).expect("eval file");
+    assert!(eval.contains("script: [agentv, judge, faithfulness]"), "{eval}");
+    // Not on PATH: the running agentv is the judge's program.
+    let mut cmd = p.command(&["eval", "evals/", "--out", "r.jsonl"]);
+    cmd.env("PATH", "/usr/bin:/bin");
+    p.output(&mut cmd).code(0);
+    for id in ["refund-window", "shipping-time", "warranty-length"] {
+        let record = p.result("r.jsonl", id);
+        let faithfulness = record["evaluator_results"]
+            .as_array()
+            .and_then(|all| all.iter().find(|e| e["name"] == "faithfulness"))
+            .unwrap_or_else(|| panic!("{id}: {record}"));
+        assert_eq!(faithfulness["score"], 1.0, "{id}: {faithfulness}");
+        assert_eq!(
+            faithfulness["details"]["context_source"], "input_files",
+            "{id}: {faithfulness}"
+        );
+    }
 }
 
 #[test]

@@ -3,10 +3,14 @@
 //! come from the shared kit (`agentv-testkit`).
 
 mod agent_clis;
+mod agentv4_cli;
 mod broken_runs;
+mod composite_aggregators;
 mod config_checks;
 mod console;
 mod convert;
+mod cost;
+mod custom_assertions;
 mod eval_errors;
 mod examples;
 mod file_generations;
@@ -14,6 +18,7 @@ mod graders_deterministic;
 mod help;
 mod init;
 mod input_files;
+mod judge_crashes;
 mod judge_economy;
 mod judge_generations;
 mod llm_providers;
@@ -30,4 +35,5 @@ mod schema_command;
 mod secrets;
 mod signals;
 mod targets;
+mod tools;
 mod validate;

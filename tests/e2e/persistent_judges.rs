@@ -362,3 +362,46 @@ wait
         gone_soon(&pid).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
 }
+
+#[test]
+fn a_persistent_judge_that_grows_without_bound_is_recycled() {
+    let questions: Vec<String> = (0..7).map(|i| format!("q{i}")).collect();
+    let questions: Vec<&str> = questions.iter().map(String::as_str).collect();
+    // After 3 cases (by count), and under a memory ceiling no Python process stays below.
+    let p = python_project(
+        &questions,
+        "{name: py, type: code_judge, script: [python3, judge.py], persistent: {max_cases: 3}}",
+    );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    let pids = starts(&p);
+    assert_eq!(pids.len(), 3, "cases 1-3, 4-6 and 7 on their own processes: {pids:?}");
+    for i in 0..7 {
+        assert_eq!(evaluator(&p, &format!("c{i}"))["score"], 1.0);
+    }
+    for pid in &pids {
+        gone_soon(pid).expect("a recycled judge is stopped");
+    }
+
+    let p = python_project(
+        &questions[..3],
+        "{name: py, type: code-grader, command: [python3, judge.py], persistent: {max_memory_mb: 1}}",
+    );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    assert_eq!(
+        starts(&p).len(),
+        3,
+        "over 1 MB after every case: a fresh process each time"
+    );
+
+    // A bad setting is reported at load with the keys it takes.
+    let p = python_project(
+        &["q0"],
+        "{name: py, type: code_judge, script: [python3, judge.py], persistent: {max_case: 3}}",
+    );
+    let run = p.run(&["validate", "e.yaml"]);
+    assert!(
+        run.stderr.contains("max_case") && run.stderr.contains("max_cases"),
+        "{}",
+        run.stderr
+    );
+}

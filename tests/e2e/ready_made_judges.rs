@@ -2,63 +2,13 @@
 //! judge model (examples/judges/fake_model.py): the worked numbers of examples/judges/README.md,
 //! and the number of proxy calls each metric costs.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
-
 use agentv_testkit::{Project, Run, agentv, repo_root};
 use serde_json::Value;
-
-/// Builds the judge binaries once, where the examples name them (`target/debug/agentv-…`,
-/// relative to the repository); returns that directory. The target directory is given
-/// explicitly so the examples' paths hold even when `CARGO_TARGET_DIR` points elsewhere.
-pub fn judges_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = repo_root();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let out = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--package",
-                "agentv-judges",
-                "--bins",
-                "--target-dir",
-            ])
-            .arg(root.join("target"))
-            .current_dir(&root)
-            .output()
-            .expect("cargo runs");
-        assert!(
-            out.status.success(),
-            "the judges build:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dir = root.join("target").join("debug");
-        assert!(
-            dir.join("agentv-faithfulness").is_file(),
-            "built into {}",
-            dir.display()
-        );
-        dir
-    })
-}
-
-/// `PATH` with the judges first, as after `cargo install --path judges`.
-fn path_with_judges() -> String {
-    format!(
-        "{}:{}",
-        judges_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
 
 /// Runs one example suite from the repository root; returns its result records.
 fn run_suite(suite: &str) -> Vec<Value> {
     let dir = tempfile::tempdir().expect("tmp");
     let out = dir.path().join("r.jsonl");
-    judges_dir();
     let suite = format!("examples/judges/evals/{suite}");
     let mut cmd = agentv(&repo_root(), &["eval", &suite, "--out"]);
     cmd.arg(&out);
@@ -265,15 +215,13 @@ fn failing_chunk_project(evaluators: &str) -> Project {
 }
 
 fn run_project(p: &Project) -> Run {
-    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    cmd.env("PATH", path_with_judges());
-    p.output(&mut cmd)
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
 }
 
 #[test]
 fn a_failed_verdict_is_a_grader_error_unless_on_item_error_skips_it() {
     let p = failing_chunk_project(
-        "    - {name: fail, type: code_judge, script: [agentv-contextual-precision], target: true, mode: per_item}\n    - {name: skip, type: code_judge, script: [agentv-contextual-precision], target: true, mode: per_item, on_item_error: skip}\n",
+        "    - {name: fail, type: code_judge, script: [agentv, judge, contextual-precision], target: true, mode: per_item}\n    - {name: skip, type: code_judge, script: [agentv, judge, contextual-precision], target: true, mode: per_item, on_item_error: skip}\n",
     );
     // The summary cuts the error to its columns; the case's progress line keeps the reason.
     run_project(&p)
@@ -301,7 +249,7 @@ fn a_failed_verdict_is_a_grader_error_unless_on_item_error_skips_it() {
 #[test]
 fn a_budget_too_small_or_a_missing_target_fails_before_any_call() {
     let p = failing_chunk_project(
-        "    - {name: budget, type: code_judge, script: [agentv-faithfulness], target: {max_calls: 1}}\n    - {name: no_target, type: code_judge, script: [agentv-faithfulness]}\n    - {name: typo, type: code_judge, script: [agentv-faithfulness], target: true, treshold: 0.5}\n",
+        "    - {name: budget, type: code_judge, script: [agentv, judge, faithfulness], target: {max_calls: 1}}\n    - {name: no_target, type: code_judge, script: [agentv, judge, faithfulness]}\n    - {name: typo, type: code_judge, script: [agentv, judge, faithfulness], target: true, treshold: 0.5}\n",
     );
     run_project(&p).code(3);
     let records = p.results("r.jsonl");
@@ -330,4 +278,43 @@ fn a_budget_too_small_or_a_missing_target_fails_before_any_call() {
             .contains("config `treshold`: agentv-faithfulness has no such setting"),
         "{typo}"
     );
+}
+
+#[test]
+fn ready_made_judges_work_after_cargo_install() {
+    // The binary alone, somewhere that is not on PATH (as after `cargo install --root DIR`):
+    // `script: [agentv, judge, …]` runs the judge of that very executable.
+    let install = tempfile::tempdir().expect("tmp");
+    let bin = install.path().join("bin").join("agentv");
+    std::fs::create_dir_all(bin.parent().expect("bin dir")).expect("bin dir");
+    let built = agentv_testkit::agentv_bin();
+    if std::fs::hard_link(&built, &bin).is_err() {
+        std::fs::copy(&built, &bin).expect("copy the binary");
+    }
+    let p = Project::new()
+        .file(
+            "targets.yaml",
+            "targets:\n  - name: default\n    provider: mock\n    response: '{\"vendor\": \"Acme\", \"total\": 12}'\n",
+        )
+        .file(
+            "e.yaml",
+            "evalcases:\n  - id: invoice\n    expected_outcome: Extracts the fields.\n    input_messages: [{role: user, content: Extract.}]\n    expected_messages: [{role: assistant, content: {vendor: Acme, total: 12, currency: EUR}}]\n    evaluators:\n      - {name: f1, type: code_judge, script: [agentv, judge, json-f1]}\n      - {name: recall, type: code-grader, command: [agentv, judge, json-f1], metric: recall}\n",
+        );
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.args(["eval", "e.yaml", "--out", "r.jsonl"])
+        .current_dir(p.path())
+        .env("PATH", "/usr/bin:/bin");
+    let run = p.output(&mut cmd);
+    run.code(0);
+    let records = p.results("r.jsonl");
+    // 2 of 2 answered fields are right, 2 of 3 expected ones found: F1 = 0.8.
+    assert_graded(evaluator(&records, "invoice", "f1"), 0.8, None);
+    let recall = evaluator(&records, "invoice", "recall")["score"]
+        .as_f64()
+        .expect("score");
+    assert!((recall - 2.0 / 3.0).abs() < 1e-9, "{recall}");
+
+    // The subcommand itself: a usage error names the judges.
+    let unknown = p.run(&["judge", "faithfulnes"]);
+    unknown.code(2).stderr_has("faithfulness");
 }

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use agentv_testkit::process::send_signal;
+use agentv_testkit::terminal::Session;
 use agentv_testkit::{Project, Run, Spawned};
 
 const CASES: usize = 40;
@@ -167,11 +168,32 @@ fn two_sigterms_at_once_keep_the_grace_period() {
     let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
     wait_for_file(&p, "case-started");
     send_signal(child.pid(), "TERM");
-    std::thread::sleep(Duration::from_millis(50));
     send_signal(child.pid(), "TERM");
     let run = child.wait();
     run.code(143);
+    assert!(!run.stderr.contains("cancelling"), "{}", run.stderr);
     let written = whole_lines(&p);
     assert_eq!(written.len(), 1, "the running case finished within the grace period");
     assert_eq!(written[0]["score"], 1.0);
+}
+
+/// A second Ctrl-C typed on the terminal is honoured however soon after the first it comes:
+/// the running cases are cancelled at once, and agentv says so.
+#[test]
+fn a_second_ctrl_c_within_the_first_second_is_not_lost() {
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: 'touch case-started; sleep 600; echo done > {OUTPUT_FILE}'\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file("e.yaml", &agentv_testkit::keyword_cases(1));
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    let mut session = Session::start(&mut cmd, 200, 40);
+    wait_for_file(&p, "case-started");
+    session.type_keys(b"\x03");
+    session.wait_for("interrupt again to cancel them");
+    session.type_keys(b"\x03");
+    let run = session.wait();
+    run.code(130)
+        .stderr_has("interrupted again: cancelling the running cases")
+        .stderr_has("Interrupted: 1 case(s) did not run");
+    assert!(whole_lines(&p).is_empty(), "the cancelled case wrote nothing");
 }

@@ -227,6 +227,7 @@ const EXAMPLES: &[&str] = &[
     "promptfoo",
     "providers",
     "results",
+    "tools",
     "v4",
 ];
 

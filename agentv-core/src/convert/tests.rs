@@ -265,6 +265,25 @@ fn dropped_and_changed_constructs_are_warned_about() {
 }
 
 #[test]
+fn convert_to_v4_says_what_a_code_judges_hits_misses_and_reasoning_become() {
+    let v2 = "evalcases:\n  - id: a\n    expected_outcome: x\n    input: hi\n    evaluators:\n      - {name: c, type: code_judge, script: [python3, j.py]}\n      - name: m\n        type: composite\n        evaluators: [{name: l, type: latency, threshold: 9}]\n        aggregator: {type: code_judge, path: ./agg.sh}\n";
+    let c = to(v2, Generation::V4).expect("ok");
+    let texts: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        texts.iter().any(|t| t.contains("suite.yaml:6:25:")
+            && t.contains("ignores `hits`, `misses` and `reasoning`")
+            && t.contains("assertions: [{text, passed}]")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("suite.yaml:10:28:") && t.contains("4.x code aggregator receives 4.x member results")),
+        "{texts:?}"
+    );
+}
+
+#[test]
 fn a_sidecar_converts_its_suite_keys() {
     let v2 = "dataset: d\nexecution:\n  target: t\n  evaluators:\n    - {name: q, type: llm_judge}\n";
     let c = convert(v2, Path::new("d.yaml"), Path::new("."), Part::Sidecar, Generation::V4).expect("ok");

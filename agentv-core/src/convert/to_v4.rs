@@ -135,6 +135,7 @@ fn grader(g: &Node, cx: &mut Context<'_>) {
                 type_node.pos,
                 "a 4.x code grader reads the 4.x payload (`output`, `input`, `criteria`, `expected_output`, … instead of `candidate_answer`, `question`, `expected_outcome`, `reference_answer`): check that the script reads those keys",
             );
+            cx.warn(type_node.pos, V4_RESULT_KEYS);
         }
         "rubric" => {
             cx.rename(type_node, "rubrics");
@@ -159,6 +160,9 @@ fn grader(g: &Node, cx: &mut Context<'_>) {
         other => cx.warn(type_node.pos, format!("grader type `{other}` kept as written")),
     }
 }
+
+/// What a 2.x judge's result loses under AgentV 4.x's reading (reference §6.2).
+const V4_RESULT_KEYS: &str = "AgentV 4.x reads `score`, `assertions` and `details` from a code grader's result and ignores `hits`, `misses` and `reasoning` (agentv keeps them, as passed and failed assertions and as reasoning): to keep them under AgentV 4.x, print `assertions: [{text, passed}]`";
 
 /// 2.x reads `prompt` as a file when one exists at that path, else as inline text; 4.x reads
 /// a file only from `file://`.
@@ -228,7 +232,13 @@ fn composite(g: &Node, cx: &mut Context<'_>) {
         && let Some(t) = agg.get("type")
     {
         match t.as_str() {
-            Some("code_judge" | "code") => cx.rename(t, "code-grader"),
+            Some("code_judge" | "code") => {
+                cx.rename(t, "code-grader");
+                cx.warn(
+                    t.pos,
+                    "a 4.x code aggregator receives 4.x member results (`{score, verdict, assertions, …}`, no `hits`, `misses` or `reasoning`) and is read for `score`, `verdict` and `assertions`: check that the script reads and prints those",
+                );
+            }
             Some("llm_judge") => cx.rename(t, "llm-grader"),
             _ => {}
         }

@@ -71,7 +71,11 @@ impl Grader for AssertSet {
 
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
-            let results = join_all(self.members.iter().map(|m| super::evaluate(m, ctx))).await;
+            let results: Vec<_> = join_all(self.members.iter().map(|m| super::evaluate(m, ctx)))
+                .await
+                .into_iter()
+                .map(|e| e.result)
+                .collect();
             if let Some(failed) = results.iter().find(|r| r.error.is_some()) {
                 return Grade::failed(format!(
                     "{}: {}",
@@ -149,7 +153,7 @@ mod tests {
             ),
         ] {
             let graders = promptfoo_graders(yaml);
-            let result = crate::evaluators::evaluate(&graders[0], &answer.context()).await;
+            let result = crate::evaluators::evaluate(&graders[0], &answer.context()).await.result;
             assert_eq!((result.score, result.verdict), (score, verdict), "{yaml}");
         }
     }

@@ -120,7 +120,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             Map::new()
         }
     };
-    let persistent = f.boolean("persistent", cx.diags).unwrap_or(false);
+    let persistent = code_judge::parse_persistent(f, cx);
     let _ = f.take("preprocessors");
     if cx.drop_grader_if_errors(mark) {
         return None;
@@ -131,7 +131,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
     };
     let mut config = other_keys(f, cx);
     config.extend(explicit);
-    let persistent = persistent.then(|| JudgePool::shared(&command, &cwd));
+    let persistent = persistent.map(|recycle| JudgePool::shared(&command, &cwd, recycle));
     Some(Arc::new(CodeGrader {
         command,
         cwd,
@@ -270,22 +270,37 @@ async fn run(spec: &CodeGrader, ctx: &GradeContext<'_>) -> Grade {
     })
     .await;
     let mut grade = match outcome {
-        Err(e) => failure(e.message()),
+        Err(e) => crash(e.message()),
         // Redacted whole before anything is cut from them for a message.
         Ok(done) => grade_output(
-            done.status.code(),
-            &done.code_text(),
+            Exit {
+                code: done.status.code(),
+                text: &done.code_text(),
+            },
             &ctx.run.secrets.redact(&String::from_utf8_lossy(&done.stdout)),
             &ctx.run.secrets.redact(&String::from_utf8_lossy(&done.stderr)),
+            ctx.strict(),
         ),
     };
     grade.request = Some(request);
     grade
 }
 
-/// A grader that could not grade: score 0, verdict fail, `Code evaluator failed: <why>`.
-fn failure(why: &str) -> Grade {
-    Grade::failed_with(format!("Code evaluator failed: {why}")).with_verdict(GradeVerdict::Fail)
+/// A grader whose process crashed: score 0 and verdict fail as AgentV 4.x records it (`Code
+/// evaluator failed: <why>`), and a grader error (`docs/architecture.md#grader-errors`).
+fn crash(why: &str) -> Grade {
+    Grade {
+        crashed: true,
+        ..Grade::failed_with(format!("Code evaluator failed: {why}")).with_verdict(GradeVerdict::Fail)
+    }
+}
+
+/// How a grader process ended: its exit code (`None` when a signal ended it) and how messages
+/// show it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exit<'a> {
+    pub code: Option<i32>,
+    pub text: &'a str,
 }
 
 /// stderr as 4.x quotes it: trimmed, the last 2000 characters when longer.
@@ -311,21 +326,32 @@ pub(crate) fn truthy(value: &Value) -> bool {
     }
 }
 
-/// Reads a finished code grader by the rules of reference §6.2. `code` is the exit code
-/// (`None` when a signal ended it), `code_text` how messages show it.
-pub fn grade_output(code: Option<i32>, code_text: &str, stdout: &str, stderr: &str) -> Grade {
+/// Reads a finished code grader by the rules of reference §6.2, except that a process that
+/// crashed (killed by a signal, or a non-zero exit with output on stderr or JSON-looking stdout)
+/// is a grader error, and under `strict` so is stdout that is not a result object (the
+/// exit-code convention is off). A result's `hits`, `misses` and `reasoning`, which 4.x
+/// ignores, are kept: hits and misses as passed and failed assertions after the score is
+/// decided, `reasoning` as the grade's.
+pub fn grade_output(exit: Exit<'_>, stdout: &str, stderr: &str, strict: bool) -> Grade {
     let stdout = stdout.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
-    let success = code == Some(0);
+    let code_text = exit.text;
+    let success = exit.code == Some(0);
     let looks_like_json = stdout.starts_with('{') || stdout.starts_with('[');
-    if !success && (looks_like_json || !stderr.trim().is_empty()) {
+    if exit.code.is_none() || (!success && (looks_like_json || !stderr.trim().is_empty())) {
         let err = stderr_text(stderr);
-        return failure(&if err.is_empty() {
+        return crash(&if err.is_empty() {
             format!("Code evaluator exited with code {code_text}")
         } else {
             format!("Code evaluator exited with code {code_text}: {err}")
         });
     }
     let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(stdout) else {
+        if strict {
+            return crash(&format!(
+                "Code evaluator exited with code {code_text} without a JSON result object on stdout (got: {:?}); --strict turns off the exit-code convention",
+                crate::process::tail(stdout, 200, &crate::redact::Secrets::default())
+            ));
+        }
         // Not a JSON object: the exit code decides, the output is the assertion.
         let text = if stdout.is_empty() {
             format!("exit {code_text}")
@@ -335,21 +361,7 @@ pub fn grade_output(code: Option<i32>, code_text: &str, stdout: &str, stderr: &s
         let score = if success { 1.0 } else { 0.0 };
         return Grade::assessed(score, vec![Assertion::new(text, success)]).with_verdict(GradeVerdict::of_score(score));
     };
-    let assertions: Vec<Assertion> = match obj.get("assertions") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|a| {
-                let text = a.get("text")?.as_str()?;
-                Some(Assertion {
-                    text: text.to_owned(),
-                    passed: a.get("passed").is_some_and(truthy),
-                    evidence: a.get("evidence").and_then(Value::as_str).map(str::to_owned),
-                })
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let mut assertions = assertions_of(&obj);
     let score = match obj.get("score").and_then(Value::as_f64) {
         Some(s) => agentv_eval_sdk::clamp_score(s),
         None if !assertions.is_empty() => {
@@ -357,10 +369,35 @@ pub fn grade_output(code: Option<i32>, code_text: &str, stdout: &str, stderr: &s
         }
         None => 0.0,
     };
+    for (key, passed) in [("hits", true), ("misses", false)] {
+        let items = obj.get(key).and_then(Value::as_array).into_iter().flatten();
+        let texts = items.filter_map(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
+        assertions.extend(texts.map(|t| Assertion::new(t, passed)));
+    }
     Grade {
         details: obj.get("details").and_then(Value::as_object).cloned(),
+        reasoning: obj.get("reasoning").and_then(Value::as_str).map(str::to_owned),
         ..Grade::assessed(score, assertions).with_verdict(GradeVerdict::of_score(score))
     }
+}
+
+/// The `assertions` of a result object: entries with a string `text`.
+fn assertions_of(obj: &Map<String, Value>) -> Vec<Assertion> {
+    let Some(Value::Array(items)) = obj.get("assertions") else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(Value::as_object)
+        .filter_map(|a| {
+            let text = a.get("text")?.as_str()?;
+            Some(Assertion {
+                text: text.to_owned(),
+                passed: a.get("passed").is_some_and(truthy),
+                evidence: a.get("evidence").and_then(Value::as_str).map(str::to_owned),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -392,8 +429,9 @@ mod tests {
                 &[("p", true), ("r", false), ("f", true), ("t", true)],
                 false,
             ),
-            // no score, no assertions: 0; hits/misses/reasoning are not read
-            (Some(0), r#"{"hits": ["h"], "reasoning": "r"}"#, "", 0.0, &[], false),
+            // no score, no assertions: 0; hits and misses are kept as evidence, not scored
+            (Some(0), r#"{"hits": ["h"], "misses": [" m ", 3, ""], "reasoning": "r"}"#, "", 0.0, &[("h", true), ("m", false)], false),
+            (Some(0), r#"{"score": 0.5, "assertions": [{"text": "a", "passed": true}], "misses": ["m"]}"#, "", 0.5, &[("a", true), ("m", false)], false),
             // a non-numeric score falls back to the assertions
             (Some(0), r#"{"score": "high", "assertions": [{"text": "a", "passed": true}]}"#, "", 1.0, &[("a", true)], false),
             // cg-exit-code-pass / -fail: plain text follows the exit code
@@ -424,37 +462,92 @@ mod tests {
             ),
             // a byte-order mark before the JSON is whitespace, as JavaScript trims it
             (Some(0), "\u{feff}{\"score\": 0.25}", "", 0.25, &[], false),
+            // killed by a signal: a crash whatever it printed
+            (None, "", "", 0.0, &[("Code evaluator failed: Code evaluator exited with code none", false)], true),
+            (None, "partial", "", 0.0, &[("Code evaluator failed: Code evaluator exited with code none", false)], true),
         ];
         for (code, stdout, stderr, score, assertions, error) in cases {
             let code_text = code.map_or("none".to_owned(), |c| c.to_string());
-            let g = grade_output(*code, &code_text, stdout, stderr);
+            let g = grade_output(Exit { code: *code, text: &code_text }, stdout, stderr, false);
             assert_eq!(g.score, *score, "{stdout:?}");
             let want: Vec<(String, bool)> = assertions.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect();
             assert_eq!(texts(&g), want, "{stdout:?}");
             assert_eq!(g.error.is_some(), *error, "{stdout:?}");
+            assert_eq!(g.crashed, *error, "every error here is a crashed process: {stdout:?}");
             assert_eq!(g.verdict, Some(GradeVerdict::of_score(*score)), "{stdout:?}");
         }
+    }
+
+    fn exit(code: i32) -> Exit<'static> {
+        const TEXTS: [&str; 4] = ["0", "1", "2", "3"];
+        Exit {
+            code: Some(code),
+            text: TEXTS[code as usize],
+        }
+    }
+
+    #[test]
+    fn crashed_judge_is_a_grader_error_in_4x() {
+        // A traceback on stderr and a non-zero exit (python3 with a missing script does the same).
+        let g = grade_output(
+            exit(1),
+            "",
+            "Traceback (most recent call last):\n  File \"check.py\", line 3\nIndexError: list index out of range\n",
+            false,
+        );
+        assert!(g.crashed && g.error.is_some(), "{g:?}");
+        assert!(g.error.as_deref().is_some_and(|e| e.ends_with("IndexError: list index out of range")), "{g:?}");
+        assert_eq!((g.score, g.verdict), (0.0, Some(GradeVerdict::Fail)), "scored as AgentV 4.x records it");
+        // The exit-code convention stays for plain text without --strict ...
+        let lenient = grade_output(exit(0), "score=0.1", "", false);
+        assert_eq!((lenient.score, lenient.crashed), (1.0, false));
+        let lenient = grade_output(exit(1), "score=0.1", "", false);
+        assert_eq!((lenient.score, lenient.crashed), (0.0, false));
+        // ... and under --strict, stdout that is not a result object is a grader error.
+        for (code, stdout) in [(0, "score=0.1"), (1, "score=0.1"), (0, ""), (0, "[1, 2]"), (0, "0.9")] {
+            let strict = grade_output(exit(code), stdout, "", true);
+            assert!(strict.crashed, "{code} {stdout:?}");
+            let error = strict.error.expect("an error");
+            assert!(error.contains("without a JSON result object on stdout"), "{error}");
+            assert!(error.contains("--strict"), "{error}");
+        }
+        let strict_ok = grade_output(exit(0), r#"{"score": 0.1}"#, "", true);
+        assert_eq!((strict_ok.score, strict_ok.crashed), (0.1, false));
+    }
+
+    #[test]
+    fn code_grader_keeps_hits_misses_and_reasoning_as_evidence() {
+        let g = grade_output(
+            exit(0),
+            r#"{"score": 0.5, "hits": ["names Paris"], "misses": ["no source"], "reasoning": "1 of 2"}"#,
+            "",
+            false,
+        );
+        assert_eq!(g.score, 0.5, "the score is the one printed");
+        assert_eq!(texts(&g), [("names Paris".to_owned(), true), ("no source".to_owned(), false)]);
+        assert_eq!((g.hits.as_slice(), g.misses.as_slice()), (&["names Paris".to_owned()][..], &["no source".to_owned()][..]));
+        assert_eq!(g.reasoning.as_deref(), Some("1 of 2"));
     }
 
     #[test]
     fn evidence_and_details_are_kept_when_well_formed() {
         let g = grade_output(
-            Some(0),
-            "0",
+            exit(0),
             r#"{"score": 1, "assertions": [{"text": "a", "passed": true, "evidence": "e"}, {"text": "b", "passed": true, "evidence": 3}], "details": {"n": 1}}"#,
             "",
+            false,
         );
         assert_eq!(g.assertions[0].evidence.as_deref(), Some("e"));
         assert_eq!(g.assertions[1].evidence, None);
         assert_eq!(g.details, json!({"n": 1}).as_object().cloned());
-        let not_object = grade_output(Some(0), "0", r#"{"score": 1, "details": [1]}"#, "");
+        let not_object = grade_output(exit(0), r#"{"score": 1, "details": [1]}"#, "", false);
         assert_eq!(not_object.details, None);
     }
 
     #[test]
     fn long_stderr_is_cut_to_its_last_2000_characters() {
         let stderr = format!("{}END", "x".repeat(3000));
-        let g = grade_output(Some(1), "1", "", &stderr);
+        let g = grade_output(exit(1), "", &stderr, false);
         let text = &g.assertions[0].text;
         assert!(
             text.starts_with("Code evaluator failed: Code evaluator exited with code 1: ...(truncated, last 2000 chars)\n"),

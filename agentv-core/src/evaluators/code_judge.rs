@@ -9,7 +9,7 @@ use agentv_eval_sdk::{CodeJudgePayload, JudgeOutput, MAX_INLINE_OUTPUT_CHARS, Ou
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::judge_pool::{CaseRequest, JudgePool};
+use super::judge_pool::{CaseRequest, JudgePool, Recycle};
 use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
 use crate::model::Message;
@@ -68,9 +68,66 @@ pub(crate) const TARGET_KEY: Key = Key::new(
 /// `persistent`: start the judge once per worker and send it one case per line.
 pub(crate) const PERSISTENT_KEY: Key = Key::new(
     "persistent",
-    Kind::Bool,
-    "Start the judge once per worker and send it one JSON line per case (the SDKs' persistent mode) instead of once per case.",
+    Kind::OneOf(&[Kind::Bool, Kind::Object(&RECYCLE_KEYS)]),
+    "Start the judge once per worker and send it one JSON line per case (the SDKs' persistent mode) instead of once per case: `true`, or `{max_cases: N, max_memory_mb: M}` to replace a process after N cases or once it uses more than M MB (default 1024).",
 );
+const RECYCLE_OWN: &[Key] = &[
+    Key::new(
+        "max_cases",
+        Kind::Int(IntRange { min: 1, max: i64::MAX }),
+        "Replace a judge process after this many cases (default: never).",
+    )
+    .aliases(&["maxCases"]),
+    Key::new(
+        "max_memory_mb",
+        Kind::Int(IntRange {
+            min: 1,
+            max: 1 << 40,
+        }),
+        "Replace a judge process, between cases, once it and its children use more than this many MB of memory (default 1024).",
+    )
+    .aliases(&["maxMemoryMb"]),
+];
+const RECYCLE_KEYS: KeyTable = KeyTable::new(
+    "persistent",
+    "When a persistent judge's process is replaced by a fresh one.",
+    &[RECYCLE_OWN],
+);
+
+/// `persistent: true`, `false` or `{max_cases, max_memory_mb}`: `None` when the judge runs once
+/// per case (or on error, reported).
+pub(crate) fn parse_persistent(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Recycle> {
+    let node = f.take("persistent")?;
+    match &node.value {
+        NodeValue::Bool(true) => Some(Recycle::default()),
+        NodeValue::Bool(false) | NodeValue::Null => None,
+        NodeValue::Map(_) => {
+            let mut f = Fields::of(node, &RECYCLE_KEYS, cx.diags)?;
+            let before = cx.diags.error_count();
+            let max_cases = f.integer("max_cases", cx.diags);
+            let max_memory_mb = f.integer("max_memory_mb", cx.diags);
+            f.warn_unknown(cx.diags);
+            if cx.diags.error_count() > before {
+                return None;
+            }
+            Some(Recycle {
+                max_cases: max_cases.map(|n| n as u64),
+                max_rss_bytes: Some(max_memory_mb.map_or(Recycle::DEFAULT_MAX_MEMORY_MB, |n| n as u64) * 1024 * 1024),
+            })
+        }
+        _ => {
+            cx.diags.error(
+                node.pos,
+                format!(
+                    "`persistent` must be true, false or {{max_cases: N, max_memory_mb: M}}, found {}",
+                    describe(node)
+                ),
+                None,
+            );
+            None
+        }
+    }
+}
 const KEYS: KeyTable = KeyTable::new(
     "code_judge",
     "A code judge; keys not listed here are passed to it in `config`.",
@@ -161,10 +218,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         None => None,
         Some(node) => parse_proxy(node, cx)?,
     };
-    let persistent = f
-        .boolean("persistent", cx.diags)
-        .unwrap_or(false)
-        .then(|| JudgePool::shared(&script, &cwd));
+    let persistent = parse_persistent(f, cx).map(|recycle| JudgePool::shared(&script, &cwd, recycle));
     let known = f.known();
     let config: Map<String, Value> = f
         .take_rest()
@@ -335,6 +389,24 @@ pub(crate) fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Resul
     Ok(Some(file))
 }
 
+/// The argv to start for a judge's `argv`: `agentv` as its program is this executable, so
+/// `script: [agentv, judge, faithfulness]` runs the ready-made judge of the agentv that runs
+/// the suite, installed or not, on `PATH` or not (`judges/README.md`).
+pub(crate) fn own_program(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
+    match argv.split_first() {
+        Some((program, rest)) if program == "agentv" => match std::env::current_exe() {
+            Ok(exe) => {
+                let mut own = Vec::with_capacity(argv.len());
+                own.push(exe.display().to_string());
+                own.extend(rest.iter().cloned());
+                std::borrow::Cow::Owned(own)
+            }
+            Err(_) => std::borrow::Cow::Borrowed(argv),
+        },
+        _ => std::borrow::Cow::Borrowed(argv),
+    }
+}
+
 /// How a grading program is run: what [`execute`] needs besides the case.
 pub(crate) struct Program<'a> {
     pub argv: &'a [String],
@@ -433,7 +505,7 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
             grade_persistent(pool, env, &payload, case_proxy, timeout, ctx).await
         }
         None => process::run(ProcessSpec {
-            argv: program.argv,
+            argv: &own_program(program.argv),
             cwd: program.cwd,
             env: &env,
             env_remove: &[],

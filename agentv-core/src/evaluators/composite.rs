@@ -24,6 +24,8 @@ use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, NumberRange, d
 use crate::process::{self, ProcessSpec};
 use crate::providers::ProviderRequest;
 
+mod aggregator_v2;
+
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
@@ -102,8 +104,13 @@ pub enum Aggregator {
     WeightedAverage(Map<String, Value>),
     /// The share of members (not skipped) whose verdict is pass; passes at `threshold`.
     Threshold(f64),
-    /// A shell command reading the member results on stdin.
-    Code { command: String, cwd: PathBuf },
+    /// A shell command reading the member results on stdin, in the shape of the file's
+    /// generation (2.x: `hits`, `misses`, `reasoning`; 4.x: `assertions`).
+    Code {
+        command: String,
+        cwd: PathBuf,
+        generation: Generation,
+    },
     /// The grader model, asked with `prompt` (`{{EVALUATOR_RESULTS_JSON}}` replaced).
     Llm { prompt: Option<String> },
 }
@@ -212,9 +219,12 @@ fn read_aggregator(node: &Node, generation: Generation, cx: &mut ParseContext<'_
     let type_node = f.take("type");
     let ty = type_node.and_then(Node::as_str).unwrap_or_default().to_owned();
     let ty_pos = type_node.map_or(pos, |n| n.pos);
+    // The contract of a code aggregator is the file's generation's.
+    let code_generation = cx.file_generation;
     // 2.x spelled these aggregators after its judges; 4.x drops a composite that does.
     let ty = match ty.as_str() {
         "code_judge" | "llm_judge" if generation == Generation::V2 => ty.replace("_judge", "-grader"),
+        "code" if generation == Generation::V2 => "code-grader".to_owned(),
         _ => ty,
     };
     let aggregator = match ty.as_str() {
@@ -257,7 +267,11 @@ fn read_aggregator(node: &Node, generation: Generation, cx: &mut ParseContext<'_
                 Some(dir) => crate::paths::normalize(&cx.eval_dir.join(dir)),
                 None => cx.eval_dir.to_path_buf(),
             };
-            Aggregator::Code { command, cwd }
+            Aggregator::Code {
+                command,
+                cwd,
+                generation: code_generation,
+            }
         }
         "llm-grader" | "llm_grader" => {
             let prompt = match f.take("prompt") {
@@ -419,13 +433,20 @@ fn results_json<'a>(members: &'a [Member<'a>]) -> ResultsJson<'a> {
 }
 
 /// The composite's grade from its members' (reference §2.7).
+/// A member whose process crashed makes the composite's result a grader error too.
 pub async fn aggregate(aggregator: &Aggregator, members: &[Member<'_>], ctx: &GradeContext<'_>) -> Grade {
-    match aggregator {
+    let mut grade = match aggregator {
         Aggregator::WeightedAverage(weights) => weighted_average(weights, members),
         Aggregator::Threshold(t) => threshold(*t, members),
-        Aggregator::Code { command, cwd } => code_aggregator(command, cwd, members, ctx).await,
+        Aggregator::Code {
+            command,
+            cwd,
+            generation,
+        } => code_aggregator(command, cwd, *generation, members, ctx).await,
         Aggregator::Llm { prompt } => llm_aggregator(prompt.as_deref(), members, ctx).await,
-    }
+    };
+    grade.crashed |= members.iter().any(|m| m.grade.crashed);
+    grade
 }
 
 fn with_members(mut grade: Grade, records: Vec<Value>, request: Value) -> Grade {
@@ -513,27 +534,48 @@ fn threshold(threshold: f64, members: &[Member<'_>]) -> Grade {
     )
 }
 
-/// Runs the aggregator command (`sh -c`) with `{"results": {...}}` on stdin; it prints
-/// `{score, verdict?, assertions?}`. Any failure scores 0: `Code aggregator failed: …`.
-async fn code_aggregator(command: &str, cwd: &std::path::Path, members: &[Member<'_>], ctx: &GradeContext<'_>) -> Grade {
+/// Runs the aggregator command (`sh -c`) with `{"results": {member: result}}` on stdin, the
+/// results in the shape of the file's generation, and reads what it prints the same way
+/// (`aggregator_v2` for 2.x). A command that cannot run or exits non-zero crashed: score 0,
+/// `Code aggregator failed: …` with the end of its stdout and stderr, and a grader error.
+async fn code_aggregator(
+    command: &str,
+    cwd: &std::path::Path,
+    generation: Generation,
+    members: &[Member<'_>],
+    ctx: &GradeContext<'_>,
+) -> Grade {
     let records: Vec<Value> = members.iter().map(|m| m.record(Some(1.0))).collect();
-    let request = json!({"aggregator": "code-grader", "script": command});
+    let request = match generation {
+        Generation::V2 => json!({"aggregator": "code_judge", "script": command}),
+        Generation::V4 | Generation::Promptfoo => json!({"aggregator": "code-grader", "script": command}),
+    };
     let failed = |why: String, records: Vec<Value>| {
         let mut request = request.clone();
         request["error"] = json!(why);
-        with_members(
-            Grade::failed_with(format!("Code aggregator failed: {why}")).with_verdict(GradeVerdict::Fail),
-            records,
-            request,
-        )
+        let reason = format!("Code aggregator failed: {why}");
+        let grade = match generation {
+            Generation::V2 => Grade::crashed(reason),
+            Generation::V4 | Generation::Promptfoo => Grade {
+                crashed: true,
+                ..Grade::failed_with(reason).with_verdict(GradeVerdict::Fail)
+            },
+        };
+        with_members(grade, records, request)
     };
     #[derive(Serialize)]
-    struct Input<'a> {
-        results: ResultsJson<'a>,
+    struct Input<R: Serialize> {
+        results: R,
     }
-    let stdin = match serde_json::to_vec_pretty(&Input {
-        results: results_json(members),
-    }) {
+    let input = match generation {
+        Generation::V2 => serde_json::to_vec_pretty(&Input {
+            results: aggregator_v2::results(members),
+        }),
+        Generation::V4 | Generation::Promptfoo => serde_json::to_vec_pretty(&Input {
+            results: results_json(members),
+        }),
+    };
+    let stdin = match input {
         Ok(bytes) => bytes,
         Err(e) => return failed(format!("cannot encode the member results: {e}"), records),
     };
@@ -554,17 +596,34 @@ async fn code_aggregator(command: &str, cwd: &std::path::Path, members: &[Member
         Err(e) => return failed(e.to_string(), records),
     };
     if !done.status.success() {
-        let stderr = super::code_grader::stderr_text(&String::from_utf8_lossy(&done.stderr));
-        let why = if stderr.is_empty() {
-            format!("Code evaluator exited with code {}", done.code_text())
-        } else {
-            format!("Code evaluator exited with code {}: {stderr}", done.code_text())
-        };
-        return failed(why, records);
+        return failed(exit_report(&done, &ctx.run.secrets), records);
     }
     let stdout = String::from_utf8_lossy(&done.stdout);
     let parsed = serde_json::from_str::<Value>(stdout.trim()).ok();
     let obj = parsed.as_ref().and_then(Value::as_object);
+    let grade = match generation {
+        Generation::V2 => aggregator_v2::grade(obj),
+        Generation::V4 | Generation::Promptfoo => v4_aggregate_grade(obj),
+    };
+    with_members(grade, records, request)
+}
+
+/// How an aggregator that exited non-zero ended, with the end of its stdout and of its stderr
+/// (the last line is what the console shows of it): a script that catches its own error often
+/// prints the reason on stdout as a result and exits 1.
+fn exit_report(done: &process::Finished, secrets: &crate::redact::Secrets) -> String {
+    let mut why = format!("exited with code {}", done.code_text());
+    for (name, bytes) in [("stdout", &done.stdout), ("stderr", &done.stderr)] {
+        let tail = process::tail(&String::from_utf8_lossy(bytes), 1000, secrets);
+        if !tail.is_empty() {
+            why.push_str(&format!("\n{name}: {tail}"));
+        }
+    }
+    why
+}
+
+/// A 4.x aggregator's result: `{score, verdict?, assertions?}` (reference §2.7).
+fn v4_aggregate_grade(obj: Option<&Map<String, Value>>) -> Grade {
     let score = agentv_eval_sdk::clamp_score(obj.and_then(|o| o.get("score")).and_then(Value::as_f64).unwrap_or(0.0));
     let assertions: Vec<Assertion> = obj
         .and_then(|o| o.get("assertions"))
@@ -588,7 +647,7 @@ async fn code_aggregator(command: &str, cwd: &std::path::Path, members: &[Member
         Some("fail") => GradeVerdict::Fail,
         _ => GradeVerdict::of_score(score),
     };
-    with_members(Grade::assessed(score, assertions).with_verdict(verdict), records, request)
+    Grade::assessed(score, assertions).with_verdict(verdict)
 }
 
 /// Asks the grader model to combine the member results (free-form reply, one call); any

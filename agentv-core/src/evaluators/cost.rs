@@ -1,5 +1,6 @@
 //! `cost` (4.x and 2.x, reference §2.10): passes when the target's answer cost at most
-//! `budget` US dollars, as the provider reported it.
+//! `budget` US dollars: the cost the target reported, or its tokens priced
+//! (`docs/running.md#cost`). An answer whose cost is unknown never passes as free.
 
 use std::sync::Arc;
 
@@ -49,8 +50,8 @@ impl Grader for Cost {
     }
 }
 
-/// Score 1 when `cost_usd ≤ budget_usd`, else 0; no cost reported scores 0 (LLM providers
-/// report none: agentv has no price table).
+/// Score 1 when `cost_usd ≤ budget_usd`, else 0; an unknown cost (a model agentv has no price
+/// for, a command that reports none) scores 0 with the spec's miss.
 pub fn grade(budget_usd: f64, cost_usd: Option<f64>) -> Grade {
     let Some(cost) = cost_usd else {
         return Grade::check(false, "No cost data available in trace");

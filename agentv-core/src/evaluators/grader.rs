@@ -311,6 +311,12 @@ impl GradeContext<'_> {
     pub fn generation(&self) -> Generation {
         self.case.generation
     }
+
+    /// Whether the case is graded strictly (`--strict`, or its suite's `strict: true`): output
+    /// a generation's lenient rule would still grade is a grader error instead.
+    pub fn strict(&self) -> bool {
+        self.run.strict || self.case.strict
+    }
 }
 
 /// What one grader concluded.
@@ -332,6 +338,10 @@ pub struct Grade {
     /// reports a grader that crashed. Invalid judge output is not: the spec wants it scored 0
     /// with empty hits and misses, the reason kept in `error` only.
     pub error_is_miss: bool,
+    /// The grading process crashed (died by a signal, exited non-zero with output on stderr,
+    /// could not start, timed out): a grader error in either file generation, where another
+    /// 4.x failure only scores 0 (`docs/architecture.md#grader-errors`).
+    pub crashed: bool,
     /// What was sent to a judge, for the results file.
     pub request: Option<Value>,
 }
@@ -350,6 +360,7 @@ impl Grade {
     pub fn crashed(error: impl Into<String>) -> Self {
         Self {
             error_is_miss: true,
+            crashed: true,
             ..Self::failed(error)
         }
     }

@@ -12,6 +12,11 @@
 //! Pools are shared by program through a registry of weak references, so graders parsed once
 //! per case (case-level `evaluators`) share their processes too, and a pool lives exactly as
 //! long as the graders using it.
+//!
+//! A judge that grows without bound (a cache never emptied, a leak) is **recycled**: after a
+//! case, a process that has served `max_cases` cases, or whose resident memory (with its
+//! children's, read from `/proc`) passed `max_memory_mb`, is stopped, and the next case starts
+//! a fresh one ([`Recycle`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,15 +46,40 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// run, before their process groups are killed.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
 
+/// When a persistent judge process is replaced by a fresh one, between cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Recycle {
+    /// After this many cases.
+    pub max_cases: Option<u64>,
+    /// Once its resident memory (the process and its descendants) is above this many bytes.
+    pub max_rss_bytes: Option<u64>,
+}
+
+impl Recycle {
+    /// The default ceiling: 1 GiB of resident memory, no limit on cases.
+    pub const DEFAULT_MAX_MEMORY_MB: u64 = 1024;
+}
+
+impl Default for Recycle {
+    fn default() -> Self {
+        Self {
+            max_cases: None,
+            max_rss_bytes: Some(Self::DEFAULT_MAX_MEMORY_MB * 1024 * 1024),
+        }
+    }
+}
+
 /// The processes of one persistent judge program.
 pub struct JudgePool {
     argv: Vec<String>,
     cwd: PathBuf,
+    recycle: Recycle,
     idle: Mutex<Vec<JudgeProcess>>,
     /// Set when a started judge answered with something other than the ready line: every
     /// later case fails at once with the same message instead of waiting for a timeout.
     refused: Mutex<Option<String>>,
     starts: AtomicU64,
+    recycled: AtomicU64,
 }
 
 impl std::fmt::Debug for JudgePool {
@@ -86,7 +116,7 @@ impl Drop for JudgePool {
     }
 }
 
-type Registry = Mutex<HashMap<(Vec<String>, PathBuf), Weak<JudgePool>>>;
+type Registry = Mutex<HashMap<(Vec<String>, PathBuf, Recycle), Weak<JudgePool>>>;
 static POOLS: LazyLock<Registry> = LazyLock::new(Registry::default);
 
 /// Everything a case needs to be graded by a pooled judge.
@@ -127,9 +157,10 @@ impl PoolError {
 }
 
 impl JudgePool {
-    /// The pool of `argv` run in `cwd`, shared with every grader of the same program.
-    pub fn shared(argv: &[String], cwd: &Path) -> Arc<Self> {
-        let key = (argv.to_vec(), cwd.to_path_buf());
+    /// The pool of `argv` run in `cwd`, shared with every grader of the same program (and the
+    /// same `recycle` limits).
+    pub fn shared(argv: &[String], cwd: &Path, recycle: Recycle) -> Arc<Self> {
+        let key = (argv.to_vec(), cwd.to_path_buf(), recycle);
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(pool) = pools.get(&key).and_then(Weak::upgrade) {
             return pool;
@@ -138,9 +169,11 @@ impl JudgePool {
         let pool = Arc::new(Self {
             argv: key.0.clone(),
             cwd: key.1.clone(),
+            recycle,
             idle: Mutex::new(Vec::new()),
             refused: Mutex::new(None),
             starts: AtomicU64::new(0),
+            recycled: AtomicU64::new(0),
         });
         pools.insert(key, Arc::downgrade(&pool));
         pool
@@ -149,6 +182,30 @@ impl JudgePool {
     /// How many processes this pool has started.
     pub fn starts(&self) -> u64 {
         self.starts.load(Ordering::Relaxed)
+    }
+
+    /// How many processes this pool has recycled (stopped after a case for their limits).
+    pub fn recycled(&self) -> u64 {
+        self.recycled.load(Ordering::Relaxed)
+    }
+
+    /// Why `process`, which has just answered a case, must not serve another: `None` when it
+    /// may.
+    fn worn_out(&self, process: &JudgeProcess) -> Option<String> {
+        if let Some(max) = self.recycle.max_cases
+            && process.served >= max
+        {
+            return Some(format!("it served max_cases = {max} cases"));
+        }
+        let ceiling = self.recycle.max_rss_bytes?;
+        let rss = process.child.id().and_then(tree_rss_bytes)?;
+        (rss > ceiling).then(|| {
+            format!(
+                "its memory ({} MB) is over max_memory_mb = {}",
+                rss / (1024 * 1024),
+                ceiling / (1024 * 1024)
+            )
+        })
     }
 
     /// Grades one case: its result object (the judge's `result`), or why there is none.
@@ -163,8 +220,18 @@ impl JudgePool {
         };
         let answer = process.exchange(&case).await;
         match &answer {
-            // The process answered in step: it can serve the next case.
-            Ok(_) | Err(PoolError::Judge(_)) => self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(process),
+            // The process answered in step: it can serve the next case, unless it is worn out.
+            Ok(_) | Err(PoolError::Judge(_)) => {
+                process.served += 1;
+                match self.worn_out(&process) {
+                    None => self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(process),
+                    Some(why) => {
+                        self.recycled.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(judge = ?self.argv, "persistent judge recycled: {why}; the next case starts a fresh one");
+                        drop(process);
+                    }
+                }
+            }
             // Dropping it kills its process group.
             Err(_) => drop(process),
         }
@@ -194,7 +261,11 @@ struct JudgeProcess {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The task reading stderr: done once the judge and its children closed it.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
     next_id: u64,
+    /// Cases answered.
+    served: u64,
 }
 
 impl Drop for JudgeProcess {
@@ -207,6 +278,7 @@ impl Drop for JudgeProcess {
 
 impl JudgeProcess {
     fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Result<Self, PoolError> {
+        let argv = super::code_judge::own_program(argv);
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| PoolError::Spawn("the command is empty".to_owned()))?;
@@ -242,13 +314,15 @@ impl JudgeProcess {
             return Err(PoolError::Spawn(format!("`{program}`: its pipes are not available")));
         };
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        tokio::spawn(keep_tail(stderr_pipe, stderr.clone()));
+        let stderr_reader = Some(tokio::spawn(keep_tail(stderr_pipe, stderr.clone())));
         Ok(Self {
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
+            stderr_reader,
             next_id: 0,
+            served: 0,
         })
     }
 
@@ -267,6 +341,7 @@ impl JudgeProcess {
         };
         let Some(line) = first else {
             let how = self.exit_text().await;
+            self.read_stderr_to_end().await;
             return Err(PoolError::Died(
                 format!("{how} before announcing itself"),
                 self.stderr_suffix(secrets),
@@ -284,6 +359,7 @@ impl JudgeProcess {
             Err(_) => Err(PoolError::TimedOut(case.timeout, self.stderr_suffix(case.secrets))),
             Ok(Err(Broken::Closed)) => {
                 let how = self.exit_text().await;
+                self.read_stderr_to_end().await;
                 Err(PoolError::Died(
                     format!("{how} while grading this case"),
                     self.stderr_suffix(case.secrets),
@@ -333,6 +409,14 @@ impl JudgeProcess {
         }
     }
 
+    /// Waits (briefly) until everything a judge that ended wrote on stderr is read, so the
+    /// message about its end quotes it.
+    async fn read_stderr_to_end(&mut self) {
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(EXIT_GRACE, reader).await;
+        }
+    }
+
     /// `; stderr: …` with the end of what the judge wrote there, redacted; empty when nothing.
     fn stderr_suffix(&self, secrets: &Secrets) -> String {
         let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -378,6 +462,41 @@ async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Op
     String::from_utf8(buf)
         .map(Some)
         .map_err(|_| "a stdout line is not UTF-8".to_owned())
+}
+
+/// The resident memory of process `pid` and all its descendants, in bytes (`VmRSS` of
+/// `/proc/<pid>/status`; children from `/proc/<pid>/task/<tid>/children`): a judge run through
+/// `sh -c` or a launcher grows in a child. `None` when `pid` is gone or `/proc` is not there.
+pub fn tree_rss_bytes(root: u32) -> Option<u64> {
+    std::fs::metadata(format!("/proc/{root}/status")).ok()?;
+    let mut total = 0;
+    let mut pending = vec![root];
+    let mut seen = 0usize;
+    while let Some(pid) = pending.pop() {
+        seen += 1;
+        // A cycle cannot happen in a process tree; the bound only guards against a racing /proc.
+        if seen > 10_000 {
+            break;
+        }
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        total += status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
+                pending.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            }
+        }
+    }
+    Some(total)
 }
 
 /// Reads the judge's stderr to the end, keeping its last [`STDERR_KEEP`] bytes.
@@ -594,20 +713,24 @@ mod tests {
     #[tokio::test]
     async fn one_process_serves_many_cases() {
         let dir = tempfile::tempdir().expect("tmp");
-        let pool = JudgePool::shared(&sh(ECHO_JUDGE), dir.path());
+        let pool = JudgePool::shared(&sh(ECHO_JUDGE), dir.path(), Recycle::default());
         let secrets = Secrets::default();
         for _ in 0..5 {
             assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
         }
         assert_eq!(pool.starts(), 1);
-        let same = JudgePool::shared(&sh(ECHO_JUDGE), dir.path());
+        let same = JudgePool::shared(&sh(ECHO_JUDGE), dir.path(), Recycle::default());
         assert!(Arc::ptr_eq(&pool, &same), "graders of one program share a pool");
     }
 
     #[tokio::test]
     async fn a_judge_without_the_ready_line_is_refused_at_once_afterwards() {
         let dir = tempfile::tempdir().expect("tmp");
-        let pool = JudgePool::shared(&sh(r#"read -r line; echo '{"score": 1}'"#), dir.path());
+        let pool = JudgePool::shared(
+            &sh(r#"read -r line; echo '{"score": 1}'"#),
+            dir.path(),
+            Recycle::default(),
+        );
         let secrets = Secrets::default();
         let first = pool.grade(case(&secrets, 0.3)).await.expect_err("refused");
         assert!(
@@ -629,7 +752,7 @@ mod tests {
             r#"echo '{{"ready":true,"protocol":1}}'; read -r line; if [ ! -e {m} ]; then touch {m}; echo "dying with sk-secret-1" >&2; exit 3; fi; echo '{{"id":1,"result":{{"score":0.5}}}}'; cat >/dev/null"#,
             m = marker.display()
         );
-        let pool = JudgePool::shared(&sh(&script), dir.path());
+        let pool = JudgePool::shared(&sh(&script), dir.path(), Recycle::default());
         let secrets = Secrets::default();
         secrets.add("sk-secret-1");
         let died = pool.grade(case(&secrets, 10.0)).await.expect_err("died");
@@ -652,11 +775,58 @@ mod tests {
             r#"echo '{{"ready":true,"protocol":1}}'; read -r line; if [ ! -e {m} ]; then touch {m}; sleep 30; fi; echo '{{"id":1,"result":{{"score":1}}}}'; cat >/dev/null"#,
             m = marker.display()
         );
-        let pool = JudgePool::shared(&sh(&script), dir.path());
+        let pool = JudgePool::shared(&sh(&script), dir.path(), Recycle::default());
         let secrets = Secrets::default();
         let hung = pool.grade(case(&secrets, 0.5)).await.expect_err("times out");
         assert!(hung.is_timeout(), "{hung}");
         assert_eq!(pool.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
         assert_eq!(pool.starts(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_persistent_judge_that_grows_without_bound_is_recycled() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let secrets = Secrets::default();
+        // After 3 cases: cases 1-3 on the first process, 4-6 on the second, 7 on a third.
+        let by_cases = JudgePool::shared(
+            &sh(ECHO_JUDGE),
+            dir.path(),
+            Recycle {
+                max_cases: Some(3),
+                max_rss_bytes: None,
+            },
+        );
+        for _ in 0..7 {
+            assert_eq!(by_cases.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
+        }
+        assert_eq!((by_cases.starts(), by_cases.recycled()), (3, 2));
+
+        // A judge whose child holds 64 MiB, over a 16 MiB ceiling: replaced after every case.
+        let hog = format!("python3 -c 'import time; b = b\"x\" * (64 << 20); time.sleep(60)' & {ECHO_JUDGE}");
+        let by_memory = JudgePool::shared(
+            &sh(&hog),
+            dir.path(),
+            Recycle {
+                max_cases: None,
+                max_rss_bytes: Some(16 << 20),
+            },
+        );
+        let first = by_memory.grade(case(&secrets, 10.0)).await;
+        assert_eq!(first, Ok(json!({"score": 1})));
+        // The child needs a moment to touch its memory; until then the judge is under the ceiling.
+        for _ in 0..50 {
+            if by_memory.recycled() > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(by_memory.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
+        }
+        assert!(by_memory.recycled() >= 1, "never recycled");
+        let recycled = by_memory.recycled();
+        assert_eq!(by_memory.grade(case(&secrets, 10.0)).await, Ok(json!({"score": 1})));
+        assert_eq!(by_memory.starts(), recycled + 1, "the next case got a fresh process");
+        let rss = tree_rss_bytes(std::process::id()).expect("this process");
+        assert!(rss > 0);
+        assert_eq!(tree_rss_bytes(u32::MAX), None);
     }
 }

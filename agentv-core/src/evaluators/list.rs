@@ -51,6 +51,36 @@ const MAX_INCLUDE_DEPTH: usize = 3;
 /// 2.x grader types AgentV 4.x no longer runs (it skips them with a warning).
 const V2_ONLY_TYPES: &[&str] = &["llm_judge", "code_judge"];
 
+/// The grader kinds AgentV 4.x builds in (`agentv-4.md` §2.2): a custom type cannot take these
+/// names. (The loader's list of types only 4.x has is a part of it; evaluators do not depend on
+/// the loader.)
+const V4_BUILT_IN: &[&str] = &[
+    "code-grader",
+    "llm-grader",
+    "rubric",
+    "rubrics",
+    "composite",
+    "tool-trajectory",
+    "field-accuracy",
+    "latency",
+    "cost",
+    "token-usage",
+    "execution-metrics",
+    "skill-trigger",
+    "contains",
+    "contains-any",
+    "contains-all",
+    "icontains",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "ends-with",
+    "regex",
+    "is-json",
+    "equals",
+    "inline-assert",
+];
+
 /// Parses a list of graders. `None` when any entry is invalid (errors are reported): a case
 /// graded by an incomplete list would get a misleading score.
 ///
@@ -312,7 +342,30 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let min_score = f.number("min_score", cx.diags).or(numeric_required);
     let negate = f.boolean("negate", cx.diags).unwrap_or(false);
     let type_pos = f.take("type").map_or(node.pos, |n| n.pos);
-    let Some(entry) = super::find(cx.generation(), &type_name) else {
+    // In a 4.x file a custom assertion type may take any name AgentV 4.x does not build in, one
+    // of agentv's own graders' included (AgentV 4.42.4's example defines `word-count`).
+    let custom = (cx.generation() == Generation::V4 && !V4_BUILT_IN.contains(&type_name.replace('_', "-").as_str()))
+        .then(|| custom_type_file(&type_name, cx.eval_dir))
+        .flatten();
+    let entry = if custom.is_some() {
+        None
+    } else {
+        super::find(cx.generation(), &type_name)
+    };
+    let Some(entry) = entry else {
+        if let Some(file) = custom {
+            // A custom assertion type runs as a code grader (`docs/judges.md#custom-assertion-types`).
+            return Some(ConfiguredGrader {
+                grader: super::custom_assertion::parse(file, &mut f, cx),
+                name: name.unwrap_or_else(|| type_name.clone()),
+                weight,
+                required,
+                min_score,
+                negate,
+                metric: None,
+                entry: &super::custom_assertion::ENTRY,
+            });
+        }
         return unknown_type(&type_name, name, type_pos, (weight, required, min_score, negate), cx);
     };
     if cx.generation() == Generation::V4 && V2_ONLY_TYPES.contains(&entry.type_name()) {
@@ -361,9 +414,9 @@ fn parse_own_keys(
     grader
 }
 
-/// A `type` no grader of the file's generation has: an error in a 2.x file; in a 4.x file a
-/// grader that scores 0 when it grades, as AgentV 4.x's custom types do (a TypeScript type
-/// file beside the suite is named and ignored).
+/// A `type` no grader of the file's generation has: an error in a 2.x file (and a promptfoo
+/// config); in a 4.x file a grader that scores 0 when it grades, as AgentV 4.x does with a
+/// custom type it cannot find.
 fn unknown_type(
     type_name: &str,
     name: Option<String>,
@@ -376,17 +429,6 @@ fn unknown_type(
             type_pos,
             format!("unknown grader type `{type_name}`"),
             Some(format!("use {}", super::known_types())),
-        );
-        return None;
-    }
-    if let Some(file) = custom_type_file(type_name, cx.eval_dir) {
-        cx.diags.warn(
-            type_pos,
-            format!(
-                "custom assertion type `{type_name}` ({}) is a TypeScript grader: not supported by agentv, ignored",
-                file.display()
-            ),
-            Some("rewrite it as a `code-grader` command, or remove the entry".to_owned()),
         );
         return None;
     }
@@ -628,10 +670,19 @@ pub fn default_graders_for(generation: Generation) -> Arc<[ConfiguredGrader]> {
     }])
 }
 
+/// A grader's result, and whether its process crashed (a grader error in either generation,
+/// [`super::score_case`]).
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    pub result: EvaluatorResult,
+    pub crashed: bool,
+}
+
 /// Runs one grader and records its result (without `negate`, which the case score applies).
 /// (Secrets are redacted where results leave the run: the JSONL writer and the terminal.)
-pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> EvaluatorResult {
+pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Evaluated {
     let grade = grader.grader.grade(ctx).await;
+    let crashed = grade.crashed;
     let grade = if grader.negate { super::negate(grade) } else { grade };
     // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
     // else as a grader error); this only guards the weighted mean against a stray value.
@@ -653,7 +704,7 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         }
         None => grade.details,
     };
-    EvaluatorResult {
+    let result = EvaluatorResult {
         name: grader.name.clone(),
         kind: grader.type_name().to_owned(),
         score,
@@ -666,7 +717,8 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         details,
         error: grade.error,
         evaluator_provider_request: grade.request,
-    }
+    };
+    Evaluated { result, crashed }
 }
 
 /// Weighted mean of grader scores (`docs/architecture.md#scoring`): weight 0 excludes a
@@ -954,23 +1006,36 @@ mod tests {
     }
 
     #[test]
-    fn custom_typescript_types_are_ignored_with_a_warning_in_4x_files() {
+    fn custom_assertion_types_run_as_code_graders() {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join(".agentv").join("assertions");
         std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join("word-budget.ts"), "export default {}").expect("write");
+        for name in ["word-budget.ts", "word-count.mjs", "contains.ts"] {
+            std::fs::write(dir.join(name), "export default {}").expect("write");
+        }
         let (graders, problems) = parse_in(
-            "- {type: word-budget, max: 3}\n- {type: keywords, expected: [a]}\n",
+            "- {type: word-budget, max: 3}\n- {type: keywords, expected: [a]}\n- {type: word-count}\n- {type: contains, value: a}\n",
             Generation::V4,
             Some(tmp.path()),
         );
-        assert_eq!(graders.expect("valid").len(), 1);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(
-            problems[0].contains("custom assertion type `word-budget`")
-                && problems[0].contains("not supported by agentv, ignored"),
-            "{}",
-            problems[0]
+        assert!(problems.is_empty(), "{problems:?}");
+        let shown: Vec<(String, &str)> = graders
+            .expect("valid")
+            .iter()
+            .map(|g| (g.name.clone(), g.type_name()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("word-budget".to_owned(), "custom-assertion"),
+                ("keywords".to_owned(), "keywords"),
+                // agentv's own `word-count` gives way to the file; 4.x's `contains` does not.
+                ("word-count".to_owned(), "custom-assertion"),
+                ("contains-a".to_owned(), "contains"),
+            ]
         );
+        // A 2.x file has no custom types.
+        let (graders, _) = parse_in("- {type: word-budget}\n", Generation::V2, Some(tmp.path()));
+        assert!(graders.is_none());
     }
 }

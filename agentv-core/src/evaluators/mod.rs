@@ -5,6 +5,7 @@
 //! See `docs/architecture.md#add-a-grader`.
 
 pub mod candidate;
+mod custom_assertion;
 mod grader;
 pub mod js;
 pub mod js_regex;
@@ -24,7 +25,7 @@ pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, Need,
     ParseContext,
 };
-pub use list::{GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
+pub use list::{Evaluated, GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
 pub use negate::negate;
 pub use rules::CaseThreshold;
 pub use score::{CaseScore, score_case};
@@ -67,6 +68,8 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    is_valid_tool_call,
+    tool_call_f1,
     assert_set,
 }
 

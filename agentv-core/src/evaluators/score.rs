@@ -13,8 +13,10 @@
 //!    no weight at all gives 0).
 //!
 //! A grader that could not grade (its result carries `error`) counts as 0 in the mean; in a 2.x
-//! file it also makes the case a grader error, in a 4.x file only a `skip` does (AgentV 4.x
-//! counts a failed grader as a quality failure).
+//! file it also makes the case a grader error. In a 4.x file a `skip` does, and so does a
+//! grader whose process crashed (died by a signal, exited non-zero with output on stderr, could
+//! not start, timed out); another failed 4.x grader (an LLM reply that did not parse) is a
+//! quality failure, as AgentV 4.x counts it.
 
 use super::grader::ConfiguredGrader;
 use super::rules::{self, CaseThreshold};
@@ -31,11 +33,12 @@ pub struct CaseScore {
 }
 
 /// Scores a case from its graders and their results (same order; `negate` was applied when
-/// each grader ran, [`super::negate`]). The generation's rules ([`super::rules`]) read the
-/// score, the verdict and the status.
+/// each grader ran, [`super::negate`]); `crashed[i]` says result `i`'s process crashed. The
+/// generation's rules ([`super::rules`]) read the score, the verdict and the status.
 pub fn score_case(
     graders: &[ConfiguredGrader],
     results: &mut [EvaluatorResult],
+    crashed: &[bool],
     generation: Generation,
     threshold: CaseThreshold,
 ) -> CaseScore {
@@ -50,8 +53,12 @@ pub fn score_case(
     } else {
         rules::case_score(generation, results)
     };
-    let could_not_grade = results.iter().any(|r| rules::could_not_grade(generation, r));
     let verdict = rules::case_verdict(generation, score, threshold, results);
+    // A crashed process is a grader error in every generation.
+    let could_not_grade = results
+        .iter()
+        .enumerate()
+        .any(|(i, r)| rules::could_not_grade(generation, r) || crashed.get(i).copied().unwrap_or(false));
     let status = if could_not_grade {
         ExecutionStatus::GraderError
     } else {
@@ -181,7 +188,7 @@ mod tests {
         for (name, graders, threshold, want) in cases {
             let configured: Vec<ConfiguredGrader> = graders.iter().map(|g| grader(g.1, g.2, g.3)).collect();
             let mut results: Vec<EvaluatorResult> = graders.iter().map(|g| result(g.0, 1.0)).collect();
-            let got = score_case(&configured, &mut results, Generation::V4, at(*threshold));
+            let got = score_case(&configured, &mut results, &[], Generation::V4, at(*threshold));
             assert!((got.score - want).abs() < 1e-9, "{name}: {} != {want}", got.score);
             assert_eq!(got.status, ExecutionStatus::Ok, "{name}");
             let verdict = if got.score >= *threshold {
@@ -202,9 +209,9 @@ mod tests {
             (0.5, 0.5, Verdict::Fail, Verdict::Pass),
             (0.9, 0.95, Verdict::Pass, Verdict::Fail),
         ] {
-            let got = score_case(&g, &mut [result(score, 1.0)], Generation::V2, at(threshold));
+            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V2, at(threshold));
             assert_eq!(got.verdict, v2, "2.x {score}");
-            let got = score_case(&g, &mut [result(score, 1.0)], Generation::V4, at(threshold));
+            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V4, at(threshold));
             assert_eq!(got.verdict, v4, "4.x {score} at {threshold}");
         }
     }
@@ -222,7 +229,7 @@ mod tests {
         skipped.error = Some("Grader parse failure after 3 attempts: bad".into());
         skipped.assertions = vec![Assertion::new("Grader parse failure after 3 attempts: bad", false)];
         let mut results = vec![result(1.0, 1.0), skipped.clone(), result(1.0, 1.0)];
-        let got = score_case(&g, &mut results, Generation::V4, at(0.8));
+        let got = score_case(&g, &mut results, &[], Generation::V4, at(0.8));
         assert_eq!(got.score, 0.0);
         assert_eq!(got.status, ExecutionStatus::GraderError);
         assert_eq!(
@@ -232,7 +239,7 @@ mod tests {
         let mut other = skipped.clone();
         other.name = "second".into();
         let mut results = vec![result(1.0, 1.0), skipped, other];
-        let got = score_case(&g, &mut results, Generation::V4, at(0.8));
+        let got = score_case(&g, &mut results, &[], Generation::V4, at(0.8));
         assert_eq!(
             got.error.as_deref(),
             Some(
@@ -246,12 +253,37 @@ mod tests {
         let g = [grader(false, None, false), grader(false, None, false)];
         let mut failed = result(0.0, 1.0);
         failed.error = Some("boom".into());
-        let got = score_case(&g, &mut [result(1.0, 1.0), failed.clone()], Generation::V2, at(0.8));
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed.clone()],
+            &[],
+            Generation::V2,
+            at(0.8),
+        );
         assert_eq!(got.score, 0.5);
         assert_eq!(got.status, ExecutionStatus::GraderError);
         assert_eq!(got.error, None);
-        let got = score_case(&g, &mut [result(1.0, 1.0), failed], Generation::V4, at(0.8));
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed.clone()],
+            &[],
+            Generation::V4,
+            at(0.8),
+        );
         assert_eq!(got.score, 0.5);
         assert_eq!(got.status, ExecutionStatus::Ok, "4.x: a quality failure");
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed],
+            &[false, true],
+            Generation::V4,
+            at(0.8),
+        );
+        assert_eq!(got.score, 0.5, "a crashed 4.x grader scores 0 as AgentV records it");
+        assert_eq!(
+            got.status,
+            ExecutionStatus::GraderError,
+            "4.x: a crashed process is a grader error"
+        );
     }
 }

@@ -167,6 +167,8 @@ impl Answered {
                 child_env: Arc::from(Vec::new()),
                 secrets: Default::default(),
                 dump_prompts: None,
+                strict: false,
+                cwd: None,
             },
             trace: Vec::new(),
             summary: TraceSummary::default(),
@@ -253,11 +255,17 @@ pub fn one(yaml: &str) -> ConfiguredGrader {
 
 /// Parses `yaml` (an `assert` list) as a promptfoo config's; panics on any problem.
 pub fn promptfoo_graders(yaml: &str) -> Vec<ConfiguredGrader> {
+    graders_in(crate::model::Generation::Promptfoo, yaml)
+}
+
+/// Parses `yaml` (a grader list) as a file of `generation` has it; panics on any problem.
+pub fn graders_in(generation: crate::model::Generation, yaml: &str) -> Vec<ConfiguredGrader> {
     let node = parse_yaml(yaml).expect("yaml");
-    let dir = Path::new("/evals");
+    let tmp = std::env::temp_dir();
+    let dir = tmp.as_path();
     let ws = Workspace::from_cwd(dir.to_path_buf());
-    let mut diags = Diagnostics::new(Path::new("promptfooconfig.yaml"));
-    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(crate::model::Generation::Promptfoo);
+    let mut diags = Diagnostics::new(Path::new("e.yaml"));
+    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(generation);
     let graders = super::parse_graders(&node, &mut cx);
     let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
     assert!(problems.is_empty(), "{problems:?}");

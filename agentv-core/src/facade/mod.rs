@@ -349,6 +349,13 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             )],
         ));
     }
+    if options.budget_usd.is_some() {
+        // Before any call: a budget that cannot count a target is no guard (docs/running.md#cost).
+        let uncountable = crate::run::uncountable(&resolved.targets);
+        if !uncountable.is_empty() {
+            return Err(fail(warnings, uncountable));
+        }
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -472,6 +479,9 @@ pub struct RunOptions {
     pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
+    /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
+    /// text is a grader error).
+    pub strict: bool,
 }
 
 /// A finished run, ready for [`report`].
@@ -548,6 +558,8 @@ pub async fn run(
             dump_prompts: options
                 .dump_prompts
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
+            strict: options.strict,
+            cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
     };

@@ -95,6 +95,7 @@ impl Loader {
         let _ = f.take("note");
         let _ = f.take("suite");
         let metadata = self.case_metadata(&mut f, diags);
+        let tool_use = self.case_tool_use(&mut f, diags);
 
         let exec = self.case_execution(&mut f, diags);
         let use_defaults = v4 && !exec.skip_defaults;
@@ -228,6 +229,8 @@ impl Loader {
             threshold: exec.threshold,
             suite_threshold: self.defaults.threshold,
             conversation,
+            strict: self.settings.strict,
+            tool_use,
         };
         Some(LoadedCase {
             case,
@@ -303,6 +306,26 @@ impl Loader {
             return Some(default_graders_for(Generation::V4));
         }
         Some(Arc::from(all))
+    }
+
+    /// The case's tool settings over its suite's, key by key (`docs/tools.md`).
+    fn case_tool_use(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Arc<crate::model::ToolSettings>> {
+        let own = self.read_tool_use(f, diags);
+        if self.defaults.tool_use_invalid {
+            // Run without the suite's tools, a case would be graded on another task.
+            diags.error(
+                f.pos,
+                "case inherits the eval file's invalid tool settings",
+                Some("fix the errors reported for the suite's `tools`, `tool_choice` or `max_steps`".to_owned()),
+            );
+        }
+        let merged = own.over(&self.defaults.tool_use);
+        if let (Some(tools), Some(choice)) = (&merged.tools, &merged.choice)
+            && own.tools.is_some() != own.choice.is_some()
+        {
+            crate::tools::read::check_choice(choice, tools, f.pos, diags);
+        }
+        (!merged.is_empty()).then(|| Arc::new(merged))
     }
 
     /// The case's `metadata` (4.x YAML: merged over the suite's).

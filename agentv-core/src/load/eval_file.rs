@@ -270,14 +270,18 @@ pub(super) struct SuiteDefaults {
     pub(super) metadata: Option<Map<String, Value>>,
     /// `execution.threshold`.
     pub(super) threshold: Option<f64>,
+    /// `tools`, `tool_choice`, `parallel_tool_calls`, `max_steps` (both generations).
+    pub(super) tool_use: crate::model::ToolSettings,
+    /// The suite's tool settings had an error (reported): a case that inherits them cannot run.
+    pub(super) tool_use_invalid: bool,
 }
 
 /// Suite settings that go to the [`LoadedSuite`].
 #[derive(Default)]
-struct SuiteSettings {
+pub(super) struct SuiteSettings {
     workers: Option<usize>,
     cache: bool,
-    strict: bool,
+    pub(super) strict: bool,
     matrix: Vec<String>,
     info: SuiteInfo,
 }
@@ -300,7 +304,7 @@ pub(super) struct Loader {
     /// Variables for `${{ VAR }}` (4.x files).
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
-    settings: SuiteSettings,
+    pub(super) settings: SuiteSettings,
 }
 
 impl Loader {
@@ -634,6 +638,9 @@ impl Loader {
             self.dataset = Arc::from(name);
         }
         self.read_suite_v4_keys(f, diags);
+        let before = diags.error_count();
+        self.defaults.tool_use = self.read_tool_use(f, diags);
+        self.defaults.tool_use_invalid = diags.error_count() > before;
         let mut lists: Vec<&Node> = Vec::new();
         if f.known().contains(&"assertions")
             && let Some(node) = f.take("assertions")
@@ -768,6 +775,13 @@ impl Loader {
                 None,
             );
         }
+    }
+
+    /// The tool settings of a suite or a case (`docs/tools.md`); a tools file is found as every
+    /// file an eval names.
+    pub(super) fn read_tool_use(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> crate::model::ToolSettings {
+        let find = |path: &str| self.ws.resolve_file(path, &self.dir);
+        crate::tools::read::read_fields(f, &find, diags)
     }
 
     /// A grader list, read with the grader table.

@@ -7,6 +7,7 @@
 
 use crate::config::{IntRange, Key, KeyTable, Kind, NumberRange};
 use crate::model::Role;
+use crate::tools::keys::{RESULT_KEY, USE_KEYS};
 
 /// A grader list, described once in the schema (`#/definitions/graders`).
 pub const GRADERS: Kind = Kind::Ref("graders");
@@ -116,7 +117,7 @@ const CASES: &[Key] = &[Key::new(
 pub const SUITE: KeyTable = KeyTable::new(
     "the eval file",
     "An agentv eval suite (AgentV 2.x or 4.x keys).",
-    &[SUITE_COMMON, SUITE_V4, CASES],
+    &[SUITE_COMMON, SUITE_V4, CASES, USE_KEYS],
 );
 
 const NO_CASES: &[Key] = &[Key::new(
@@ -130,7 +131,7 @@ const NO_CASES: &[Key] = &[Key::new(
 pub const SIDECAR: KeyTable = KeyTable::new(
     "the dataset sidecar",
     "Suite keys of a JSONL dataset: every key of a YAML suite but its cases.",
-    &[SUITE_COMMON, SUITE_V4, NO_CASES],
+    &[SUITE_COMMON, SUITE_V4, NO_CASES, USE_KEYS],
 );
 
 const TRIALS_KEYS: &[Key] = &[
@@ -333,7 +334,7 @@ const CASE_KEYS: &[Key] = &[
 ];
 
 /// One case of a suite, or one line of a JSONL dataset.
-pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS]);
+pub const CASE: KeyTable = KeyTable::new("an eval case", "One eval case.", &[CASE_KEYS, USE_KEYS, RESULT_KEY]);
 
 const TURN_KEYS: &[Key] = &[
     Key::new("input", Kind::OneOf(INPUT_KINDS), "What the user says in this turn.").required(),

@@ -418,17 +418,6 @@ fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
             )],
             "preprocessors",
         ),
-        (
-            "a custom TypeScript assertion type",
-            &[
-                (
-                    "e.yaml",
-                    "tests:\n  - {id: a, criteria: c, input: q, assertions: [{type: word-budget}]}\n",
-                ),
-                (".agentv/assertions/word-budget.ts", "export default {}\n"),
-            ],
-            "word-budget",
-        ),
     ];
     for (shape, files, key) in rows {
         let (suite, _tmp) = load(files);

@@ -263,6 +263,12 @@ pub struct EvalCase {
     pub suite_threshold: Option<f64>,
     /// Set for a 4.x conversation case (`mode: conversation`).
     pub conversation: Option<Arc<Conversation>>,
+    /// The suite says `strict: true`: its graders apply no generation's lenient rule (as
+    /// `--strict` does for every suite).
+    pub strict: bool,
+    /// Tools, tool choice, steps and tool results of the case over its suite's
+    /// (`docs/tools.md`); the target's fill in what neither sets.
+    pub tool_use: Option<Arc<super::ToolSettings>>,
 }
 
 impl EvalCase {

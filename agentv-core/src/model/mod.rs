@@ -3,6 +3,7 @@
 //! graders travel beside it (`load::LoadedCase`), so the model depends on nothing.
 
 mod case;
+mod tool;
 
 pub use agentv_eval_sdk::{
     Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, GraderScore, OutputMessage,
@@ -12,4 +13,8 @@ pub(crate) use case::pretty_json;
 pub use case::{
     Content, Conversation, DEFAULT_THRESHOLD, EvalCase, FileRef, Generation, Message, Role, Segment, SourceRef, Turn,
     TurnAggregation,
+};
+pub use tool::{
+    INPUT_ERROR, ToolChoice, ToolCommand, ToolDef, ToolDialect, ToolExchange, ToolOutcome, ToolReply, ToolRequest,
+    ToolResultRule, ToolSettings,
 };

@@ -223,7 +223,7 @@ pub enum AgentOutputError {
 /// Runs an agent CLI once: finds the executable, prepares the workspace, sends the prompt on
 /// stdin, streams the output to the log, then turns the outcome into a response with `parse`.
 /// A non-zero exit is an error with the exit code and the agent's own report when `parse` found
-/// one ([`AgentOutputError::Reported`]), else stderr and the last stdout lines.
+/// one ([`AgentOutputError::Reported`]), else the last stdout lines and stderr.
 pub async fn run(
     config: &AgentConfig,
     profile: &AgentProfile,
@@ -294,10 +294,12 @@ pub async fn run(
     if !done.status.success() {
         let why = match &parsed {
             Err(AgentOutputError::Reported(report)) => report.clone(),
+            // stderr last: where a crash says why (the end of a traceback), which the console
+            // shows of a multi-line error.
             _ => format!(
-                "stderr: {}; last stdout lines:\n{}",
-                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets),
-                last_lines(&done.stdout, 5, &config.secrets)
+                "last stdout lines:\n{}\nstderr: {}",
+                last_lines(&done.stdout, 5, &config.secrets),
+                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets)
             ),
         };
         return Err(ProviderError::failed(format!(

@@ -16,12 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{
-    AnswerSource, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest, ProviderResponse,
-};
+use super::{AnswerSource, Provider, ProviderFuture, ProviderRequest, ProviderResponse};
 use crate::redact::{self, Secrets};
 
 /// The on-disk store, shared by every target of a run (it counts hits and misses).
@@ -91,6 +89,10 @@ impl ResponseCache {
         if let Some(t) = request.temperature {
             canonical["temperature"] = json!(t);
         }
+        // Tool definitions, and the calls and results of earlier steps, shape the answer.
+        if let Some(tools) = &request.tools {
+            canonical["tools"] = tools.cache_value();
+        }
         // serde_json's maps are sorted, so equal requests serialize equally.
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
     }
@@ -130,17 +132,19 @@ impl CachedProvider {
 }
 
 impl Provider for CachedProvider {
-    fn target_name(&self) -> &str {
-        self.inner.target_name()
-    }
-
-    fn kind(&self) -> ProviderKind {
-        self.inner.kind()
-    }
-
-    fn prompt_mode(&self) -> PromptMode {
-        self.inner.prompt_mode()
-    }
+    super::provider::pass_to_inner!(
+        target_name,
+        kind,
+        prompt_mode,
+        healthcheck,
+        supports_batch,
+        invoke_batch,
+        public_settings,
+        tool_settings,
+        max_workers,
+        executable,
+        cost_basis,
+    );
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move { Ok(self.invoke_sourced(request).await?.0) })
@@ -163,39 +167,14 @@ impl Provider for CachedProvider {
             Ok((response, AnswerSource::Model))
         })
     }
-
-    fn healthcheck<'a>(&'a self, eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
-        self.inner.healthcheck(eval_dir)
-    }
-
-    fn supports_batch(&self) -> bool {
-        self.inner.supports_batch()
-    }
-
-    fn invoke_batch<'a>(
-        &'a self,
-        requests: &'a [ProviderRequest],
-    ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
-        self.inner.invoke_batch(requests)
-    }
-
-    fn public_settings(&self) -> Value {
-        self.inner.public_settings()
-    }
-
-    fn max_workers(&self) -> Option<usize> {
-        self.inner.max_workers()
-    }
-
-    fn executable(&self) -> Option<&str> {
-        self.inner.executable()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::providers::mock::{Delay, MockProvider};
+    use crate::providers::{ProviderError, ProviderKind};
+    use serde_json::Value;
 
     #[derive(Debug)]
     struct Counting {

@@ -113,6 +113,10 @@ impl Provider for CodexProvider {
         Some(&self.config.executable)
     }
 
+    fn cost_basis(&self) -> super::CostBasis {
+        super::CostBasis::Unknown("Codex reports tokens but no cost; run it without --budget-usd".to_owned())
+    }
+
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(agent::run(
             &self.config,

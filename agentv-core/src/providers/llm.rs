@@ -7,10 +7,13 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::retry::{RetryPolicy, parse_retry_after};
-use super::{ProviderError, ProviderRequest, ProviderResponse};
+use super::{ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
-use crate::model::{OutputMessage, TokenUsage};
+use crate::model::{INPUT_ERROR, OutputMessage, TokenUsage, ToolCall, ToolDef, ToolSettings};
 use crate::redact::Secrets;
+
+/// The tool keys every LLM API target accepts (`docs/tools.md`).
+pub use crate::tools::keys::USE_KEYS as TOOL_KEYS;
 
 /// Keys every LLM API target accepts besides its own (read by
 /// [`super::TargetSettings::llm`]).
@@ -60,6 +63,11 @@ pub const LLM_KEYS: &[Key] = &[
         "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
     )
     .aliases(&["retry_status_codes"]),
+    Key::new(
+        "pricing",
+        Kind::Object(&super::priced::PRICING),
+        "What calls cost when the provider reports no cost: `{model: <a model of the pricing table>}` or rates per million tokens (`docs/running.md#cost`).",
+    ),
 ];
 
 /// The system prompt when the caller sets none.
@@ -234,19 +242,28 @@ pub fn error_message(body: &str, secrets: &Secrets) -> String {
     found.unwrap_or_else(|| crate::process::tail(body, 500, secrets))
 }
 
-/// A response with one assistant message, usage and the raw body.
-pub fn response(
-    text: String,
-    usage: Option<TokenUsage>,
-    raw: Value,
-    attempts: u32,
-    elapsed: Duration,
-) -> ProviderResponse {
+/// What one answer of an LLM API says: its text, its tool calls, the tokens, and why the
+/// model stopped as the API words it (`stop`, `tool_calls`, `end_turn`, `tool_use`, `STOP`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub usage: Option<TokenUsage>,
+    pub finish_reason: Option<String>,
+}
+
+/// The response for an answer: one assistant message holding its text and tool calls, the
+/// usage, the raw body, and in `metadata` the attempts made (and, when tools were offered, the
+/// finish reason).
+pub fn response(parsed: Parsed, raw: Value, attempts: u32, elapsed: Duration, tools_offered: bool) -> ProviderResponse {
     let mut metadata = Map::new();
     metadata.insert("attempts".to_owned(), json!(attempts));
+    if tools_offered && let Some(reason) = &parsed.finish_reason {
+        metadata.insert("finish_reason".to_owned(), json!(reason));
+    }
     ProviderResponse {
-        output_messages: vec![OutputMessage::assistant(text)],
-        token_usage: usage,
+        output_messages: vec![answer_message(parsed.text, parsed.calls)],
+        token_usage: parsed.usage,
         duration_ms: Some(elapsed.as_secs_f64() * 1000.0),
         raw: Some(raw),
         metadata: Some(metadata),
@@ -254,24 +271,113 @@ pub fn response(
     }
 }
 
-/// An error that says how many attempts were made when there was more than one.
-fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
-    if attempts <= 1 {
-        return error;
+/// The assistant message of an answer: an answer that only calls tools has no content, so it
+/// is never mistaken for an empty answer (`docs/tools.md#what-the-record-holds`).
+pub fn answer_message(text: String, calls: Vec<ToolCall>) -> OutputMessage {
+    let mut message = OutputMessage::assistant(text);
+    if !calls.is_empty() && message.text().is_some_and(|t| t.is_empty()) {
+        message.content = None;
     }
+    message.tool_calls = calls;
+    message
+}
+
+/// A tool call as an API reported it; `problem` says why its arguments are not a JSON object.
+pub fn tool_call(id: Option<String>, name: String, input: Value, problem: Option<String>) -> ToolCall {
+    let mut call = ToolCall {
+        tool: name,
+        input: Some(input),
+        id,
+        ..ToolCall::default()
+    };
+    if let Some(problem) = problem {
+        call.extra.insert(INPUT_ERROR.to_owned(), Value::String(problem));
+    }
+    call
+}
+
+/// Arguments written as JSON text (Chat Completions): the object, or the text as written and
+/// why it is not one. Empty text is no arguments.
+pub fn arguments_from_text(text: &str) -> (Value, Option<String>) {
+    if text.trim().is_empty() {
+        return (Value::Object(Map::new()), None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => object_arguments(value),
+        Err(e) => (Value::String(text.to_owned()), Some(format!("not valid JSON: {e}"))),
+    }
+}
+
+/// Arguments sent as a JSON value (Messages, generateContent): an object, else the value and
+/// why it is not one.
+pub fn object_arguments(value: Value) -> (Value, Option<String>) {
+    if value.is_object() {
+        (value, None)
+    } else {
+        let kind = match &value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "an object",
+        };
+        (value, Some(format!("not a JSON object but {kind}")))
+    }
+}
+
+/// The tool settings of an LLM target (`docs/tools.md`); problems are reported with the
+/// target's other settings. A tools file is relative to the targets file.
+pub fn tool_settings(s: &mut TargetSettings<'_>) -> ToolSettings {
+    // Tool files are found as every relative path of a target setting is.
+    let base = s.path(".");
+    let find = move |text: &str| {
+        let path = crate::paths::normalize(&base.join(text));
+        if path.is_file() { Ok(path) } else { Err(vec![path]) }
+    };
+    let tools_node = s.node("tools");
+    let choice_node = s.node("tool_choice");
+    let parallel = s.boolean("parallel_tool_calls");
+    let max_steps = s.whole("max_steps").and_then(|n| u32::try_from(n).ok());
+    let diags = s.diagnostics();
+    let tools = tools_node.and_then(|n| crate::tools::read::read_tools(n, &find, diags));
+    let choice = choice_node.and_then(|n| crate::tools::read::read_choice(n, diags));
+    if let (Some(tools), Some(choice), Some(node)) = (&tools, &choice, choice_node) {
+        crate::tools::read::check_choice(choice, tools, node.pos, diags);
+    }
+    ToolSettings {
+        tools,
+        choice,
+        parallel,
+        max_steps,
+        results: Default::default(),
+    }
+}
+
+/// An error that says how many attempts were made when there was more than one (an error
+/// that is not about the wire keeps its message).
+fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
     match error {
-        ProviderError::Http {
-            status,
-            message,
-            retry_after,
-        } => ProviderError::Http {
-            status,
-            message: format!("{message} (gave up after {attempts} attempts)"),
-            retry_after,
-        },
-        ProviderError::Network(m) => ProviderError::Network(format!("{m} (gave up after {attempts} attempts)")),
+        ProviderError::Http { .. } | ProviderError::Network(_) if attempts > 1 => {
+            error.map_message(|m| format!("{m} (gave up after {attempts} attempts)"))
+        }
         other => other,
     }
+}
+
+/// The text at `pointer` of an answer (a finish reason).
+pub fn text_at(body: &Value, pointer: &str) -> Option<String> {
+    body.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A tool in the neutral form most APIs take: `{name, description?, <schema_key>: parameters}`.
+pub fn function_shape(tool: &ToolDef, schema_key: &str) -> Value {
+    let mut out = json!({"name": tool.name});
+    if let Some(d) = &tool.description {
+        out["description"] = json!(d);
+    }
+    out[schema_key] = tool.parameters.clone();
+    out
 }
 
 /// A count from a usage object.
@@ -279,10 +385,95 @@ pub fn count(value: &Value, pointer: &str) -> Option<u64> {
     value.pointer(pointer).and_then(Value::as_u64)
 }
 
+/// What the tool tests of the three LLM clients share: a request with tools and one earlier
+/// step whose call had arguments that did not parse, answered by a tool error.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use crate::model::{ToolChoice, ToolDef, ToolDialect, ToolExchange, ToolReply, ToolRequest};
+    use crate::providers::ProviderRequest;
+
+    /// `lookup` (neutral, described) and `native` (written in `dialect`'s shape as `written`).
+    pub(crate) fn tools(dialect: ToolDialect, written: Value) -> Vec<ToolDef> {
+        let mut lookup = ToolDef::new(
+            "lookup",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        );
+        lookup.description = Some("Find an order.".into());
+        let native = ToolDef {
+            native: Some((dialect, written)),
+            ..ToolDef::new("native", json!({"type": "object"}))
+        };
+        vec![lookup, native]
+    }
+
+    /// A request offering `tools`, after one step: the text "Checking." and a call of `lookup`
+    /// (id `c1`) whose arguments `{bad` did not parse, answered with the error `bad arguments`.
+    pub(crate) fn request(
+        tools: Vec<ToolDef>,
+        choice: Option<ToolChoice>,
+        parallel: Option<bool>,
+        raw: Option<Value>,
+    ) -> ProviderRequest {
+        let (input, problem) = super::arguments_from_text("{bad");
+        let mut message = super::answer_message(
+            "Checking.".into(),
+            vec![super::tool_call(Some("c1".into()), "lookup".into(), input, problem)],
+        );
+        message.tool_calls[0].output = Some(json!("bad arguments"));
+        ProviderRequest {
+            question: "Where is A1?".into(),
+            tools: Some(ToolRequest {
+                tools: Arc::from(tools),
+                choice,
+                parallel,
+                exchanges: vec![ToolExchange {
+                    raw,
+                    message,
+                    replies: vec![ToolReply {
+                        id: Some("c1".into()),
+                        name: "lookup".into(),
+                        content: json!("bad arguments"),
+                        is_error: true,
+                    }],
+                }],
+            }),
+            ..ProviderRequest::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::providers::ChatMessage;
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_kept_and_flagged() {
+        for (text, value, problem) in [
+            ("{\"id\": 1}", json!({"id": 1}), None),
+            ("", json!({}), None),
+            ("  ", json!({}), None),
+            (
+                "{bad",
+                json!("{bad"),
+                Some("not valid JSON: key must be a string at line 1 column 2"),
+            ),
+            ("[1]", json!([1]), Some("not a JSON object but a list")),
+            ("null", Value::Null, Some("not a JSON object but null")),
+        ] {
+            let (got, why) = arguments_from_text(text);
+            assert_eq!((got, why.as_deref()), (value, problem), "{text}");
+        }
+        let flagged = tool_call(None, "t".into(), json!("x"), Some("why".into()));
+        assert_eq!(flagged.extra[INPUT_ERROR], "why");
+        let calls_only = answer_message(String::new(), vec![flagged]);
+        assert!(calls_only.content.is_none(), "a call-only answer is not an empty text");
+        assert_eq!(answer_message(String::new(), Vec::new()).text().as_deref(), Some(""));
+    }
 
     #[test]
     fn single_question_gets_guidelines_in_the_system_prompt() {

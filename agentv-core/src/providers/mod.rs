@@ -10,6 +10,8 @@ mod answer;
 mod cache;
 mod entry;
 mod llm;
+mod priced;
+pub mod pricing;
 mod provider;
 pub mod proxy_invoker;
 mod registry;
@@ -25,6 +27,7 @@ pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};
 pub use mock::MockProvider;
+pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
     AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
 };

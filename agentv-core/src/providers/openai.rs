@@ -1,16 +1,21 @@
 //! `openai` (Chat Completions on any compatible server) and `azure` (deployment URLs).
+//!
+//! Tools go in the Chat Completions shape (`docs/tools.md#openai-and-azure-openai`): `tools`
+//! of `{type: function, function: {name, description, parameters}}`, `tool_choice`,
+//! `parallel_tool_calls`; the answer's `message.tool_calls` carry arguments as JSON text, and
+//! each result goes back as a `tool` message naming its `tool_call_id`.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Speaker};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
 };
 use crate::config::{Key, KeyTable, Kind};
-use crate::model::TokenUsage;
+use crate::model::{INPUT_ERROR, TokenUsage, ToolCall, ToolChoice, ToolDef, ToolDialect, ToolExchange, ToolSettings};
 use crate::redact::Secret;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&OPENAI, &AZURE];
@@ -51,7 +56,11 @@ const OPENAI_OWN: &[Key] = &[
         "API key, e.g. `${{ OPENAI_API_KEY }}` (needed for api.openai.com).",
     ),
 ];
-const OPENAI_KEYS: KeyTable = KeyTable::new("openai", "Settings of an `openai` target.", &[OPENAI_OWN, LLM_KEYS]);
+const OPENAI_KEYS: KeyTable = KeyTable::new(
+    "openai",
+    "Settings of an `openai` target.",
+    &[OPENAI_OWN, LLM_KEYS, TOOL_KEYS],
+);
 
 const AZURE_OWN: &[Key] = &[
     Key::new(
@@ -67,7 +76,11 @@ const AZURE_OWN: &[Key] = &[
     Key::new("api_version", Kind::Text, "API version (default 2024-10-01-preview).").aliases(&["version"]),
     Key::new("api_key", Kind::Text, "API key, e.g. `${{ AZURE_OPENAI_API_KEY }}`.").required(),
 ];
-const AZURE_KEYS: KeyTable = KeyTable::new("azure", "Settings of an `azure` target.", &[AZURE_OWN, LLM_KEYS]);
+const AZURE_KEYS: KeyTable = KeyTable::new(
+    "azure",
+    "Settings of an `azure` target.",
+    &[AZURE_OWN, LLM_KEYS, TOOL_KEYS],
+);
 
 /// The official endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -99,6 +112,8 @@ pub struct OpenAiConfig {
     pub api_key: Option<Secret>,
     /// Temperature, output limit, timeout and retries.
     pub llm: LlmSettings,
+    /// The target's own tools, tool choice and steps.
+    pub tools: ToolSettings,
 }
 
 /// An OpenAI-style chat model.
@@ -128,6 +143,18 @@ impl OpenAiProvider {
             messages.push(json!({"role": role, "content": text}));
         }
         let mut body = json!({ "messages": messages });
+        if let Some(tools) = &request.tools {
+            for exchange in &tools.exchanges {
+                push_exchange(&mut body["messages"], exchange);
+            }
+            body["tools"] = tools.tools.iter().map(wire_tool).collect();
+            if let Some(choice) = &tools.choice {
+                body["tool_choice"] = wire_choice(choice);
+            }
+            if let Some(parallel) = tools.parallel {
+                body["parallel_tool_calls"] = json!(parallel);
+            }
+        }
         if let Some(t) = request.temperature.or(self.config.llm.temperature) {
             body["temperature"] = json!(t);
         }
@@ -174,8 +201,54 @@ impl OpenAiProvider {
     }
 }
 
-/// Reads a Chat Completions answer: the first choice's text and the usage.
-pub fn parse_completion(body: &Value) -> Result<(String, Option<TokenUsage>), String> {
+/// A tool in the Chat Completions shape: as written when it was written in it.
+pub fn wire_tool(tool: &ToolDef) -> Value {
+    tool.native_for(ToolDialect::OpenAi)
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "function", "function": llm::function_shape(tool, "parameters")}))
+}
+
+/// `tool_choice`: `auto`, `none`, `required`, or `{type: function, function: {name}}`.
+pub fn wire_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// An earlier step: the assistant message with its `tool_calls`, then one `tool` message per
+/// call.
+fn push_exchange(messages: &mut Value, exchange: &ToolExchange) {
+    let Some(messages) = messages.as_array_mut() else { return };
+    let calls: Vec<Value> = exchange
+        .message
+        .tool_calls
+        .iter()
+        .map(|call| {
+            json!({"id": call.id, "type": "function",
+                   "function": {"name": call.tool, "arguments": arguments_text(call)}})
+        })
+        .collect();
+    messages.push(json!({"role": "assistant", "content": exchange.message.text(), "tool_calls": calls}));
+    for reply in &exchange.replies {
+        messages.push(json!({"role": "tool", "tool_call_id": reply.id, "content": reply.text()}));
+    }
+}
+
+/// The arguments as the model wrote them: invalid JSON goes back as it came.
+fn arguments_text(call: &ToolCall) -> String {
+    match (&call.input, call.extra.contains_key(INPUT_ERROR)) {
+        (Some(Value::String(text)), true) => text.clone(),
+        (Some(value), _) => value.to_string(),
+        (None, _) => "{}".to_owned(),
+    }
+}
+
+/// Reads a Chat Completions answer: the first choice's text, tool calls, finish reason and the
+/// usage.
+pub fn parse_completion(body: &Value) -> Result<Parsed, String> {
     let message = body
         .pointer("/choices/0/message")
         .ok_or("the answer has no choices[0].message")?;
@@ -188,6 +261,12 @@ pub fn parse_completion(body: &Value) -> Result<(String, Option<TokenUsage>), St
             .join(""),
         _ => String::new(),
     };
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| calls.iter().enumerate().map(|(i, c)| parse_call(i, c)).collect::<Result<Vec<_>, _>>())
+        .transpose()?
+        .unwrap_or_default();
     let usage = match (
         llm::count(body, "/usage/prompt_tokens"),
         llm::count(body, "/usage/completion_tokens"),
@@ -199,7 +278,32 @@ pub fn parse_completion(body: &Value) -> Result<(String, Option<TokenUsage>), St
         }),
         _ => None,
     };
-    Ok((text, usage))
+    let finish_reason = llm::text_at(body, "/choices/0/finish_reason");
+    Ok(Parsed {
+        text,
+        calls,
+        usage,
+        finish_reason,
+    })
+}
+
+/// One of `message.tool_calls`; a server that gives no id gets `call_<index>`, so the result
+/// can name it.
+fn parse_call(index: usize, call: &Value) -> Result<ToolCall, String> {
+    let name = call
+        .pointer("/function/name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("tool_calls[{index}] has no function.name"))?;
+    let id = call
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("call_{index}"), str::to_owned);
+    let (input, problem) = match call.pointer("/function/arguments") {
+        Some(Value::String(text)) => llm::arguments_from_text(text),
+        Some(Value::Null) | None => llm::arguments_from_text(""),
+        Some(other) => llm::object_arguments(other.clone()),
+    };
+    Ok(llm::tool_call(Some(id), name.to_owned(), input, problem))
 }
 
 impl Provider for OpenAiProvider {
@@ -217,9 +321,13 @@ impl Provider for OpenAiProvider {
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
-            let (text, usage) = parse_completion(&body).map_err(llm::malformed)?;
-            Ok(llm::response(text, usage, body, attempts, elapsed))
+            let parsed = parse_completion(&body).map_err(llm::malformed)?;
+            Ok(llm::response(parsed, body, attempts, elapsed, request.tools.is_some()))
         })
+    }
+
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        Some(&self.config.tools)
     }
 
     fn public_settings(&self) -> Value {
@@ -241,6 +349,7 @@ impl Provider for OpenAiProvider {
 /// An `azure` target from its settings.
 fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let llm = s.llm();
+    let tools = llm::tool_settings(s);
     let endpoint = s.string("endpoint", true);
     let deployment = s.string("deployment_name", true);
     let version = s
@@ -276,6 +385,7 @@ fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc
         },
         api_key: Some(Secret::new(api_key?)),
         llm,
+        tools,
     };
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
@@ -283,6 +393,7 @@ fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc
 /// An `openai` target from its settings.
 fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let llm = s.llm();
+    let tools = llm::tool_settings(s);
     let base_url = s
         .string("base_url", true)
         .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
@@ -309,6 +420,7 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
         },
         api_key: api_key.map(Secret::new),
         llm,
+        tools,
     };
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
@@ -316,6 +428,70 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::llm::testing;
+
+    fn provider() -> OpenAiProvider {
+        let flavor = Flavor::OpenAi {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            organization: None,
+        };
+        OpenAiProvider::new(
+            "t",
+            OpenAiConfig {
+                flavor,
+                api_key: None,
+                llm: LlmSettings::default(),
+                tools: ToolSettings::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn tools_choice_and_earlier_steps_go_in_the_chat_completions_shape() {
+        let native = json!({"type": "function", "function": {"name": "native", "parameters": {"type": "object"}, "strict": true}});
+        let tools = testing::tools(ToolDialect::OpenAi, native.clone());
+        let request = testing::request(tools, Some(ToolChoice::Tool("lookup".into())), Some(false), None);
+        let body = provider().http_call(&request).body;
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "function": {"name": "lookup", "description": "Find an order.",
+                   "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}})
+        );
+        assert_eq!(body["tools"][1], native, "its own shape, as written");
+        assert_eq!(body["tool_choice"], json!({"type": "function", "function": {"name": "lookup"}}));
+        assert_eq!(body["parallel_tool_calls"], false);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 4, "system, user, the step, its result");
+        assert_eq!(
+            messages[2],
+            json!({"role": "assistant", "content": "Checking.", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{bad"}}]})
+        );
+        assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "c1", "content": "bad arguments"}));
+        for (choice, want) in [(ToolChoice::Auto, "auto"), (ToolChoice::None, "none"), (ToolChoice::Required, "required")] {
+            assert_eq!(wire_choice(&choice), json!(want));
+        }
+        let plain = provider().http_call(&ProviderRequest::default()).body;
+        assert!(plain.get("tools").is_none() && plain.get("tool_choice").is_none(), "no tools, no keys");
+    }
+
+    #[test]
+    fn tool_calls_are_read_with_ids_arguments_and_the_finish_reason() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{\"id\": \"A1\"}"}},
+            {"type": "function", "function": {"name": "track", "arguments": "{oops"}}
+        ]}, "finish_reason": "tool_calls"}]});
+        let parsed = parse_completion(&body).expect("parses");
+        assert_eq!((parsed.text.as_str(), parsed.finish_reason.as_deref()), ("", Some("tool_calls")));
+        assert_eq!(parsed.calls[0].input, Some(json!({"id": "A1"})));
+        assert_eq!(parsed.calls[0].id.as_deref(), Some("call_a"));
+        assert_eq!(parsed.calls[1].id.as_deref(), Some("call_1"), "a missing id is made up");
+        assert_eq!(parsed.calls[1].input, Some(json!("{oops")));
+        assert!(parsed.calls[1].extra.contains_key(INPUT_ERROR));
+        let nameless = json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]});
+        assert_eq!(parse_completion(&nameless).expect_err("no name"), "tool_calls[0] has no function.name");
+    }
 
     #[test]
     fn completion_text_and_usage() {
@@ -323,10 +499,12 @@ mod tests {
             "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 8}}
         });
-        let (text, usage) = parse_completion(&body).expect("parses");
-        assert_eq!(text, "hi");
+        let parsed = parse_completion(&body).expect("parses");
+        assert_eq!(parsed.text, "hi");
+        assert_eq!(parsed.finish_reason.as_deref(), Some("stop"));
+        assert!(parsed.calls.is_empty());
         assert_eq!(
-            usage,
+            parsed.usage,
             Some(TokenUsage {
                 input: 12,
                 output: 3,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ProviderClass, ProviderKind};
-use crate::model::{OutputMessage, TokenUsage, TraceEvent};
+use crate::model::{OutputMessage, TokenUsage, ToolRequest, ToolSettings, TraceEvent};
 
 /// How case content is put into prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
+    /// ignore it.
+    pub tools: Option<ToolRequest>,
 }
 
 /// What a provider answered.
@@ -103,6 +106,25 @@ pub enum ProviderError {
 impl ProviderError {
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed(message.into())
+    }
+
+    /// The same error with its message rewritten by `f`; a timeout stays as it is (the runner
+    /// retries it by its kind).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Self::Http {
+                status,
+                message,
+                retry_after,
+            } => Self::Http {
+                status,
+                message: f(message),
+                retry_after,
+            },
+            Self::Network(m) => Self::Network(f(m)),
+            Self::Failed(m) => Self::Failed(f(m)),
+            timeout @ Self::Timeout(_) => timeout,
+        }
     }
 }
 
@@ -175,9 +197,28 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         Value::Object(Map::new())
     }
 
+    /// The tool settings of the target itself (`tools`, `tool_choice`, ... in targets.yaml),
+    /// which a case's and its suite's complete (`docs/tools.md`).
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        None
+    }
+
     /// A cap on concurrent cases (some agents cannot run in parallel).
     fn max_workers(&self) -> Option<usize> {
         None
+    }
+
+    /// How this target's cost is known before any call (`docs/running.md#cost`): agents and
+    /// commands report it, a mock costs nothing, an LLM API is priced from its tokens (the
+    /// registry wraps it in a [`super::PricedProvider`], which says at what price).
+    fn cost_basis(&self) -> super::CostBasis {
+        match self.kind().class() {
+            ProviderClass::Agent | ProviderClass::Command => super::CostBasis::Reported,
+            ProviderClass::Mock => super::CostBasis::Free,
+            ProviderClass::Llm => super::CostBasis::Unknown(
+                "it reports no cost and has no price; give the target a price with `pricing:`".to_owned(),
+            ),
+        }
     }
 
     /// The program this provider runs as configured (a name on `PATH` or a path), when its
@@ -186,3 +227,73 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 }
+
+/// Writes the [`Provider`] methods a wrapper (the response cache, pricing) passes unchanged to
+/// the provider it wraps, `self.inner`; the wrapper writes the others itself.
+macro_rules! pass_to_inner {
+    (@ target_name) => {
+        fn target_name(&self) -> &str {
+            self.inner.target_name()
+        }
+    };
+    (@ kind) => {
+        fn kind(&self) -> $crate::providers::ProviderKind {
+            self.inner.kind()
+        }
+    };
+    (@ prompt_mode) => {
+        fn prompt_mode(&self) -> $crate::providers::PromptMode {
+            self.inner.prompt_mode()
+        }
+    };
+    (@ healthcheck) => {
+        fn healthcheck<'a>(&'a self, eval_dir: &'a std::path::Path) -> $crate::providers::ProviderFuture<'a, ()> {
+            self.inner.healthcheck(eval_dir)
+        }
+    };
+    (@ supports_batch) => {
+        fn supports_batch(&self) -> bool {
+            self.inner.supports_batch()
+        }
+    };
+    (@ invoke_batch) => {
+        fn invoke_batch<'a>(
+            &'a self,
+            requests: &'a [$crate::providers::ProviderRequest],
+        ) -> $crate::providers::ProviderFuture<
+            'a,
+            Vec<Result<$crate::providers::ProviderResponse, $crate::providers::ProviderError>>,
+        > {
+            self.inner.invoke_batch(requests)
+        }
+    };
+    (@ public_settings) => {
+        fn public_settings(&self) -> serde_json::Value {
+            self.inner.public_settings()
+        }
+    };
+    (@ tool_settings) => {
+        fn tool_settings(&self) -> Option<&$crate::model::ToolSettings> {
+            self.inner.tool_settings()
+        }
+    };
+    (@ max_workers) => {
+        fn max_workers(&self) -> Option<usize> {
+            self.inner.max_workers()
+        }
+    };
+    (@ executable) => {
+        fn executable(&self) -> Option<&str> {
+            self.inner.executable()
+        }
+    };
+    (@ cost_basis) => {
+        fn cost_basis(&self) -> $crate::providers::CostBasis {
+            self.inner.cost_basis()
+        }
+    };
+    ($($method:ident),* $(,)?) => {
+        $($crate::providers::provider::pass_to_inner!(@ $method);)*
+    };
+}
+pub(crate) use pass_to_inner;

@@ -419,6 +419,8 @@ impl TargetRegistry {
             child_env: self.child_env.clone(),
         };
         let provider = (entry.build)(&mut settings, &ctx);
+        // LLM APIs report tokens, not cost: their answers are priced (`docs/running.md#cost`).
+        let provider = super::priced::wrap(provider, entry, &mut settings);
         let found = settings.finish();
         let (errors, warnings): (Vec<_>, Vec<_>) = found
             .diagnostics

@@ -467,6 +467,12 @@ impl<'a> TargetSettings<'a> {
     pub fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
         self.diags.error(pos, message, help);
     }
+
+    /// Where the problems of these settings go, for settings read by another module's reader
+    /// (tool definitions).
+    pub fn diagnostics(&mut self) -> &mut Diagnostics {
+        &mut self.diags
+    }
 }
 
 /// Reads target settings in unit tests.

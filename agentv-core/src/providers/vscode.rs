@@ -176,6 +176,10 @@ impl Provider for VsCodeProvider {
         self.kind
     }
 
+    fn cost_basis(&self) -> super::CostBasis {
+        super::CostBasis::Unknown("VS Code reports no cost; run it without --budget-usd".to_owned())
+    }
+
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             let safe = crate::paths::file_name_safe(&request.eval_id);

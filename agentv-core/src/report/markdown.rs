@@ -109,9 +109,9 @@ impl MarkdownReport {
         );
         let _ = writeln!(
             out,
-            "| target | cases | graded | pass | borderline | fail | pass rate | mean | execution errors | grader errors |"
+            "| target | cases | graded | pass | borderline | fail | pass rate | mean | execution errors | grader errors | cost |"
         );
-        let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for (target, tally) in &self.tallies.by_target {
             row(&mut out, &md(target), tally);
         }
@@ -206,7 +206,7 @@ impl MarkdownReport {
 fn row(out: &mut String, name: &str, t: &Tally) {
     let _ = writeln!(
         out,
-        "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         t.cases,
         t.graded,
         t.pass,
@@ -215,7 +215,8 @@ fn row(out: &mut String, name: &str, t: &Tally) {
         percent(t.pass_rate()),
         fixed(t.mean()),
         t.execution_errors,
-        t.grader_errors
+        t.grader_errors,
+        t.cost_text()
     );
 }
 

@@ -18,6 +18,7 @@ mod summary;
 mod tally;
 mod terminal;
 mod trace_cap;
+mod v4_run_dir;
 
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
@@ -46,3 +47,4 @@ pub use summary::{
 pub use tally::{Tallies, Tally, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};
 pub use trace_cap::{MAX_TRACE_BYTES, cap_trace, traced_bytes};
+pub use v4_run_dir::{INDEX as RUN_DIR_INDEX, RunDirectory, RunInfo};

@@ -44,7 +44,7 @@ pub fn dump_prompt(
     );
     let name = dumps.claim(&name, &owner);
     let path = dumps.dir.join(format!("{name}.json"));
-    let record = json!({
+    let mut record = json!({
         "eval_id": request.eval_id,
         "eval_file": dump_for.eval_file.display().to_string(),
         "attempt": request.attempt,
@@ -60,6 +60,9 @@ pub fn dump_prompt(
             "input_files": request.input_files,
         },
     });
+    if let Some(tools) = &request.tools {
+        record["request"]["tools"] = tools.cache_value();
+    }
     let text = serde_json::to_string_pretty(&record).unwrap_or_default();
     match crate::redact::write_json_file(&path, text.as_bytes(), secrets) {
         Ok(()) => Some(path),

@@ -301,6 +301,7 @@ impl RunStats {
             mean_ci95,
             pass_rate: (graded > 0).then(|| pass as f64 / graded as f64),
             cost_usd: acc.cost.total(COST_UNIT),
+            records_with_cost: usize::try_from(acc.cost.n).unwrap_or(usize::MAX),
             tokens: acc.tokens,
             latency_ms: Latency::of(&latencies),
             repeats: (repeats > 0).then(|| repeat_stats(repeats, cases)),
@@ -365,7 +366,9 @@ pub struct TargetStats {
     pub mean_ci95: Option<[f64; 2]>,
     /// Share of graded records whose verdict is `pass`.
     pub pass_rate: Option<f64>,
+    /// Sum of the known costs; `records_with_cost` records had one (the others' is unknown).
     pub cost_usd: f64,
+    pub records_with_cost: usize,
     pub tokens: Tokens,
     /// Over the records' `execution_metrics.duration_ms`; `None` when none reports one.
     pub latency_ms: Option<Latency>,
@@ -617,7 +620,12 @@ impl StatsReport {
             ("95% CI", |t| opt(t.mean_ci95, |[lo, hi]| format!("{lo:.2}..{hi:.2}"))),
             ("pass rate", |t| opt(t.pass_rate, |p| format!("{:.0}%", p * 100.0))),
             ("errors", |t| t.errors().to_string()),
-            ("cost", |t| format!("${:.4}", t.cost_usd)),
+            // An unknown cost is not $0 (docs/running.md#cost).
+            ("cost", |t| match t.records_with_cost {
+                0 => "–".to_owned(),
+                n if n == t.records => format!("${:.4}", t.cost_usd),
+                n => format!("${:.4} ({n}/{})", t.cost_usd, t.records),
+            }),
             ("tokens", |t| (t.tokens.input + t.tokens.output).to_string()),
             ("p50 latency", |t| opt(t.latency_ms, |l| seconds(l.p50))),
             ("p95 latency", |t| opt(t.latency_ms, |l| seconds(l.p95))),

@@ -381,6 +381,13 @@ impl Shown<'_> {
         let redacted: Cow<'_, str> = self.secrets.redact(text);
         escape_line(redacted.lines().next().unwrap_or_default()).into_owned()
     }
+
+    /// The line of `text` that names what went wrong, within `max` characters: its first line
+    /// and, for a multi-line error, its last (`crate::process::cause_line`).
+    fn cause(&self, text: &str, max: usize) -> String {
+        let redacted: Cow<'_, str> = self.secrets.redact(text);
+        escape_line(&crate::process::cause_line(&redacted, max)).into_owned()
+    }
 }
 
 /// Columns a target's (or a grader's) name may take beside an id: a quarter of the line, at

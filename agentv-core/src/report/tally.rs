@@ -22,7 +22,9 @@ pub struct Tally {
     /// Graded cases per score bin `0.0-0.2` … `0.8-1.0` (upper edges included).
     pub bins: [usize; 5],
     pub duration_ms: f64,
+    /// Sum of the costs known; `with_cost` cases had one (the others' cost is unknown).
     pub cost_usd: f64,
+    pub with_cost: usize,
 }
 
 impl Tally {
@@ -30,7 +32,10 @@ impl Tally {
         self.cases += 1;
         if let Some(m) = &r.execution_metrics {
             self.duration_ms += m.duration_ms.filter(|d| d.is_finite()).unwrap_or(0.0);
-            self.cost_usd += m.cost_usd.filter(|c| c.is_finite()).unwrap_or(0.0);
+            if let Some(cost) = m.cost_usd.filter(|c| c.is_finite()) {
+                self.cost_usd += cost;
+                self.with_cost += 1;
+            }
         }
         match r.execution_status {
             ExecutionStatus::ExecutionError => self.execution_errors += 1,
@@ -62,6 +67,16 @@ impl Tally {
 
     pub fn errors(&self) -> usize {
         self.execution_errors + self.grader_errors
+    }
+
+    /// The total cost as reports show it (`docs/running.md#cost`): `–` when no case's cost is
+    /// known (never `$0.0000`), and how many cases it covers when not all.
+    pub fn cost_text(&self) -> String {
+        match self.with_cost {
+            0 => "–".to_owned(),
+            n if n == self.cases => format!("${:.4}", self.cost_usd),
+            n => format!("${:.4} ({n} of {} cases; the rest unknown)", self.cost_usd, self.cases),
+        }
     }
 }
 
@@ -114,6 +129,30 @@ pub fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unknown cost is shown as unknown, never as $0.0000.
+    #[test]
+    fn unknown_cost_is_shown_as_a_dash_never_as_zero() {
+        let record = |cost: Option<f64>| -> EvaluationRecord {
+            let mut v = serde_json::json!({
+                "timestamp": "t", "eval_id": "a", "dataset": "d", "target": "t", "attempt": 1,
+                "execution_status": "ok", "score": 1.0, "verdict": "pass", "hits": [], "misses": [],
+                "candidate_answer": "", "evaluator_results": [], "execution_metrics": {"duration_ms": 5.0}
+            });
+            if let Some(c) = cost {
+                v["execution_metrics"]["cost_usd"] = c.into();
+            }
+            serde_json::from_value(v).expect("record")
+        };
+        let mut t = Tally::default();
+        t.add(&record(None));
+        assert_eq!(t.cost_text(), "–");
+        t.add(&record(Some(0.5)));
+        assert_eq!(t.cost_text(), "$0.5000 (1 of 2 cases; the rest unknown)");
+        let mut all = Tally::default();
+        all.add(&record(Some(0.0)));
+        assert_eq!(all.cost_text(), "$0.0000", "a known zero is zero");
+    }
 
     #[test]
     fn shorten_cuts_on_characters() {

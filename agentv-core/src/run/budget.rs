@@ -1,12 +1,29 @@
-//! `--budget-usd`: a run-wide spend guard. Once the cost the targets report (each record's
-//! `execution_metrics.cost_usd`) adds up to the budget, no new case starts; cases already
-//! running finish, and every case left is recorded as not run
-//! (`docs/running.md#spend-guard`).
+//! `--budget-usd`: a run-wide spend guard. Once what the run spent (each record's
+//! `execution_metrics.cost_usd`, and what its code judges' calls through the target proxy
+//! cost) adds up to the budget, no new case starts; cases already running finish, and every
+//! case left is recorded as not run (`docs/running.md#spend-guard`). A target whose cost cannot
+//! be known is refused before any call: a budget that cannot count is no guard.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::model::EvaluationRecord;
+use crate::model::{EvaluationRecord, ExecutionStatus};
+use crate::providers::{CostBasis, ResolvedTarget};
+
+/// Why `--budget-usd` cannot guard a run of `targets`: one message per target whose cost cannot
+/// be known (`docs/running.md#cost`). Empty when every target's can.
+pub fn uncountable(targets: &[Arc<ResolvedTarget>]) -> Vec<String> {
+    targets
+        .iter()
+        .filter_map(|t| match t.provider.cost_basis() {
+            CostBasis::Unknown(why) => Some(format!(
+                "--budget-usd cannot count target `{}`, whose cost cannot be known: {why}",
+                t.name
+            )),
+            CostBasis::Reported | CostBasis::Priced(_) | CostBasis::Free => None,
+        })
+        .collect()
+}
 
 /// The most a run may spend, in US dollars (finite, above 0).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,6 +38,8 @@ pub(crate) struct Spending {
     limit: Option<f64>,
     spent: f64,
     reached: Arc<AtomicBool>,
+    /// Cases that ran but whose target reported no cost (a command that writes none).
+    uncounted: usize,
 }
 
 impl Spending {
@@ -36,19 +55,36 @@ impl Spending {
         self.reached.clone()
     }
 
-    /// Counts the cost `record` reports (a missing, negative or non-finite cost counts 0).
+    /// Counts what `record` cost: its target's answer and its code judges' proxy calls (a
+    /// missing, negative or non-finite cost counts 0; a case that ran without one is noted).
     pub(crate) fn add(&mut self, record: &EvaluationRecord) {
         let Some(limit) = self.limit else { return };
-        let cost = record
-            .execution_metrics
-            .as_ref()
-            .and_then(|m| m.cost_usd)
-            .filter(|c| c.is_finite() && *c > 0.0)
-            .unwrap_or(0.0);
-        self.spent += cost;
+        let counted = |c: Option<f64>| c.filter(|c| c.is_finite() && *c > 0.0).unwrap_or(0.0);
+        let answer = record.execution_metrics.as_ref().and_then(|m| m.cost_usd);
+        let ran = record.execution_status != ExecutionStatus::ExecutionError;
+        if ran && answer.is_none() {
+            self.uncounted += 1;
+        }
+        let judges: f64 = record
+            .evaluator_results
+            .iter()
+            .filter_map(|r| r.details.as_ref()?.get("target_proxy")?.get("cost_usd")?.as_f64())
+            .map(|c| counted(Some(c)))
+            .sum();
+        self.spent += counted(answer) + judges;
         if self.spent >= limit {
             self.reached.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// A warning when cases ran whose cost the budget could not count.
+    pub(crate) fn uncounted_warning(&self) -> Option<String> {
+        (self.limit.is_some() && self.uncounted > 0).then(|| {
+            format!(
+                "{} case(s) ran without a reported cost: --budget-usd counted them as $0 (a command target reports cost by writing `cost_usd`; docs/running.md#cost)",
+                self.uncounted
+            )
+        })
     }
 
     pub(crate) fn reached(&self) -> bool {
@@ -105,6 +141,30 @@ mod tests {
             "{}",
             s.not_run_message()
         );
+    }
+
+    /// The judges' proxy calls count toward the budget, and a case that ran with no reported
+    /// cost is said to be uncounted.
+    #[test]
+    fn budget_counts_judge_calls_and_says_what_it_could_not_count() {
+        let mut s = Spending::new(Some(Budget { limit_usd: 1.0 }));
+        let mut judged = costing(Some(0.25));
+        judged.evaluator_results = serde_json::from_value(serde_json::json!([
+            {"name": "j", "type": "code_judge", "score": 1.0, "weight": 1.0, "verdict": "pass", "hits": [], "misses": [],
+             "details": {"target_proxy": {"call_count": 2, "cost_usd": 0.5}}}
+        ]))
+        .expect("results");
+        s.add(&judged);
+        assert!(!s.reached());
+        assert_eq!(s.uncounted_warning(), None);
+        s.add(&costing(None));
+        let warning = s.uncounted_warning().expect("one case was not counted");
+        assert!(
+            warning.starts_with("1 case(s) ran without a reported cost"),
+            "{warning}"
+        );
+        s.add(&costing(Some(0.25)));
+        assert!(s.reached(), "0.25 + 0.5 + 0.25 reaches 1.0");
     }
 
     #[test]

@@ -27,6 +27,7 @@ fn make_request(job: &Job, inputs: &PromptInputs, attempt: u32) -> ProviderReque
         system_prompt: None,
         temperature: None,
         eval_dir: Some(case.eval_dir().to_path_buf()),
+        tools: super::tool_loop::first_request(job),
     }
 }
 
@@ -38,26 +39,29 @@ async fn call_with_retries(
     options: &RunOptions,
 ) -> (Result<ProviderResponse, ProviderError>, u32) {
     let mut attempt = 1;
-    loop {
-        let request = make_request(job, inputs, attempt);
+    // `--dump-prompts` writes every request: the first as `<id>-<attempt>`, the later steps of
+    // a tool loop as `<id>-<attempt>-step-<n>`.
+    let dump = |request: &ProviderRequest, step: u32| {
         if let Some(dumps) = &options.context.dump_prompts {
+            let suffix = (step > 1).then(|| format!("step-{step}"));
             let dump_for = crate::report::DumpFor {
                 eval_file: &job.case.source.file,
                 grader: None,
-                suffix: None,
+                suffix: suffix.as_deref(),
             };
             crate::report::dump_prompt(
                 dumps,
                 dump_for,
                 job.target.provider.as_ref(),
-                &request,
+                request,
                 &options.context.secrets,
             );
         }
-        let result = match tokio::time::timeout(options.context.timeout, job.target.provider.invoke(&request)).await {
-            Ok(result) => result,
-            Err(_) => Err(ProviderError::Timeout(options.context.timeout)),
-        };
+    };
+    loop {
+        let request = make_request(job, inputs, attempt);
+        dump(&request, 1);
+        let result = super::tool_loop::answer(job, &request, options, &dump).await;
         match (result, attempt.checked_add(1)) {
             (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
             (other, _) => return (other, attempt),
@@ -125,12 +129,16 @@ pub async fn run_case(
         run: &options.context,
     };
     let mut results = Vec::with_capacity(job.graders.len());
+    let mut crashed = Vec::with_capacity(job.graders.len());
     for grader in job.graders.iter() {
-        results.push(evaluators::evaluate(grader, &ctx).await);
+        let evaluated = evaluators::evaluate(grader, &ctx).await;
+        results.push(evaluated.result);
+        crashed.push(evaluated.crashed);
     }
     let scored = evaluators::score_case(
         &job.graders,
         &mut results,
+        &crashed,
         case.generation,
         evaluators::CaseThreshold {
             own: case.threshold,

@@ -6,6 +6,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod tool_loop;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
 use crate::resolve::Plan;
-pub use budget::Budget;
+pub use budget::{Budget, uncountable};
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
 pub use outcome::{Outcome, RunFacts, decide};
@@ -293,6 +294,9 @@ pub async fn run(
             Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
+    }
+    if let Some(warning) = spending.uncounted_warning() {
+        observer.warning(&warning);
     }
     let mut over_budget = 0;
     if spending.reached() && !interrupted {

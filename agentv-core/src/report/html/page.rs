@@ -89,10 +89,7 @@ fn totals(groups: &[Group]) -> Markup {
                 .map(|g| format!("{:.1} s", g.tally.duration_ms / 1000.0))
                 .collect(),
         ),
-        (
-            "Total cost",
-            groups.iter().map(|g| format!("${:.4}", g.tally.cost_usd)).collect(),
-        ),
+        ("Total cost", groups.iter().map(|g| g.tally.cost_text()).collect()),
     ];
     html! {
         table.totals {

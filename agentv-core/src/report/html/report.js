@@ -35,7 +35,7 @@
   // --- Formatting. ---
   function score(s) { return typeof s === 'number' ? s.toFixed(3) : '–'; }
   function seconds(ms) { return typeof ms === 'number' ? (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s' : ''; }
-  function dollars(usd) { return typeof usd === 'number' ? '$' + usd.toFixed(4) : ''; }
+  function dollars(usd) { return typeof usd === 'number' ? '$' + usd.toFixed(4) : '\u2013'; }
   function outcome(row) { return row.x === 'ok' ? row.v : 'error'; }
   function badge(row) {
     var kind = outcome(row);

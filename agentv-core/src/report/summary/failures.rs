@@ -177,15 +177,20 @@ fn render_one(out: &mut String, f: &Failure, with_target: bool, shown: &Shown<'_
         paint.tone(Tone::Dim, &target),
         paint.tone(tone, &status)
     );
-    for (label, text) in &f.details {
-        let label = match label {
+    for (kind, text) in &f.details {
+        let label = match kind {
             Label::Miss => "miss".to_owned(),
             Label::Error => "error".to_owned(),
             Label::Reasoning => "reasoning".to_owned(),
             Label::Grader(name) => format!("grader '{}'", cut_middle(&shown.line(name), name_width(columns))),
         };
         let room = columns.saturating_sub(DETAIL_INDENT.len() + width(&label) + 2);
-        let text = cut_end(&shown.first_line(text), room);
+        // An error names its cause at its end (a traceback); a miss or reasoning at its start.
+        let text = match kind {
+            Label::Error | Label::Grader(_) => shown.cause(text, room),
+            Label::Miss | Label::Reasoning => shown.first_line(text),
+        };
+        let text = cut_end(&text, room);
         let _ = writeln!(out, "{DETAIL_INDENT}{}: {text}", paint.tone(Tone::Dim, &label));
     }
     if f.more > 0 {

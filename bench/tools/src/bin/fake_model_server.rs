@@ -2,10 +2,12 @@
 //! (`agentv_testkit::llm::reply`: OpenAI Chat Completions, streamed when asked, Azure OpenAI,
 //! Anthropic Messages and Gemini; a canned verdict to LLM judge prompts) served by a bare
 //! multi-threaded hyper server for throughput, with a fixed latency and request counters at
-//! `/stats`. Loopback only.
+//! `/stats`. Loopback only. With `--script FILE` it calls tools as the script says
+//! (`agentv_testkit::llm::script`): the tool examples run offline against it.
 //!
 //! ```text
-//! fake-model-server [--port P] [--latency-ms MS]      serve; prints the URL on stdout
+//! fake-model-server [--port P] [--latency-ms MS] [--script FILE]
+//!                                                     serve; prints the URL on stdout
 //! fake-model-server --capacity [--seconds S] [--connections C]
 //!                                                     measure its own throughput at 0 ms latency
 //! ```
@@ -15,7 +17,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentv_testkit::llm::{ANSWER, Counters, VERDICT, reply};
+use agentv_testkit::llm::{ANSWER, Counters, Script, VERDICT, reply_scripted};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -27,6 +29,7 @@ struct Options {
     capacity: bool,
     seconds: u64,
     connections: usize,
+    script: Option<Arc<Script>>,
 }
 
 fn options() -> Result<Options, String> {
@@ -36,6 +39,7 @@ fn options() -> Result<Options, String> {
         capacity: false,
         seconds: 3,
         connections: 64,
+        script: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -46,6 +50,11 @@ fn options() -> Result<Options, String> {
             "--latency-ms" => o.latency = Duration::from_millis(value.parse().unwrap_or(0)),
             "--seconds" => o.seconds = value.parse().unwrap_or(3),
             "--connections" => o.connections = value.parse().unwrap_or(64),
+            "--script" => {
+                let text = std::fs::read_to_string(&value).map_err(|e| format!("cannot read {value}: {e}"))?;
+                let script = Script::parse(&text).map_err(|e| format!("{value}: {e}"))?;
+                o.script = Some(Arc::new(script));
+            }
             "--capacity" => {
                 o.capacity = true;
                 i += 1;
@@ -80,7 +89,7 @@ fn main() -> std::process::ExitCode {
         };
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let counters = Arc::new(Counters::default());
-        let server = tokio::spawn(serve(listener, counters.clone(), o.latency));
+        let server = tokio::spawn(serve(listener, counters.clone(), o.latency, o.script.clone()));
         if o.capacity {
             capacity(&url, o.seconds, o.connections).await;
         } else {
@@ -91,17 +100,24 @@ fn main() -> std::process::ExitCode {
     })
 }
 
-async fn serve(listener: tokio::net::TcpListener, counters: Arc<Counters>, latency: Duration) {
+async fn serve(
+    listener: tokio::net::TcpListener,
+    counters: Arc<Counters>,
+    latency: Duration,
+    script: Option<Arc<Script>>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
         let counters = counters.clone();
+        let script = script.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let counters = counters.clone();
-                async move { Ok::<_, Infallible>(handle(req, &counters, latency).await) }
+                let script = script.clone();
+                async move { Ok::<_, Infallible>(handle(req, &counters, latency, script.as_deref()).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -110,17 +126,23 @@ async fn serve(listener: tokio::net::TcpListener, counters: Arc<Counters>, laten
     }
 }
 
-fn respond(content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+fn respond(status: u16, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
     r.headers_mut()
         .insert("content-type", hyper::header::HeaderValue::from_static(content_type));
     r
 }
 
-async fn handle(req: Request<Incoming>, counters: &Counters, latency: Duration) -> Response<Full<Bytes>> {
+async fn handle(
+    req: Request<Incoming>,
+    counters: &Counters,
+    latency: Duration,
+    script: Option<&Script>,
+) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_owned();
     if path == "/stats" {
-        return respond("application/json", counters.to_json().to_string());
+        return respond(200, "application/json", counters.to_json().to_string());
     }
     let body = req
         .into_body()
@@ -131,8 +153,8 @@ async fn handle(req: Request<Incoming>, counters: &Counters, latency: Duration) 
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let answer = reply(&path, &body, ANSWER, VERDICT, counters);
-    respond(answer.content_type, answer.body)
+    let answer = reply_scripted(&path, &body, script, ANSWER, VERDICT, counters);
+    respond(answer.status, answer.content_type, answer.body)
 }
 
 /// Floods the server with `connections` keep-alive clients for `seconds`; prints requests/s.
