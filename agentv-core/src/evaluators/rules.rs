@@ -173,18 +173,10 @@ mod tests {
 
     fn result(verdict: Verdict, score: f64, weight: f64) -> EvaluatorResult {
         EvaluatorResult {
-            name: "a".into(),
-            kind: "contains".into(),
             score,
-            weight,
             verdict,
-            hits: vec![],
-            misses: vec![],
-            assertions: vec![],
-            reasoning: None,
-            details: None,
             error: None,
-            evaluator_provider_request: None,
+            ..EvaluatorResult::failed("a", "contains", weight, "unused")
         }
     }
 
