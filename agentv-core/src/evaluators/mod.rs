@@ -14,10 +14,13 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+mod promptfoo_check;
 mod score;
 mod string_check;
 #[cfg(test)]
 mod testkit;
+mod text_metrics;
+mod treebank;
 
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
@@ -64,6 +67,13 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    levenshtein,
+    bleu,
+    gleu,
+    rouge_n,
+    perplexity,
+    finish_reason,
+    is_refusal,
 }
 
 /// Every grader type, in table order.

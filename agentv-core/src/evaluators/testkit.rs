@@ -117,6 +117,8 @@ pub struct Answered {
     trace: Vec<TraceEvent>,
     summary: TraceSummary,
     metrics: ExecutionMetrics,
+    finish_reason: Option<String>,
+    logprobs: Option<Vec<f64>>,
 }
 
 impl Answered {
@@ -171,6 +173,8 @@ impl Answered {
             trace: Vec::new(),
             summary: TraceSummary::default(),
             metrics: ExecutionMetrics::default(),
+            finish_reason: None,
+            logprobs: None,
         }
     }
 
@@ -186,6 +190,18 @@ impl Answered {
         self
     }
 
+    /// What the provider said besides the answer, written as promptfoo's provider response
+    /// (`finishReason`, `logProbs`, `cost`), and the call's latency.
+    pub fn set_response_facts(&mut self, response: &serde_json::Value, latency_ms: Option<f64>) {
+        self.finish_reason = response.get("finishReason").and_then(|v| v.as_str()).map(str::to_owned);
+        self.logprobs = response
+            .get("logProbs")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
+        self.metrics.cost_usd = response.get("cost").and_then(serde_json::Value::as_f64);
+        self.metrics.duration_ms = latency_ms;
+    }
+
     pub fn context(&self) -> GradeContext<'_> {
         GradeContext {
             case: &self.case,
@@ -195,6 +211,8 @@ impl Answered {
             trace: &self.trace,
             trace_summary: &self.summary,
             metrics: &self.metrics,
+            finish_reason: self.finish_reason.as_deref(),
+            logprobs: self.logprobs.as_deref(),
             target: &self.target,
             run: &self.run,
         }

@@ -61,6 +61,12 @@ pub struct ProviderResponse {
     pub token_usage: Option<TokenUsage>,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<f64>,
+    /// Why the model stopped (`stop`, `length`, `tool_calls`, ...), as the API says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// The answer's token log probabilities, when the request asked for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<f64>>,
     /// The provider's raw answer, for debugging.
     pub raw: Option<Value>,
     /// Provider-specific facts (log file paths, session ids).
