@@ -4,6 +4,7 @@
 //! [`GraderEntry`]) and one line in the table below; nothing else names grader types.
 //! See `docs/architecture.md#add-a-grader`.
 
+mod ajv;
 pub mod candidate;
 mod grader;
 pub mod js;
@@ -74,6 +75,7 @@ grader_table! {
     perplexity,
     finish_reason,
     is_refusal,
+    json_output,
 }
 
 /// Every grader type, in table order.

@@ -145,7 +145,7 @@ pub(crate) mod testing {
     use crate::config::node::parse_yaml;
     use crate::config::{Diagnostics, Fields};
     use crate::evaluators::testkit::{Answered, FakeProvider};
-    use crate::evaluators::{Grade, GradeVerdict, Grader, ParseContext, find};
+    use crate::evaluators::{Grade, GradeVerdict, Grader, GraderEntry, ParseContext, find};
     use crate::paths::Workspace;
 
     const EXPECTED: &str = include_str!("../../../compat/promptfoo-assertions/expected.json");
@@ -163,10 +163,12 @@ pub(crate) mod testing {
 
     /// Parses the case's assertion with its entry, as the list parser would for the type as
     /// written (`not-` included).
-    fn parse(assert: &Value) -> Result<Arc<dyn Grader>, Vec<String>> {
+    fn parse(assert: &Value, entry: Option<&'static GraderEntry>) -> Result<Arc<dyn Grader>, Vec<String>> {
         let written = assert["type"].as_str().unwrap_or_default();
         let base = written.strip_prefix("not-").unwrap_or(written);
-        let entry = find(base).ok_or_else(|| vec![format!("unknown type {base}")])?;
+        let entry = entry
+            .or_else(|| find(base))
+            .ok_or_else(|| vec![format!("unknown type {base}")])?;
         let mut own = assert.clone();
         if let Some(map) = own.as_object_mut() {
             map.remove("type");
@@ -203,6 +205,15 @@ pub(crate) mod testing {
     /// Checks agentv's grade of every `base` case against promptfoo's result: pass, score
     /// (within 1e-12), reason; where promptfoo threw, a grader error (or a load error).
     pub fn agrees_with_promptfoo(base: &str) {
+        check(base, None);
+    }
+
+    /// [`agrees_with_promptfoo`] with `entry` parsing the cases.
+    pub fn agrees_with_promptfoo_as(base: &str, entry: &'static GraderEntry) {
+        check(base, Some(entry));
+    }
+
+    fn check(base: &str, entry: Option<&'static GraderEntry>) {
         let cases = cases(base);
         assert!(!cases.is_empty(), "no promptfoo cases for {base}");
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
@@ -214,7 +225,7 @@ pub(crate) mod testing {
                 case.get("response").unwrap_or(&Value::Null),
                 case["output"]
             );
-            let grader = match parse(&case["assert"]) {
+            let grader = match parse(&case["assert"], entry) {
                 Ok(g) => g,
                 Err(problems) => {
                     assert!(want.get("error").is_some(), "{label}: does not load: {problems:?}");
