@@ -76,6 +76,7 @@ grader_table! {
     finish_reason,
     is_refusal,
     json_output,
+    xml_output,
 }
 
 /// Every grader type, in table order.

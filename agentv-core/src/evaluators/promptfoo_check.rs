@@ -148,6 +148,21 @@ pub(crate) mod testing {
     use crate::evaluators::{Grade, GradeVerdict, Grader, GraderEntry, ParseContext, find};
     use crate::paths::Workspace;
 
+    /// Reasons that end with a parser's own message (saxes's `line:column: what`,
+    /// node-sql-parser's): agentv's parsers word it differently, so only what comes before it
+    /// is compared.
+    fn library_prefix(reason: &str) -> Option<&'static str> {
+        const XML: &str = "XML parsing failed: ";
+        const SQL: &str = "SQL statement does not conform";
+        if reason
+            .strip_prefix(XML)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            return Some(XML);
+        }
+        reason.starts_with(SQL).then_some(SQL)
+    }
+
     const EXPECTED: &str = include_str!("../../../compat/promptfoo-assertions/expected.json");
 
     /// Every case whose type (without `not-`) is `base`: (case, what promptfoo gave).
@@ -254,7 +269,11 @@ pub(crate) mod testing {
                 "{label}: score {} != {score}",
                 got.score
             );
-            assert_eq!(got.reasoning.as_deref(), Some(reason), "{label}");
+            let got_reason = got.reasoning.as_deref().unwrap_or_default();
+            match library_prefix(reason) {
+                Some(prefix) => assert!(got_reason.starts_with(prefix), "{label}: {got_reason:?} for {reason:?}"),
+                None => assert_eq!(got_reason, reason, "{label}"),
+            }
         }
     }
 }
