@@ -77,6 +77,7 @@ grader_table! {
     is_refusal,
     json_output,
     xml_output,
+    html_output,
 }
 
 /// Every grader type, in table order.
