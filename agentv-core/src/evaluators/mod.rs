@@ -78,6 +78,7 @@ grader_table! {
     json_output,
     xml_output,
     html_output,
+    sql_output,
 }
 
 /// Every grader type, in table order.
