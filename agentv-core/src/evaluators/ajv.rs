@@ -95,3 +95,59 @@ fn message(kind: &jsonschema::error::ValidationErrorKind) -> String {
         other => format!("{other:?}"),
     }
 }
+
+/// `Ok` when `value` conforms, else Ajv's first error object as `JSON.stringify` writes the
+/// `errors` list: `[{"instancePath":…,"schemaPath":…,"keyword":…,"params":{…},"message":…}]`.
+pub fn check_json(validator: &jsonschema::Validator, value: &Value) -> Result<(), String> {
+    let Some(e) = validator.iter_errors(value).next() else {
+        return Ok(());
+    };
+    let q = |v: &str| Value::String(v.to_owned()).to_string();
+    Err(format!(
+        "[{{\"instancePath\":{},\"schemaPath\":{},\"keyword\":{},\"params\":{},\"message\":{}}}]",
+        q(e.instance_path().as_str()),
+        q(&format!("#{}", e.schema_path().as_str())),
+        q(e.kind().keyword()),
+        params(e.kind()),
+        q(&message(e.kind())),
+    ))
+}
+
+/// Ajv's `params` of one error, in Ajv's key order.
+fn params(kind: &jsonschema::error::ValidationErrorKind) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let q = |v: &str| Value::String(v.to_owned()).to_string();
+    let n = |v: &Value| v.as_f64().map_or_else(|| v.to_string(), super::js::number);
+    let limit = |comparison: &str, v: &Value| format!("{{\"comparison\":{},\"limit\":{}}}", q(comparison), n(v));
+    match kind {
+        K::Type { kind } => match kind {
+            TypeKind::Single(t) => format!("{{\"type\":{}}}", q(t.as_str())),
+            TypeKind::Multiple(set) => {
+                let types: Vec<String> = set.iter().map(|t| q(t.as_str())).collect();
+                format!("{{\"type\":[{}]}}", types.join(","))
+            }
+        },
+        K::Required { property } => format!("{{\"missingProperty\":{}}}", q(&super::js::string_of(property))),
+        K::Enum { options } => format!("{{\"allowedValues\":{options}}}"),
+        K::Constant { expected_value } => format!("{{\"allowedValue\":{expected_value}}}"),
+        K::Minimum { limit: v } => limit(">=", v),
+        K::Maximum { limit: v } => limit("<=", v),
+        K::ExclusiveMinimum { limit: v } => limit(">", v),
+        K::ExclusiveMaximum { limit: v } => limit("<", v),
+        K::MinLength { limit }
+        | K::MaxLength { limit }
+        | K::MinItems { limit }
+        | K::MaxItems { limit }
+        | K::MinProperties { limit }
+        | K::MaxProperties { limit } => format!("{{\"limit\":{limit}}}"),
+        K::AdditionalItems { limit } => format!("{{\"limit\":{limit}}}"),
+        K::Pattern { pattern } => format!("{{\"pattern\":{}}}", q(pattern)),
+        K::Format { format } => format!("{{\"format\":{}}}", q(format)),
+        K::AdditionalProperties { unexpected } => format!(
+            "{{\"additionalProperty\":{}}}",
+            q(unexpected.first().map_or("", String::as_str))
+        ),
+        K::MultipleOf { multiple_of, .. } => format!("{{\"multipleOf\":{}}}", super::js::number(*multiple_of)),
+        _ => "{}".to_owned(),
+    }
+}

@@ -79,6 +79,7 @@ grader_table! {
     xml_output,
     html_output,
     sql_output,
+    openai_tools,
 }
 
 /// Every grader type, in table order.

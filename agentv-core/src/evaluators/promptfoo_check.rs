@@ -214,7 +214,34 @@ pub(crate) mod testing {
         };
         let mut answered = Answered::new("q", "", &text, FakeProvider::llm(&["unused"]));
         answered.set_response_facts(&case["response"], case.get("latency_ms").and_then(Value::as_f64));
+        if let Some(config) = case.get("provider_config") {
+            answered.set_target_provider(FakeProvider::configured(config.clone()));
+        }
+        let calls = match output {
+            Value::Array(calls) => Some(calls),
+            Value::Object(o) => o.get("tool_calls").and_then(Value::as_array),
+            _ => None,
+        };
+        match calls {
+            Some(calls) if !calls.is_empty() => {
+                let message = &mut answered.messages[0];
+                message.content = output.get("content").cloned();
+                message.tool_calls = calls.iter().map(tool_call).collect();
+            }
+            _ if !output.is_string() => answered.messages[0].content = Some(output.clone()),
+            _ => {}
+        }
         grader.grade(&answered.context()).await
+    }
+
+    /// An OpenAI tool call as agentv keeps it: the name, and the arguments text as sent.
+    fn tool_call(call: &Value) -> crate::model::ToolCall {
+        crate::model::ToolCall {
+            tool: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+            input: call["function"].get("arguments").cloned(),
+            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+            ..crate::model::ToolCall::default()
+        }
     }
 
     /// Checks agentv's grade of every `base` case against promptfoo's result: pass, score

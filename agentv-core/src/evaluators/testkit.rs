@@ -29,6 +29,8 @@ pub struct FakeProvider {
     entry: &'static ProviderEntry,
     replies: Mutex<VecDeque<Result<String, String>>>,
     pub requests: Mutex<Vec<ProviderRequest>>,
+    /// promptfoo's provider `config` (its `tools` and `functions` are declared).
+    config: serde_json::Value,
 }
 
 impl FakeProvider {
@@ -59,6 +61,18 @@ impl FakeProvider {
             entry,
             replies: Mutex::new(replies.into_iter().collect()),
             requests: Mutex::default(),
+            config: serde_json::Value::Null,
+        })
+    }
+
+    /// An LLM-like provider declaring the `tools` and `functions` of promptfoo's `config`.
+    pub fn configured(config: serde_json::Value) -> Arc<Self> {
+        Arc::new(Self {
+            name: "target".into(),
+            entry: &crate::providers::mock::ENTRY,
+            replies: Mutex::new(VecDeque::from([Ok("unused".to_owned())])),
+            requests: Mutex::default(),
+            config,
         })
     }
 
@@ -85,6 +99,14 @@ impl Provider for FakeProvider {
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::of(self.entry)
+    }
+
+    fn declared_tools(&self, list: crate::providers::ToolList) -> Option<&serde_json::Value> {
+        let key = match list {
+            crate::providers::ToolList::Tools => "tools",
+            crate::providers::ToolList::Functions => "functions",
+        };
+        self.config.get(key)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -176,6 +198,11 @@ impl Answered {
             finish_reason: None,
             logprobs: None,
         }
+    }
+
+    /// The same case answered by `provider` (the target, not the grader).
+    pub fn set_target_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.target.provider = provider;
     }
 
     /// The same case with `reference` as its expected answer.

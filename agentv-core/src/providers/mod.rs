@@ -27,6 +27,7 @@ pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, Prov
 pub use mock::MockProvider;
 pub use provider::{
     AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
+    ToolList,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;

@@ -124,6 +124,15 @@ pub enum AnswerSource {
 /// A future returned by providers (dyn-compatible async).
 pub type ProviderFuture<'a, T> = BoxFuture<'a, Result<T, ProviderError>>;
 
+/// Which declarations [`Provider::declared_tools`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolList {
+    /// OpenAI's `tools` (`[{type: function, function: {name, parameters}}]`).
+    Tools,
+    /// OpenAI's legacy `functions` (`[{name, parameters}]`).
+    Functions,
+}
+
 /// A target that answers eval cases.
 ///
 /// LLM APIs, agent CLIs, commands and mocks all implement it; the runner knows nothing else
@@ -160,6 +169,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// not, fit for the terminal. Most providers have nothing to check.
     fn healthcheck<'a>(&'a self, _eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
         Box::pin(async { Ok(()) })
+    }
+
+    /// The tool or function declarations the target sends with its requests, as configured
+    /// (promptfoo's `config.tools` and `config.functions`): the `is-valid-openai-*` graders
+    /// check calls against them. Most providers declare none.
+    fn declared_tools(&self, _list: ToolList) -> Option<&serde_json::Value> {
+        None
     }
 
     /// True when [`Provider::invoke_batch`] sends many requests in one call.
