@@ -15,7 +15,9 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+pub mod promptfoo;
 mod promptfoo_check;
+mod promptfoo_text;
 mod score;
 mod string_check;
 #[cfg(test)]
