@@ -273,10 +273,11 @@ fn has_inline_group(source: &str) -> bool {
             '\\' => i += 1,
             '[' => in_class = true,
             ']' => in_class = false,
-            '(' if !in_class && chars.get(i + 1) == Some(&'?') => {
-                if !matches!(chars.get(i + 2), Some(':' | '=' | '!' | '<')) {
-                    return true;
-                }
+            '(' if !in_class
+                && chars.get(i + 1) == Some(&'?')
+                && !matches!(chars.get(i + 2), Some(':' | '=' | '!' | '<')) =>
+            {
+                return true;
             }
             _ => {}
         }

@@ -96,7 +96,10 @@ fn next_quote(chars: &[char]) -> Option<&'static str> {
     })
 }
 
-static CLASSES: LazyLock<Option<(Regex, Regex, Regex, Regex, Regex)>> = LazyLock::new(|| {
+/// The five character-class patterns the tokenizer applies, in order.
+type Classes = (Regex, Regex, Regex, Regex, Regex);
+
+static CLASSES: LazyLock<Option<Classes>> = LazyLock::new(|| {
     Some((
         Regex::new(r"^\p{Ps}$").ok()?,
         Regex::new(r"^\p{P}$").ok()?,
@@ -198,10 +201,13 @@ fn split_final_period(text: &str) -> String {
     out
 }
 
+/// A clitic rule: at a position, the replacement text and how many characters it consumes.
+type Rule<'r> = dyn Fn(&[char], usize) -> Option<(String, usize)> + 'r;
+
 /// Possessive and closing apostrophes, `'s`, `'m`, `'d`, `'ll`, `'re`, `'ve`, `n't` split off.
 fn split_clitics(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    let pass = |chars: &[char], rule: &dyn Fn(&[char], usize) -> Option<(String, usize)>| {
+    let pass = |chars: &[char], rule: &Rule<'_>| {
         let mut out = String::with_capacity(chars.len() + 16);
         let mut i = 0;
         while i < chars.len() {
