@@ -110,4 +110,56 @@ mod tests {
         assert!(entry("not-contains").is_none(), "types come without `not-`");
         assert!(entry("llm_judge").is_none());
     }
+
+    /// Builds and runs the grader of one assertion as a promptfoo config writes it.
+    fn run(written: &str, yaml: &str, answer: &str) -> (Option<crate::evaluators::Grade>, Vec<String>) {
+        use crate::config::Diagnostics;
+        use crate::evaluators::testkit::{Answered, FakeProvider};
+        let node = crate::config::node::parse_yaml(yaml).expect("yaml");
+        let dir = std::env::temp_dir();
+        let ws = crate::paths::Workspace::from_cwd(dir.clone());
+        let mut diags = Diagnostics::new(std::path::Path::new("promptfooconfig.yaml"));
+        let mut cx = ParseContext::new(&ws, &dir, &mut diags);
+        let made = grader(written, &node, &mut cx);
+        let problems = diags.into_vec().iter().map(ToString::to_string).collect();
+        let grade = made.map(|g| {
+            let answered = Answered::new("q", "", answer, FakeProvider::llm(&["unused"]));
+            let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+            runtime.block_on(g.grade(&answered.context()))
+        });
+        (grade, problems)
+    }
+
+    #[test]
+    fn grader_builds_one_assertion_with_its_not() {
+        let (grade, _) = run("not-contains", "{type: not-contains, value: Paris}", "It is Paris.");
+        let grade = grade.expect("a grader");
+        assert_eq!(grade.score, 0.0);
+        assert_eq!(
+            grade.reasoning.as_deref(),
+            Some("Expected output to not contain \"Paris\"")
+        );
+        let (grade, _) = run("rouge-n", "{type: rouge-n, value: the cat sat}", "the cat sat");
+        assert_eq!(grade.expect("a grader").score, 1.0);
+    }
+
+    #[test]
+    fn grader_reports_unknown_types_and_bad_values() {
+        let (grade, problems) = run("contains-everything", "{value: x}", "x");
+        assert!(grade.is_none());
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("`contains-everything` is not a promptfoo assertion type")),
+            "{problems:?}"
+        );
+        let (grade, problems) = run("latency", "{type: latency}", "x");
+        assert!(grade.is_none());
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("missing the required key `threshold`")),
+            "{problems:?}"
+        );
+    }
 }
