@@ -82,6 +82,7 @@ grader_table! {
     html_output,
     sql_output,
     openai_tools,
+    javascript,
 }
 
 /// Every grader type, in table order.

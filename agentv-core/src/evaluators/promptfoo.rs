@@ -69,6 +69,7 @@ const PROMPTFOO_IN_TABLE: &[&str] = &[
     "rouge-n",
     "perplexity",
     "perplexity-score",
+    "javascript",
 ];
 
 /// The grader for one promptfoo assertion: `written` is its `type` as written (`not-`
