@@ -124,25 +124,7 @@ impl Grader for Javascript {
 impl Javascript {
     fn payload(&self, ctx: &GradeContext<'_>) -> Value {
         let output = candidate(ctx);
-        let vars = ctx
-            .case
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get("vars"))
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let context = json!({
-            "prompt": ctx.case.question,
-            "vars": vars,
-            "test": {"vars": vars},
-            "config": self.config,
-            "logProbs": ctx.logprobs,
-            "providerResponse": {
-                "output": output,
-                "finishReason": ctx.finish_reason,
-                "cost": ctx.metrics.cost_usd,
-            },
-        });
+        let context = context(ctx, &output, &self.config);
         let code = match &self.code {
             Code::Inline(code) => {
                 let body = if code.contains('\n') { code.clone() } else { function_body(code) };
@@ -207,6 +189,31 @@ impl Javascript {
             }
         }
     }
+}
+
+/// promptfoo's `context` for script assertions: the prompt, the test's `vars` (kept in the
+/// case metadata under `vars` by the promptfoo loader), the assertion's `config`, and what the
+/// provider said.
+pub(crate) fn context(ctx: &GradeContext<'_>, output: &str, config: &Value) -> Value {
+    let vars = ctx
+        .case
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("vars"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    json!({
+        "prompt": ctx.case.question,
+        "vars": vars,
+        "test": {"vars": vars},
+        "config": config,
+        "logProbs": ctx.logprobs,
+        "providerResponse": {
+            "output": output,
+            "finishReason": ctx.finish_reason,
+            "cost": ctx.metrics.cost_usd,
+        },
+    })
 }
 
 /// promptfoo's function body for one line of code: `return <expression>`, or for code that

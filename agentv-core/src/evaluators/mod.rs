@@ -83,6 +83,7 @@ grader_table! {
     sql_output,
     openai_tools,
     javascript,
+    python,
 }
 
 /// Every grader type, in table order.

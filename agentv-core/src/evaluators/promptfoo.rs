@@ -70,6 +70,7 @@ const PROMPTFOO_IN_TABLE: &[&str] = &[
     "perplexity",
     "perplexity-score",
     "javascript",
+    "python",
 ];
 
 /// The grader for one promptfoo assertion: `written` is its `type` as written (`not-`
