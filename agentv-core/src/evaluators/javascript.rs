@@ -14,11 +14,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::judge_pool::{CaseRequest, JudgePool};
+use super::judge_pool::JudgePool;
 use super::promptfoo_check::{self, PfResult};
+use super::script_assertion;
 use super::string_check::candidate;
 use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
-use crate::config::{Fields, Key, KeyTable, Kind};
+use crate::config::{Fields, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
@@ -29,56 +30,32 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     parse,
 };
 
-const OWN: &[Key] = &[
-    Key::new(
-        "value",
-        Kind::Str,
-        "JavaScript: an expression, a function body, or `file://path.js[:function]`.",
-    ),
-    promptfoo_check::THRESHOLD,
-    Key::new("config", Kind::Any, "Passed to the code as `context.config`."),
-];
-const KEYS: KeyTable = KeyTable::new("javascript", "A JavaScript assertion.", &[OWN]);
+const KEYS: KeyTable = KeyTable::new("javascript", "A JavaScript assertion.", &[script_assertion::KEYS]);
 
 /// The worker node runs: announces the protocol, then answers one request per line.
 const WORKER: &str = include_str!("javascript_worker.js");
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
-    let what = f.what().to_owned();
-    let value = promptfoo_check::value_text(f, cx)?;
-    let threshold = promptfoo_check::threshold(f, cx).ok()?;
-    let config = f.take("config").map(|n| n.to_json()).unwrap_or(Value::Null);
-    let code = match value.strip_prefix("file://") {
-        Some(spec) => {
-            let (path, function) = match spec.rsplit_once(':') {
-                Some((path, name)) if !name.contains(['/', '\\']) && !name.is_empty() => (path, Some(name.to_owned())),
-                _ => (spec, None),
-            };
-            let path = cx.eval_dir.join(path);
-            if !path.is_file() {
-                cx.drop_grader(
-                    f.pos,
-                    format!("{what}: `{}` is not a file", path.display()),
-                    Some("check the path; it is relative to the config's folder".to_owned()),
-                );
-                return None;
-            }
-            Code::File { path, function }
-        }
-        None if super::js::trim(&value).is_empty() => {
-            cx.drop_grader(f.pos, format!("{what}: `value` is empty"), None);
-            return None;
-        }
-        None => Code::Inline(value.trim_end().to_owned()),
+    let script = script_assertion::read(f, cx)?;
+    let code = match &script.file {
+        Some((path, function)) => Code::File {
+            path: path.clone(),
+            function: function.clone(),
+        },
+        None => Code::Inline(script.value.trim_end().to_owned()),
     };
     Some(Arc::new(Javascript {
         code,
-        value,
-        threshold,
-        config,
-        inverse: promptfoo_check::inverse(cx),
-        pool: JudgePool::shared(&["node".to_owned(), "-e".to_owned(), WORKER.to_owned()], cx.eval_dir),
+        value: script.value,
+        threshold: script.threshold,
+        config: script.config,
+        inverse: script.inverse,
+        pool: JudgePool::shared(&worker_argv(), cx.eval_dir),
     }))
+}
+
+fn worker_argv() -> Vec<String> {
+    vec!["node".to_owned(), "-e".to_owned(), WORKER.to_owned()]
 }
 
 /// Where the code is.
@@ -105,15 +82,15 @@ pub struct Javascript {
 impl Grader for Javascript {
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
-            let payload = self.payload(ctx);
-            let request = CaseRequest {
-                env: &ctx.run.child_env,
-                payload,
-                proxy: None,
-                timeout: ctx.run.timeout,
-                secrets: &ctx.run.secrets,
+            let output = candidate(ctx);
+            let code = match &self.code {
+                Code::Inline(code) => {
+                    let body = if code.contains('\n') { code.clone() } else { function_body(code) };
+                    json!({"body": body})
+                }
+                Code::File { path, function } => json!({"file": path, "function": function}),
             };
-            match self.pool.grade(request).await {
+            match script_assertion::run(&self.pool, ctx, code, &output, &self.config).await {
                 Ok(answer) => self.result(&answer).grade(),
                 Err(e) => promptfoo_check::thrown(format!("javascript assertion: {e}")),
             }
@@ -122,19 +99,6 @@ impl Grader for Javascript {
 }
 
 impl Javascript {
-    fn payload(&self, ctx: &GradeContext<'_>) -> Value {
-        let output = candidate(ctx);
-        let context = context(ctx, &output, &self.config);
-        let code = match &self.code {
-            Code::Inline(code) => {
-                let body = if code.contains('\n') { code.clone() } else { function_body(code) };
-                json!({"body": body})
-            }
-            Code::File { path, function } => json!({"file": path, "function": function}),
-        };
-        json!({"code": code, "output": output, "context": context})
-    }
-
     /// promptfoo's result from what the worker reported: `{threw, stack}`, or
     /// `{kind: boolean|number|result, value}`.
     pub fn result(&self, answer: &Value) -> PfResult {
@@ -189,31 +153,6 @@ impl Javascript {
             }
         }
     }
-}
-
-/// promptfoo's `context` for script assertions: the prompt, the test's `vars` (kept in the
-/// case metadata under `vars` by the promptfoo loader), the assertion's `config`, and what the
-/// provider said.
-pub(crate) fn context(ctx: &GradeContext<'_>, output: &str, config: &Value) -> Value {
-    let vars = ctx
-        .case
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get("vars"))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    json!({
-        "prompt": ctx.case.question,
-        "vars": vars,
-        "test": {"vars": vars},
-        "config": config,
-        "logProbs": ctx.logprobs,
-        "providerResponse": {
-            "output": output,
-            "finishReason": ctx.finish_reason,
-            "cost": ctx.metrics.cost_usd,
-        },
-    })
 }
 
 /// promptfoo's function body for one line of code: `return <expression>`, or for code that
@@ -290,7 +229,7 @@ mod tests {
             threshold,
             config: json!({"limit": 5}),
             inverse,
-            pool: JudgePool::shared(&["node".to_owned(), "-e".to_owned(), WORKER.to_owned()], dir),
+            pool: JudgePool::shared(&worker_argv(), dir),
         }
     }
 

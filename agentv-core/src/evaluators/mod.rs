@@ -19,6 +19,7 @@ pub mod promptfoo;
 mod promptfoo_check;
 mod promptfoo_text;
 mod score;
+mod script_assertion;
 mod string_check;
 #[cfg(test)]
 mod testkit;

@@ -12,11 +12,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::judge_pool::{CaseRequest, JudgePool};
+use super::judge_pool::JudgePool;
 use super::promptfoo_check::{self, PfResult};
+use super::script_assertion;
 use super::string_check::candidate;
 use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
-use crate::config::{Fields, Key, KeyTable, Kind};
+use crate::config::{Fields, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
@@ -27,16 +28,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     parse,
 };
 
-const OWN: &[Key] = &[
-    Key::new(
-        "value",
-        Kind::Str,
-        "Python: an expression, a function body, or `file://path.py[:function]`.",
-    ),
-    promptfoo_check::THRESHOLD,
-    Key::new("config", Kind::Any, "Passed to the code as `context['config']`."),
-];
-const KEYS: KeyTable = KeyTable::new("python", "A Python assertion.", &[OWN]);
+const KEYS: KeyTable = KeyTable::new("python", "A Python assertion.", &[script_assertion::KEYS]);
 
 const WORKER: &str = include_str!("python_worker.py");
 
@@ -45,35 +37,20 @@ fn worker_argv() -> Vec<String> {
 }
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
-    let what = f.what().to_owned();
-    let value = promptfoo_check::value_text(f, cx)?;
-    let threshold = promptfoo_check::threshold(f, cx).ok()?;
-    let config = f.take("config").map(|n| n.to_json()).unwrap_or(Value::Null);
-    let code = match value.strip_prefix("file://") {
-        Some(spec) => {
-            let (path, function) = match spec.rsplit_once(':') {
-                Some((path, name)) if !name.contains(['/', '\\']) && !name.is_empty() => (path, Some(name.to_owned())),
-                _ => (spec, None),
-            };
-            let path = cx.eval_dir.join(path);
-            if !path.is_file() {
-                cx.drop_grader(
-                    f.pos,
-                    format!("{what}: `{}` is not a file", path.display()),
-                    Some("check the path; it is relative to the config's folder".to_owned()),
-                );
-                return None;
-            }
-            Code::File { path, function }
-        }
-        None => Code::Script(script(&value)),
+    let script = script_assertion::read(f, cx)?;
+    let code = match &script.file {
+        Some((path, function)) => Code::File {
+            path: path.clone(),
+            function: function.clone(),
+        },
+        None => Code::Script(self::script(&script.value)),
     };
     Some(Arc::new(Python {
         code,
-        value,
-        threshold,
-        config,
-        inverse: promptfoo_check::inverse(cx),
+        value: script.value,
+        threshold: script.threshold,
+        config: script.config,
+        inverse: script.inverse,
         pool: JudgePool::shared(&worker_argv(), cx.eval_dir),
     }))
 }
@@ -123,19 +100,7 @@ impl Grader for Python {
                 Code::Script(script) => json!({"script": script}),
                 Code::File { path, function } => json!({"file": path, "function": function}),
             };
-            let payload = json!({
-                "code": code,
-                "output": output,
-                "context": super::javascript::context(ctx, &output, &self.config),
-            });
-            let request = CaseRequest {
-                env: &ctx.run.child_env,
-                payload,
-                proxy: None,
-                timeout: ctx.run.timeout,
-                secrets: &ctx.run.secrets,
-            };
-            match self.pool.grade(request).await {
+            match script_assertion::run(&self.pool, ctx, code, &output, &self.config).await {
                 Ok(answer) => match answer.get("threw").and_then(Value::as_str) {
                     Some(error) => failed(&format!("Error running Python script: {error}")),
                     None => self.result(&answer["value"]).unwrap_or_else(|e| failed(&e)),
