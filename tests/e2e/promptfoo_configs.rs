@@ -308,3 +308,78 @@ scenarios:
         assert!((g.3 - w.3).abs() < 1e-9, "{g:?} vs {w:?}");
     }
 }
+
+/// Script, JSON, SQL and HTML assertions in one config: `javascript` and `python` read the
+/// test's `vars` from promptfoo's `context`, and `not-` inverts each check once.
+#[test]
+fn script_and_structured_assertions_read_the_tests_vars() {
+    if !agentv_testkit::toolchains::require("node", "the javascript assertions")
+        || !agentv_testkit::toolchains::require("python3", "the python assertions")
+    {
+        return;
+    }
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        r#"prompts: ["{{answer}}"]
+providers: [echo]
+tests:
+  - description: json
+    vars:
+      answer: '{"city": "Paris", "n": 2}'
+      city: Paris
+    assert:
+      - type: is-json
+        value: {type: object, required: [city, n]}
+      - type: javascript
+        value: JSON.parse(output).city === context.vars.city
+      - type: python
+        value: "json.loads(output)['n'] == 2 and context['vars']['city'] in output"
+      - type: not-is-sql
+  - description: sql
+    vars:
+      answer: SELECT id FROM users WHERE id = 1
+      city: Rome
+    assert:
+      - type: is-sql
+      - type: not-contains-html
+      - type: javascript
+        value: output.includes(context.vars.city)
+  - description: html
+    vars:
+      answer: <div><p>Hello</p></div>
+      city: Oslo
+    assert:
+      - type: contains-html
+      - type: python
+        value: "context['vars']['city'] == 'Oslo'"
+      - type: not-javascript
+        value: output.includes(context.vars.city)
+"#,
+    );
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(1);
+    let rows = rows(&p);
+    let got: Vec<(bool, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["success"].as_bool().unwrap_or_default(),
+                r["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 3, "{rows:?}");
+    assert_eq!(got[0], (true, 1.0), "{}", rows[0]["gradingResult"]);
+    assert!(!got[1].0, "Rome is not in the SQL answer: {}", rows[1]["gradingResult"]);
+    assert!((got[1].1 - 2.0 / 3.0).abs() < 1e-9, "{}", rows[1]["gradingResult"]);
+    assert_eq!(got[2], (true, 1.0), "{}", rows[2]["gradingResult"]);
+    let reasons: Vec<String> = rows[1]["gradingResult"]["componentResults"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c["reason"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.starts_with("Custom function returned false")),
+        "{reasons:?}"
+    );
+}

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["contains"],
-        promptfoo: &["contains"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains `value` (case-sensitive).",
     keys: &KEYS,

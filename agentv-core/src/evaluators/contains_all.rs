@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["contains-all"],
-        promptfoo: &["contains-all"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains every string in `value` (case-sensitive).",
     keys: &KEYS,

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["contains-any"],
-        promptfoo: &["contains-any"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains any of the strings in `value` (case-sensitive).",
     keys: &KEYS,

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["equals"],
-        promptfoo: &["equals"],
+        promptfoo: &[],
     },
     doc: "Passes when the trimmed answer equals the trimmed `value`.",
     keys: &KEYS,

@@ -122,6 +122,12 @@ pub trait Grader: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Whether it reads the answer's token log probabilities (`perplexity`): an
+    /// OpenAI-compatible target asks for them only for a case with such a grader.
+    fn wants_logprobs(&self) -> bool {
+        false
+    }
+
     /// Grades one answer.
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade>;
 }
@@ -277,6 +283,10 @@ pub struct GradeContext<'a> {
     pub trace: &'a [TraceEvent],
     pub trace_summary: &'a TraceSummary,
     pub metrics: &'a ExecutionMetrics,
+    /// Why the model stopped (`stop`, `length`, `tool_calls`), when the provider says.
+    pub finish_reason: Option<&'a str>,
+    /// The answer's token log probabilities, when they were asked for and returned.
+    pub logprobs: Option<&'a [f64]>,
     pub target: &'a ResolvedTarget,
     pub run: &'a RunContext,
 }

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["icontains"],
-        promptfoo: &["icontains"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains `value`, ignoring letter case.",
     keys: &KEYS,

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["icontains-all"],
-        promptfoo: &["icontains-all"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains every string in `value`, ignoring letter case.",
     keys: &KEYS,

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["icontains-any"],
-        promptfoo: &["icontains-any"],
+        promptfoo: &[],
     },
     doc: "Passes when the answer contains any of the strings in `value`, ignoring letter case.",
     keys: &KEYS,

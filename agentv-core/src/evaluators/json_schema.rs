@@ -82,7 +82,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 }
 
 /// Reads a schema file (JSON, else YAML), found through the search roots.
-fn load(path: &str, pos: Pos, cx: &mut ParseContext<'_>) -> Option<Value> {
+pub(super) fn load(path: &str, pos: Pos, cx: &mut ParseContext<'_>) -> Option<Value> {
     let file = match cx.ws.resolve_file(path, cx.eval_dir) {
         Ok(file) => file,
         Err(tried) => {

@@ -4,6 +4,7 @@
 //! [`GraderEntry`]) and one line in the table below; nothing else names grader types.
 //! See `docs/architecture.md#add-a-grader`.
 
+mod ajv;
 pub mod candidate;
 mod custom_assertion;
 mod grader;
@@ -15,11 +16,17 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+pub mod promptfoo;
+mod promptfoo_check;
+mod promptfoo_text;
 pub mod rules;
 mod score;
+mod script_assertion;
 mod string_check;
 #[cfg(test)]
 mod testkit;
+mod text_metrics;
+mod treebank;
 
 pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, Need,
@@ -71,6 +78,20 @@ grader_table! {
     is_valid_tool_call,
     tool_call_f1,
     assert_set,
+    levenshtein,
+    bleu,
+    gleu,
+    rouge_n,
+    perplexity,
+    finish_reason,
+    is_refusal,
+    json_output,
+    xml_output,
+    html_output,
+    sql_output,
+    openai_tools,
+    javascript,
+    python,
 }
 
 /// Every grader type, in table order.
@@ -80,8 +101,13 @@ pub fn entries() -> impl Iterator<Item = &'static GraderEntry> {
 
 /// The grader a list entry's `type` names in a file of `generation`
 /// ([`rules::lookup_in`]).
+/// A promptfoo config's types go through [`promptfoo::entry`], which prefers promptfoo's own
+/// checks to agentv's graders of the same names.
 pub fn find(generation: Generation, type_name: &str) -> Option<&'static GraderEntry> {
-    rules::lookup_in(GRADERS, generation, type_name)
+    match generation {
+        Generation::Promptfoo => promptfoo::entry(type_name),
+        _ => rules::lookup_in(GRADERS, generation, type_name),
+    }
 }
 
 /// The grader types of AgentV files, for messages: "llm_judge (alias llm-judge), …, or
@@ -93,6 +119,7 @@ pub fn known_types() -> String {
 /// The grader types files of `generations` may write, for messages.
 pub fn known_types_of(generations: &[Generation]) -> String {
     let shown: Vec<String> = entries()
+        .chain(promptfoo::OWN.iter().copied())
         .filter_map(|e| {
             let mut spellings: Vec<&str> = Vec::new();
             for name in generations.iter().flat_map(|g| e.names.of(*g)) {

@@ -18,7 +18,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["regex"],
-        promptfoo: &["regex"],
+        promptfoo: &[],
     },
     doc: "Passes when the JavaScript regular expression `value` matches anywhere in the answer.",
     keys: &KEYS,

@@ -15,7 +15,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     names: Names {
         v2: &[],
         v4: &["starts-with"],
-        promptfoo: &["starts-with"],
+        promptfoo: &[],
     },
     doc: "Passes when the trimmed answer starts with the trimmed `value`.",
     keys: &KEYS,

@@ -29,6 +29,8 @@ pub struct FakeProvider {
     entry: &'static ProviderEntry,
     replies: Mutex<VecDeque<Result<String, String>>>,
     pub requests: Mutex<Vec<ProviderRequest>>,
+    /// promptfoo's provider `config` (its `tools` and `functions` are declared).
+    config: serde_json::Value,
 }
 
 impl FakeProvider {
@@ -59,6 +61,18 @@ impl FakeProvider {
             entry,
             replies: Mutex::new(replies.into_iter().collect()),
             requests: Mutex::default(),
+            config: serde_json::Value::Null,
+        })
+    }
+
+    /// An LLM-like provider declaring the `tools` and `functions` of promptfoo's `config`.
+    pub fn configured(config: serde_json::Value) -> Arc<Self> {
+        Arc::new(Self {
+            name: "target".into(),
+            entry: &crate::providers::mock::ENTRY,
+            replies: Mutex::new(VecDeque::from([Ok("unused".to_owned())])),
+            requests: Mutex::default(),
+            config,
         })
     }
 
@@ -85,6 +99,14 @@ impl Provider for FakeProvider {
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::of(self.entry)
+    }
+
+    fn declared_tools(&self, list: crate::providers::ToolList) -> Option<&serde_json::Value> {
+        let key = match list {
+            crate::providers::ToolList::Tools => "tools",
+            crate::providers::ToolList::Functions => "functions",
+        };
+        self.config.get(key)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -117,6 +139,8 @@ pub struct Answered {
     trace: Vec<TraceEvent>,
     summary: TraceSummary,
     metrics: ExecutionMetrics,
+    finish_reason: Option<String>,
+    logprobs: Option<Vec<f64>>,
 }
 
 impl Answered {
@@ -173,7 +197,14 @@ impl Answered {
             trace: Vec::new(),
             summary: TraceSummary::default(),
             metrics: ExecutionMetrics::default(),
+            finish_reason: None,
+            logprobs: None,
         }
+    }
+
+    /// The same case answered by `provider` (the target, not the grader).
+    pub fn set_target_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.target.provider = provider;
     }
 
     /// The same case with `reference` as its expected answer.
@@ -195,6 +226,18 @@ impl Answered {
         self
     }
 
+    /// What the provider said besides the answer, written as promptfoo's provider response
+    /// (`finishReason`, `logProbs`, `cost`), and the call's latency.
+    pub fn set_response_facts(&mut self, response: &serde_json::Value, latency_ms: Option<f64>) {
+        self.finish_reason = response.get("finishReason").and_then(|v| v.as_str()).map(str::to_owned);
+        self.logprobs = response
+            .get("logProbs")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
+        self.metrics.cost_usd = response.get("cost").and_then(serde_json::Value::as_f64);
+        self.metrics.duration_ms = latency_ms;
+    }
+
     pub fn context(&self) -> GradeContext<'_> {
         GradeContext {
             case: &self.case,
@@ -204,6 +247,8 @@ impl Answered {
             trace: &self.trace,
             trace_summary: &self.summary,
             metrics: &self.metrics,
+            finish_reason: self.finish_reason.as_deref(),
+            logprobs: self.logprobs.as_deref(),
             target: &self.target,
             run: &self.run,
         }

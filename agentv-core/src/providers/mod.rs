@@ -30,6 +30,7 @@ pub use mock::MockProvider;
 pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
     AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
+    ToolList,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;

@@ -125,6 +125,8 @@ pub async fn run_case(
         trace: &trace,
         trace_summary: &summary,
         metrics: &metrics,
+        finish_reason: response.finish_reason.as_deref(),
+        logprobs: response.logprobs.as_deref(),
         target: &job.target,
         run: &options.context,
     };
