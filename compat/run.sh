@@ -74,6 +74,17 @@ export FAKE_MODEL_API_KEY=fake-key
 export FAKE_MODEL_NAME=fake-model
 export TZ=UTC   # field-accuracy dates compare in the local time zone (reference §2.8)
 export COMPAT_CITY=Paris COMPAT_WEIGHT=3   # structure.eval.yaml: ${{ VAR }} interpolation
+# Workspace suites (ws-*): the agent on PATH, workspaces and pool slots under out/data, and a
+# local repository for ws-repo.eval.yaml.
+export PATH="$here/bin:$PATH"
+export AGENTV_DATA_DIR="$out/data"
+rm -rf "$AGENTV_DATA_DIR" "$out/ws-repo"
+mkdir -p "$out/ws-repo"
+printf '{ "name": "@compat/core", "version": "1.2.3" }\n' > "$out/ws-repo/package.json"
+(cd "$out/ws-repo" && git init -q -b main && git add -A \
+  && git -c user.name=compat -c user.email=compat@localhost commit -qm init) \
+  || { echo "run.sh: cannot make the local repository for ws-repo" >&2; exit 2; }
+export COMPAT_WS_REPO="$out/ws-repo"
 
 cd "$here/suites" || exit 2
 for s in "${suites[@]}"; do

@@ -63,6 +63,8 @@ impl OutputArgs {
     }
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run eval suites against a target and grade the answers.
@@ -91,6 +93,29 @@ pub enum Command {
     /// Run a ready-made code judge: a suite names it as `script: [agentv, judge, <name>]`.
     #[command(after_help = JUDGE_EXAMPLES)]
     Judge(JudgeArgs),
+    /// Show or cancel the provider batch jobs a run submitted (docs/batch.md).
+    #[command(subcommand)]
+    Batch(BatchCommand),
+}
+
+/// `agentv batch list|cancel RESULTS`.
+#[derive(Debug, clap::Subcommand)]
+pub enum BatchCommand {
+    /// The run's batch jobs and where each stands at its provider.
+    List(BatchJobsArgs),
+    /// Cancel the run's batch jobs that have not finished.
+    Cancel(BatchJobsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BatchJobsArgs {
+    /// The results file of the run (its jobs are in `<RESULTS>.batches.json`).
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// The targets file (default: searched from the results file's directory).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
 }
 
 const JUDGE_EXAMPLES: &str = "\
@@ -183,9 +208,11 @@ Examples:
   agentv compare base.jsonl new.jsonl --max-regression 0.2 --fail-on-regression
   agentv compare a.jsonl b.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
 
-Cases are matched by eval id and target (by eval id alone when each file has one
-target and they differ). Both files may be agentv results or the TypeScript
-AgentV's (2.x results, 4.x index.jsonl rows).
+Cases are matched by dataset, eval id, trial and target (without the target
+when each file has one and they differ); the last line of a case counts. Both
+files may be agentv results or the TypeScript AgentV's (2.x results, 4.x
+index.jsonl rows). A gate also fails when a case graded in the baseline is
+missing from the candidate (unless --allow-missing) or could not be graded.
 
 Exit codes: 0 compared (and every gate passed); 1 a regression gate failed;
 2 usage error or a file that cannot be read.";
@@ -203,7 +230,7 @@ inputs' run summaries, missing shards and cases are reported. Writes
 
 Exit codes: 0 merged, every planned case present and run; 2 usage error, an
 unreadable input, overlapping or mismatched shards; 3 merged, but a shard or
-case is missing, or a case could not be run or graded.";
+case is missing, or a case could not be run or graded or is invalid.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -386,6 +413,30 @@ pub struct EvalArgs {
     /// Start no new case once the targets' reported cost reaches this many dollars.
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget_usd: Option<f64>,
+
+    /// Workspace mode of every suite, over its own `mode` (docs/workspaces.md).
+    #[arg(long, value_name = "MODE", value_parser = ["pooled", "temp", "static"])]
+    pub workspace_mode: Option<String>,
+
+    /// Run every case in this existing directory, as it is (static mode).
+    #[arg(long, value_name = "DIR")]
+    pub workspace_path: Option<PathBuf>,
+
+    /// Keep every workspace after the run (failed cases' are always kept).
+    #[arg(long)]
+    pub keep_workspaces: bool,
+
+    /// Answer LLM targets through their provider's batch API, at its batch price; failed items
+    /// are answered online, or are errors with `--batch=strict` (docs/batch.md).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub batch: Option<BatchFlag>,
+}
+
+/// `--batch` / `--batch=strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchFlag {
+    On,
+    Strict,
 }
 
 impl EvalArgs {
@@ -461,6 +512,11 @@ pub struct CompareArgs {
     /// baseline cannot be graded in the candidate.
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// Let the gates pass when cases graded in the baseline are missing from the candidate
+    /// (they are still listed).
+    #[arg(long)]
+    pub allow_missing: bool,
 
     /// Deltas within ±E count as unchanged (0 to 1).
     #[arg(long, value_name = "E", default_value = "0.001", value_parser = parse_score_delta)]

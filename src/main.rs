@@ -41,6 +41,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Init(init) => commands::init::run(init, printer),
         cli::Command::Convert(convert) => commands::convert::run(convert, printer),
         cli::Command::Judge(judge) => return commands::judge::run(judge.name),
+        cli::Command::Batch(batch) => commands::batch::run(batch, &ws, printer),
     };
     // Output lost to a failing stdout is never a success: a run's summary is part of the run
     // (incomplete, 3); any other command produced nothing usable (2).

@@ -135,6 +135,8 @@ fn result_record_serialization(bencher: Bencher) {
         output_messages: None,
         trace: None,
         truncated: None,
+        workspace_path: None,
+        workspace: None,
         v4: Default::default(),
     };
     let mut buf = Vec::with_capacity(4096);

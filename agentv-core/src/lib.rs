@@ -43,16 +43,19 @@ pub mod schema;
 pub mod template;
 pub mod tools;
 pub mod trace;
+pub mod workspace;
 
 pub use facade::{
     CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError,
     MergeOptions, Merged, Plan, PlanError, PlanOptions, Report, RunOptions, Shard, ShardError, TargetInfo,
     ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
+pub use facade::{JobLine, JobsAction, batch_jobs};
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
 pub use process::cause_line;
 pub use providers::CacheStats;
 pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};
-pub use run::{Interrupt, Outcome, RunObserver, RunReport, TargetRole};
+pub use run::{BatchMode, BatchState, Interrupt, JobRecord, Outcome, RunObserver, RunReport, TargetRole};
 pub use trace::DEFAULT_EXPLORATION_TOOLS;
+pub use workspace::{Kept, WorkspaceOptions};

@@ -110,7 +110,7 @@ pub use payload::{CodeJudgePayload, MAX_INLINE_OUTPUT_CHARS, PayloadError};
 pub use proxy::{BatchRequest, BatchResponse, ErrorBody, InvokeRequest, InvokeResponse, ProxyInfo};
 pub use results::{
     EvaluationRecord, EvaluatorResult, ExecutionStatus, GraderScore, NOT_RUN_BUDGET, Truncation, V4Fields, Verdict,
-    assertions_of, failure_miss,
+    WorkspaceRecord, assertions_of, failure_miss,
 };
 pub use trace::{TraceEvent, TraceEventKind, TraceSummary};
 pub use trace4::{Trace, TraceStep, TraceTool};

@@ -111,6 +111,8 @@ pub enum ExecutionStatus {
     ExecutionError,
     /// The target answered but an evaluator could not grade (its result carries `error`).
     GraderError,
+    /// The case was not run: its definition has errors (the record's `error` holds them).
+    Invalid,
 }
 
 impl ExecutionStatus {
@@ -119,6 +121,7 @@ impl ExecutionStatus {
             Self::Ok => "ok",
             Self::ExecutionError => "execution_error",
             Self::GraderError => "grader_error",
+            Self::Invalid => "invalid",
         }
     }
 }
@@ -229,9 +232,39 @@ pub struct EvaluationRecord {
     /// Set when `trace` and `output_messages` were cut to keep the record within its size cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncation>,
+    /// A workspace kept after the run (a failed case's, or every one with
+    /// `--keep-workspaces`), or the shared workspace the target failed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_path: Option<String>,
+    /// What the case's workspace did: the changes and the hooks (`docs/results.md#workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceRecord>,
     /// The keys an AgentV 4.x reader looks for (`docs/results.md`), beside ours.
     #[serde(flatten)]
     pub v4: V4Fields,
+}
+
+/// What a case's workspace did: the summary of the target's changes, the diff itself (cut to
+/// the record's cap), and every hook that ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceRecord {
+    pub files_changed: u64,
+    pub files_created: u64,
+    pub files_deleted: u64,
+    pub lines_added: u64,
+    pub lines_removed: u64,
+    /// The unified diff against the workspace's starting state; absent when nothing changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changes: Option<String>,
+    /// Set when `file_changes` was cut: the size of the whole diff in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_changes_bytes: Option<u64>,
+    /// Each hook that ran: `{hook, exit_code?, ok, duration_ms, stdout?, stderr?, error?}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<Value>,
+    /// Problems that changed nothing in the score (an `after_each` hook that failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The `failure_reason_code` of a case not run because the run's cost reached `--budget-usd`
@@ -301,18 +334,131 @@ pub struct V4Fields {
 }
 
 impl EvaluationRecord {
-    /// Fills the 4.x keys from the rest of the record (and the case's `metadata`).
+    /// A record of case `eval_id` of `dataset` against `target` with nothing in it yet: status
+    /// `ok`, score 0, verdict `fail`, every list empty and every optional key absent.
+    pub fn empty(eval_id: String, dataset: String, target: String) -> Self {
+        Self {
+            timestamp: String::new(),
+            eval_id,
+            dataset,
+            conversation_id: None,
+            target,
+            attempt: 0,
+            trial: None,
+            execution_status: ExecutionStatus::Ok,
+            score: 0.0,
+            verdict: Verdict::Fail,
+            hits: Vec::new(),
+            misses: Vec::new(),
+            reasoning: None,
+            candidate_answer: String::new(),
+            lm_provider_request: None,
+            agent_provider_request: None,
+            evaluator_results: Vec::new(),
+            trace_summary: None,
+            execution_metrics: None,
+            error: None,
+            failure_reason_code: None,
+            output_messages: None,
+            trace: None,
+            truncated: None,
+            workspace_path: None,
+            workspace: None,
+            v4: V4Fields::default(),
+        }
+    }
+
+    /// Fills the 4.x keys from the rest of the record (and the case's `metadata`), then keeps
+    /// each grader's evidence whole in one place only ([`EvaluationRecord::keep_evidence_once`]).
     pub fn fill_v4_fields(&mut self, metadata: Option<Map<String, Value>>) {
         let metrics = self.execution_metrics.as_ref();
         self.v4 = V4Fields {
             test_id: Some(self.eval_id.clone()),
             suite: Some(self.dataset.clone()),
-            scores: Some(self.evaluator_results.iter().map(GraderScore::from).collect()),
+            scores: Some(self.evaluator_results.iter().map(repeated_score).collect()),
             token_usage: metrics.and_then(|m| m.token_usage),
             cost_usd: metrics.and_then(|m| m.cost_usd),
             duration_ms: metrics.and_then(|m| m.duration_ms),
             metadata,
         };
+        self.keep_evidence_once();
+    }
+
+    /// A grader's evidence is written whole once: in `evaluator_results`, as its `assertions`
+    /// when it has them (4.x graders), else as its `hits` and `misses`. The lists that repeat it
+    /// (the case's `hits` and `misses`, `scores[].assertions`, a 4.x grader's `hits` and
+    /// `misses`) keep at most [`REPEATED_EVIDENCE_BYTES`] of text each and then one entry that
+    /// says how many more there are and where (`docs/results.md#evidence-is-stored-once`), so a
+    /// judge that returns a huge list does not make a record several times its size.
+    pub fn keep_evidence_once(&mut self) {
+        cap_strings(&mut self.hits, "hits", "every grader's hits are in evaluator_results");
+        cap_strings(
+            &mut self.misses,
+            "misses",
+            "every grader's misses are in evaluator_results",
+        );
+        for r in self.evaluator_results.iter_mut().filter(|r| !r.assertions.is_empty()) {
+            cap_strings(&mut r.hits, "hits", "the grader's assertions hold them all");
+            cap_strings(&mut r.misses, "misses", "the grader's assertions hold them all");
+        }
+    }
+}
+
+/// The most text a list that repeats a grader's evidence keeps (see
+/// [`EvaluationRecord::keep_evidence_once`]).
+pub const REPEATED_EVIDENCE_BYTES: usize = 16 * 1024;
+
+/// How many of `texts` fit in [`REPEATED_EVIDENCE_BYTES`].
+fn fitting<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
+    let mut used = 0;
+    texts
+        .take_while(|t| {
+            used += t.len();
+            used <= REPEATED_EVIDENCE_BYTES
+        })
+        .count()
+}
+
+/// Cuts a list that repeats evidence to what fits, then says what was left out and where.
+fn cap_strings(list: &mut Vec<String>, what: &str, whole: &str) {
+    let keep = fitting(list.iter().map(String::as_str));
+    if keep < list.len() {
+        let more = list.len() - keep;
+        list.truncate(keep);
+        list.push(format!("… {more} more {what} not repeated here: {whole}"));
+    }
+}
+
+/// A grader's 4.x `scores` entry: its own assertions, else its hits as passed then its misses
+/// as failed, as many as fit in [`REPEATED_EVIDENCE_BYTES`] (the rest stays in
+/// `evaluator_results` alone; `details.assertions_not_repeated` counts it).
+fn repeated_score(r: &EvaluatorResult) -> GraderScore {
+    let (assertions, total): (Vec<Assertion>, usize) = if r.assertions.is_empty() {
+        let keep = fitting(r.hits.iter().chain(&r.misses).map(String::as_str));
+        let all = r
+            .hits
+            .iter()
+            .map(|h| Assertion::new(h.clone(), true))
+            .chain(r.misses.iter().map(|m| Assertion::new(m.clone(), false)));
+        (all.take(keep).collect(), r.hits.len() + r.misses.len())
+    } else {
+        let keep = fitting(r.assertions.iter().map(|a| a.text.as_str()));
+        (r.assertions[..keep].to_vec(), r.assertions.len())
+    };
+    let mut details = r.details.clone();
+    if assertions.len() < total {
+        details
+            .get_or_insert_with(Map::new)
+            .insert("assertions_not_repeated".into(), Value::from(total - assertions.len()));
+    }
+    GraderScore {
+        name: r.name.clone(),
+        kind: r.kind.clone(),
+        score: r.score,
+        weight: r.weight,
+        verdict: r.verdict,
+        assertions,
+        details,
     }
 }
 
@@ -340,10 +486,68 @@ mod tests {
             (ExecutionStatus::Ok, "ok"),
             (ExecutionStatus::ExecutionError, "execution_error"),
             (ExecutionStatus::GraderError, "grader_error"),
+            (ExecutionStatus::Invalid, "invalid"),
         ] {
             assert_eq!(serde_json::to_value(status).expect("serializes"), want);
             assert_eq!(status.as_str(), want);
         }
+    }
+
+    #[test]
+    fn judge_hits_are_stored_once_in_a_record() {
+        let hits: Vec<String> = (0..200_000)
+            .map(|i| format!("hit number {i:06} with some text"))
+            .collect();
+        let mut grader = EvaluatorResult::failed("big", "code_judge", 1.0, "x");
+        grader.error = None;
+        grader.hits = hits.clone();
+        grader.misses = vec!["one miss".into()];
+        let mut small = EvaluatorResult::failed("small", "keywords", 1.0, "x");
+        small.error = None;
+        small.misses = vec!["missing Paris".into()];
+        let record: EvaluationRecord = serde_json::from_value(serde_json::json!({
+            "timestamp": "t", "eval_id": "a", "dataset": "d", "target": "m", "attempt": 1,
+            "execution_status": "ok", "score": 0.9, "verdict": "pass", "hits": hits,
+            "misses": ["one miss", "missing Paris"], "candidate_answer": "", "evaluator_results": []
+        }))
+        .expect("record");
+        let mut record = EvaluationRecord {
+            evaluator_results: vec![grader, small],
+            ..record
+        };
+        record.fill_v4_fields(None);
+        let list_bytes = serde_json::to_string(&hits).expect("json").len();
+        let record_bytes = serde_json::to_string(&record).expect("json").len();
+        assert!(
+            record_bytes < list_bytes + 4 * REPEATED_EVIDENCE_BYTES,
+            "a {list_bytes}-byte list makes a {record_bytes}-byte record"
+        );
+        assert_eq!(
+            record.evaluator_results[0].hits, hits,
+            "kept whole where the grader put it"
+        );
+        assert!(record.hits.len() < 1000);
+        assert!(
+            record.hits.last().is_some_and(
+                |m| m.ends_with("more hits not repeated here: every grader's hits are in evaluator_results")
+            ),
+            "{:?}",
+            record.hits.last()
+        );
+        assert_eq!(
+            record.misses,
+            ["one miss", "missing Paris"],
+            "small lists are repeated whole"
+        );
+        let scores = record.v4.scores.as_ref().expect("scores");
+        assert_eq!(scores[1].assertions.len(), 1);
+        let big = &scores[0];
+        assert!(big.assertions.len() < 1000);
+        let left = big.details.as_ref().and_then(|d| d.get("assertions_not_repeated"));
+        assert_eq!(
+            left.and_then(Value::as_u64),
+            Some((200_001 - big.assertions.len()) as u64)
+        );
     }
 
     #[test]

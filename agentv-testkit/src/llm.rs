@@ -20,8 +20,13 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+pub mod batch;
+pub mod bucket;
+pub mod responses;
 pub mod script;
 
+pub use batch::{BatchApi, BatchBehaviour};
+pub use bucket::Bucket;
 pub use script::Script;
 
 /// What the LLM judge's system prompt says; requests holding it are judge requests.
@@ -167,6 +172,20 @@ impl Reply {
         }
     }
 
+    /// `body` (an API's JSON answer) as the API streams it when the request asks to: the
+    /// Messages API's events for Anthropic, the JSON itself otherwise.
+    fn json_or_stream(api: Api, request_body: &[u8], body: Value) -> Self {
+        let streaming = contains(request_body, b"\"stream\":true") || contains(request_body, b"\"stream\": true");
+        if streaming && api == Api::Anthropic {
+            return Self {
+                status: 200,
+                content_type: "text/event-stream",
+                body: anthropic_events(&body),
+            };
+        }
+        Self::json(body)
+    }
+
     fn json(body: Value) -> Self {
         Self {
             status: 200,
@@ -176,13 +195,65 @@ impl Reply {
     }
 
     /// A 400 with the API's error body.
-    fn bad_request(message: &str) -> Self {
+    pub(crate) fn bad_request(message: &str) -> Self {
         Self {
             status: 400,
             content_type: "application/json",
             body: json!({"error": {"type": "invalid_request_error", "message": message}}).to_string(),
         }
     }
+}
+
+/// A Messages API answer as its stream of Server-Sent Events: `message_start`, each content
+/// block (`text_delta` for text, one `input_json_delta` for a tool call's input),
+/// `message_delta` with the stop reason, `message_stop`.
+fn anthropic_events(message: &Value) -> String {
+    let mut out = String::new();
+    let mut event = |kind: &str, data: Value| out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    // Each answer its own id: Claude Code joins consecutive messages that share one into a
+    // single turn.
+    static ANSWERS: AtomicU64 = AtomicU64::new(0);
+    let mut start = message.clone();
+    start["id"] = json!(format!("msg_fake_{}", ANSWERS.fetch_add(1, Ordering::Relaxed)));
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    event("message_start", json!({"type": "message_start", "message": start}));
+    let blocks = message["content"].as_array().cloned().unwrap_or_default();
+    for (index, block) in blocks.iter().enumerate() {
+        let (empty, delta) = if block["type"] == "tool_use" {
+            let mut empty = block.clone();
+            empty["input"] = json!({});
+            (
+                empty,
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": empty}),
+        );
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        );
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+    }
+    let stop = message["stop_reason"].clone();
+    let usage = json!({"output_tokens": message["usage"]["output_tokens"]});
+    event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": usage}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
 }
 
 /// The fake's reply to a request to `path` with `body`: `verdict` to a judge prompt, `answer`
@@ -203,6 +274,9 @@ pub fn reply_scripted(
     counters: &Counters,
 ) -> Reply {
     let judge = counters.count(path, body);
+    if path.ends_with("/responses") {
+        return responses::reply(body, script, answer);
+    }
     let api = Api::of_path(path);
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     if let Some(parsed) = &parsed
@@ -215,10 +289,15 @@ pub fn reply_scripted(
         _ => None,
     };
     match (rule, parsed) {
+        (Some(rule), Some(parsed)) if judge && !rule.judge_steps.is_empty() => {
+            let done = script::tool_turns(api, &parsed);
+            let step = &rule.judge_steps[done.min(rule.judge_steps.len() - 1)];
+            Reply::json_or_stream(api, body, step.answer(api, done, USAGE))
+        }
         (Some(rule), _) if judge => Reply::answering(path, body, rule.verdict.as_deref().unwrap_or(verdict)),
         (Some(rule), Some(parsed)) => {
             let done = script::tool_turns(api, &parsed);
-            Reply::json(rule.step(done).answer(api, done, USAGE))
+            Reply::json_or_stream(api, body, rule.step(done).answer(api, done, USAGE))
         }
         _ => Reply::answering(path, body, if judge { verdict } else { answer }),
     }
@@ -283,9 +362,23 @@ pub struct FakeLlmBuilder {
     record: bool,
     listener: Option<std::net::TcpListener>,
     script: Option<Script>,
+    bucket: Option<Arc<Bucket>>,
+    batch: BatchBehaviour,
 }
 
 impl FakeLlmBuilder {
+    /// How its batch jobs behave (see [`batch`]).
+    pub fn batch(mut self, behaviour: BatchBehaviour) -> Self {
+        self.batch = behaviour;
+        self
+    }
+
+    /// Rate-limit every request with `bucket` (429 beyond it; see [`bucket`]).
+    pub fn rate_limit(mut self, bucket: Arc<Bucket>) -> Self {
+        self.bucket = Some(bucket);
+        self
+    }
+
     /// Answer the questions `script` names with its tool calls (see [`script`]).
     pub fn script(mut self, script: Script) -> Self {
         self.script = Some(script);
@@ -339,6 +432,7 @@ impl FakeLlmBuilder {
         }
         let server = builder.start().await;
         let counters = Arc::new(Counters::default());
+        let batch = Arc::new(BatchApi::new(self.batch));
         let stats = counters.clone();
         Mock::given(method("GET"))
             .and(path("/stats"))
@@ -355,11 +449,17 @@ impl FakeLlmBuilder {
                 echo: self.echo,
                 script: self.script.map(Arc::new),
                 counters: counters.clone(),
+                bucket: self.bucket,
+                batch: batch.clone(),
             })
             .with_priority(u8::MAX)
             .mount(&server)
             .await;
-        FakeLlm { server, counters }
+        FakeLlm {
+            server,
+            counters,
+            batch,
+        }
     }
 }
 
@@ -367,6 +467,7 @@ impl FakeLlmBuilder {
 pub struct FakeLlm {
     server: MockServer,
     counters: Arc<Counters>,
+    batch: Arc<BatchApi>,
 }
 
 impl FakeLlm {
@@ -384,6 +485,8 @@ impl FakeLlm {
             record: true,
             listener: None,
             script: None,
+            bucket: None,
+            batch: BatchBehaviour::default(),
         }
     }
 
@@ -409,8 +512,14 @@ impl FakeLlm {
             .collect()
     }
 
+    /// Online requests served (batch items are not counted here).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The batch API: its counters (files, jobs, items, polls).
+    pub fn batch(&self) -> &BatchApi {
+        &self.batch
     }
 }
 
@@ -422,11 +531,38 @@ struct Canned {
     echo: bool,
     script: Option<Arc<Script>>,
     counters: Arc<Counters>,
+    bucket: Option<Arc<Bucket>>,
+    batch: Arc<BatchApi>,
 }
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let path = request.url.path();
+        // Batch items are answered as the online API would, but counted apart.
+        let items = Counters::default();
+        let answers = |body: &[u8]| {
+            reply_scripted(
+                "/v1/chat/completions",
+                body,
+                self.script.as_deref(),
+                &self.answer,
+                &self.verdict,
+                &items,
+            )
+        };
+        if let Some(reply) = self.batch.reply(request.method.as_str(), path, &request.body, &answers) {
+            return ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        }
+        let admission = self.bucket.as_ref().map(|b| b.admit());
+        if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {
+            let mut template = ResponseTemplate::new(429).set_body_json(
+                json!({"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached for requests"}}),
+            );
+            for (name, value) in &a.headers {
+                template = template.insert_header(*name, value.as_str());
+            }
+            return template;
+        }
         let reply = if self.echo {
             self.counters.count(path, &request.body);
             let text = json!({"score": 1, "hits": ["echo"], "misses": [], "reasoning": echo(request)});
@@ -441,7 +577,10 @@ impl Respond for Canned {
                 &self.counters,
             )
         };
-        let template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        let mut template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        for (name, value) in admission.iter().flat_map(|a| &a.headers) {
+            template = template.insert_header(*name, value.as_str());
+        }
         if self.latency.is_zero() {
             template
         } else {

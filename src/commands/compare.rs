@@ -3,66 +3,57 @@
 //! (`docs/architecture.md#exit-codes`: a failed gate exits 1).
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use agentv_core::report::{
-    Change, Comparison, Entry, Gate, Generation, MatchBy, Pair, ReadSummary, escape_line, md, read_all,
+    Comparison, ComparisonBuilder, Entry, Gate, Generation, MatchBy, Pair, escape_line, md, read_figures,
 };
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
-use serde_json::json;
+use serde::Serialize;
 
 use super::report::{print_read_errors, warn_truncated};
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::exit::ExitStatus;
 use crate::printer::Printer;
 
-/// One side of the comparison, as read.
+/// One side of the comparison, as read (its records went to the builder).
 struct Side {
     path: PathBuf,
-    entries: Vec<Entry>,
     generations: Vec<Generation>,
+    cases: usize,
+    /// Lines a later line of the same record replaced.
+    superseded: usize,
 }
 
 pub fn run(args: CompareArgs, printer: Printer) -> ExitStatus {
-    let Some(base) = read_side(&args.base, printer) else {
+    let mut builder = ComparisonBuilder::default();
+    let Some(base) = read_side(&args.base, printer, |e| builder.base(e)) else {
         return ExitStatus::Config;
     };
-    let Some(candidate) = read_side(&args.candidate, printer) else {
+    let Some(candidate) = read_side(&args.candidate, printer, |e| builder.candidate(e)) else {
         return ExitStatus::Config;
     };
-    let base_cases = base.entries.len();
-    let candidate_cases = candidate.entries.len();
-    let comparison = Comparison::new(base.entries, candidate.entries, args.epsilon);
+    let comparison = builder.finish(args.epsilon);
     let gate = Gate {
         max_regression: args.max_regression,
         fail_on_regression: args.fail_on_regression,
+        allow_missing: args.allow_missing,
     };
-    let mut failures = gate.failures(&comparison);
-    if gate.is_set() && comparison.counts.matched == 0 {
-        failures.push("no case of the base run is in the candidate run: nothing to compare".to_owned());
-    }
+    let failures = gate.failures(&comparison);
     let view = View {
-        base: Named {
-            path: &base.path,
-            generations: &base.generations,
-            cases: base_cases,
-        },
-        candidate: Named {
-            path: &candidate.path,
-            generations: &candidate.generations,
-            cases: candidate_cases,
-        },
+        base: &base,
+        candidate: &candidate,
         comparison: &comparison,
         gate,
         failures: &failures,
         top: args.top,
     };
-    let text = match args.format {
-        CompareFormat::Table => view.table(),
-        CompareFormat::Json => view.json(),
-        CompareFormat::Markdown => view.markdown(),
-    };
-    printer.result(&text);
+    match args.format {
+        CompareFormat::Table => printer.result(&view.table()),
+        CompareFormat::Json => view.json(printer),
+        CompareFormat::Markdown => printer.result(&view.markdown()),
+    }
     if failures.is_empty() {
         ExitStatus::Success
     } else {
@@ -75,10 +66,10 @@ pub fn run(args: CompareArgs, printer: Printer) -> ExitStatus {
     }
 }
 
-/// Reads a results file into compare entries; `None` after printing why.
-fn read_side(path: &Path, printer: Printer) -> Option<Side> {
-    let mut entries = Vec::new();
-    let summary: ReadSummary = match read_all(path, |r| entries.push(Entry::from(&r.record))) {
+/// Reads a results file's figures (the last line of each record) into `add`; `None` after
+/// printing why.
+fn read_side(path: &Path, printer: Printer, mut add: impl FnMut(&Entry)) -> Option<Side> {
+    let summary = match read_figures(path, |r| add(&Entry::from(&r.record))) {
         Ok(summary) => summary,
         Err(errors) => {
             print_read_errors(&errors, printer);
@@ -86,24 +77,19 @@ fn read_side(path: &Path, printer: Printer) -> Option<Side> {
         }
     };
     warn_truncated(path, summary.truncated, printer);
-    if entries.is_empty() {
+    if summary.records == 0 {
         printer.error(&format!("{}: no results in this file", path.display()));
         return None;
     }
     Some(Side {
         path: path.to_path_buf(),
-        entries,
         generations: summary.generations,
+        cases: summary.records,
+        superseded: summary.superseded,
     })
 }
 
-struct Named<'a> {
-    path: &'a Path,
-    generations: &'a [Generation],
-    cases: usize,
-}
-
-impl Named<'_> {
+impl Side {
     fn describe(&self) -> String {
         let kinds: Vec<&str> = self.generations.iter().map(|g| g.as_str()).collect();
         format!(
@@ -116,8 +102,8 @@ impl Named<'_> {
 }
 
 struct View<'a> {
-    base: Named<'a>,
-    candidate: Named<'a>,
+    base: &'a Side,
+    candidate: &'a Side,
     comparison: &'a Comparison,
     gate: Gate,
     failures: &'a [String],
@@ -127,8 +113,8 @@ struct View<'a> {
 impl View<'_> {
     fn matched_by(&self) -> &'static str {
         match self.comparison.match_by {
-            MatchBy::IdAndTarget => "eval id and target",
-            MatchBy::Id => "eval id (one target on each side)",
+            MatchBy::IdAndTarget => "case and target",
+            MatchBy::Id => "case (one target on each side)",
         }
     }
 
@@ -168,17 +154,22 @@ impl View<'_> {
         let _ = writeln!(out, "Candidate:  {}", escape_line(&self.candidate.describe()));
         let _ = writeln!(
             out,
-            "Matched {} case(s) by {}; {} added, {} removed",
+            "Matched {} case(s) by {}; {} added, {} removed{}",
             n.matched,
             self.matched_by(),
             n.added,
-            n.removed
+            n.removed,
+            if n.missing > 0 {
+                format!(" ({} graded in the base: missing from the candidate)", n.missing)
+            } else {
+                String::new()
+            }
         );
-        for (count, which) in [(n.base_duplicates, "base"), (n.candidate_duplicates, "candidate")] {
+        for (count, which) in [(self.base.superseded, "base"), (self.candidate.superseded, "candidate")] {
             if count > 0 {
                 let _ = writeln!(
                     out,
-                    "  {count} repeated case(s) in the {which} file: the last line of each counts"
+                    "  {count} superseded line(s) in the {which} file left out: the last line of each case counts"
                 );
             }
         }
@@ -204,10 +195,19 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "  {} [{}]: {}",
-                    escape_line(&e.eval_id),
+                    escape_line(e.eval_id),
                     escape_line(&e.target),
                     e.candidate_status.as_str()
                 );
+            }
+        }
+        if n.missing > 0 {
+            let _ = writeln!(out, "\nGraded in the base, missing from the candidate ({}):", n.missing);
+            for u in c.missing().take(self.top) {
+                let _ = writeln!(out, "  {} [{}]", escape_line(u.eval_id), escape_line(u.target));
+            }
+            if n.missing > self.top {
+                let _ = writeln!(out, "  … {} more (--format json lists them all)", n.missing - self.top);
             }
         }
         if let Some(gate) = self.gate_line() {
@@ -216,33 +216,39 @@ impl View<'_> {
         out
     }
 
-    fn json(&self) -> String {
+    /// The comparison as one JSON document, streamed to stdout a block at a time: every pair
+    /// is written as it is produced, so a million cases never sit in memory as JSON.
+    fn json(&self, printer: Printer) {
         let c = self.comparison;
-        let value = json!({
-            "base": {"path": self.base.path, "cases": self.base.cases,
-                     "generations": self.base.generations.iter().map(|g| g.as_str()).collect::<Vec<_>>()},
-            "candidate": {"path": self.candidate.path, "cases": self.candidate.cases,
-                          "generations": self.candidate.generations.iter().map(|g| g.as_str()).collect::<Vec<_>>()},
-            "match_by": c.match_by,
-            "epsilon": c.epsilon,
-            "counts": c.counts,
-            "mean_delta": c.mean_delta.map(|m| json!({
-                "n": m.n, "mean": m.mean,
-                "ci95": m.interval.map(|(low, high)| [low, high]),
-            })),
-            "gate": {
-                "max_regression": self.gate.max_regression,
-                "fail_on_regression": self.gate.fail_on_regression,
-                "passed": self.failures.is_empty(),
-                "failures": self.failures,
+        let document = Document {
+            base: FileJson::of(self.base),
+            candidate: FileJson::of(self.candidate),
+            match_by: c.match_by,
+            epsilon: c.epsilon,
+            counts: c.counts,
+            mean_delta: c.mean_delta.map(|m| MeanJson {
+                n: m.n,
+                mean: m.mean,
+                ci95: m.interval.map(|(low, high)| [low, high]),
+            }),
+            gate: GateJson {
+                max_regression: self.gate.max_regression,
+                fail_on_regression: self.gate.fail_on_regression,
+                allow_missing: self.gate.allow_missing,
+                passed: self.failures.is_empty(),
+                failures: self.failures,
             },
-            "largest_regressions": c.largest_regressions(self.top),
-            "cases": c.pairs,
-            "errors": c.errors,
-            "added": c.added,
-            "removed": c.removed,
-        });
-        format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+            largest_regressions: c.largest_regressions(self.top),
+            cases: Streamed::new(c.pairs()),
+            errors: Streamed::new(c.errors()),
+            added: Streamed::new(c.added()),
+            removed: Streamed::new(c.removed()),
+        };
+        let mut out = Blocks::new(printer);
+        if serde_json::to_writer_pretty(&mut out, &document).is_ok() {
+            let _ = out.write_all(b"\n");
+        }
+        let _ = out.flush();
     }
 
     fn markdown(&self) -> String {
@@ -252,8 +258,8 @@ impl View<'_> {
         let _ = writeln!(
             out,
             "## agentv compare: {} → {}\n",
-            md(&file_name(self.base.path)),
-            md(&file_name(self.candidate.path))
+            md(&file_name(&self.base.path)),
+            md(&file_name(&self.candidate.path))
         );
         if let Some(gate) = self.gate_line() {
             let mark = if self.failures.is_empty() { "✅" } else { "❌" };
@@ -289,7 +295,7 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {:.3} | {:.3} | {:+.3} |",
-                    md(&p.eval_id),
+                    md(p.eval_id),
                     md(&p.target),
                     p.base,
                     p.candidate,
@@ -297,12 +303,7 @@ impl View<'_> {
                 );
             }
         }
-        let improved: Vec<&Pair> = {
-            let mut v: Vec<&Pair> = c.pairs.iter().filter(|p| p.change == Change::Improved).collect();
-            v.sort_by(|a, b| b.delta.total_cmp(&a.delta));
-            v.truncate(self.top);
-            v
-        };
+        let improved: Vec<Pair<'_>> = c.largest_improvements(self.top);
         if !improved.is_empty() {
             let _ = writeln!(out, "\n<details><summary>Largest improvements</summary>\n");
             let _ = writeln!(
@@ -313,7 +314,7 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {:.3} | {:.3} | {:+.3} |",
-                    md(&p.eval_id),
+                    md(p.eval_id),
                     md(&p.target),
                     p.base,
                     p.candidate,
@@ -331,14 +332,14 @@ fn file_name(path: &Path) -> String {
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-fn regressions_table(worst: &[&Pair]) -> Table {
+fn regressions_table(worst: &[Pair<'_>]) -> Table {
     let mut table = Table::new();
     // A rule under the header, nothing else: readable in a terminal and in a CI log.
     table.load_style(TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─')));
     table.set_header(vec!["case", "target", "base", "candidate", "delta"]);
     for p in worst {
         table.add_row(vec![
-            escape_line(&p.eval_id).into_owned(),
+            escape_line(p.eval_id).into_owned(),
             escape_line(&p.target).into_owned(),
             format!("{:.3}", p.base),
             format!("{:.3}", p.candidate),
@@ -351,4 +352,117 @@ fn regressions_table(worst: &[&Pair]) -> Table {
         }
     }
     table
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a Path,
+    cases: usize,
+    superseded: usize,
+    generations: Vec<&'static str>,
+}
+
+impl<'a> FileJson<'a> {
+    fn of(side: &'a Side) -> Self {
+        Self {
+            path: &side.path,
+            cases: side.cases,
+            superseded: side.superseded,
+            generations: side.generations.iter().map(|g| g.as_str()).collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MeanJson {
+    n: usize,
+    mean: f64,
+    ci95: Option<[f64; 2]>,
+}
+
+#[derive(Serialize)]
+struct GateJson<'a> {
+    max_regression: Option<f64>,
+    fail_on_regression: bool,
+    allow_missing: bool,
+    passed: bool,
+    failures: &'a [String],
+}
+
+/// `compare --format json`: the lists are streamed.
+#[derive(Serialize)]
+#[serde(bound(
+    serialize = "Streamed<P>: Serialize, Streamed<E>: Serialize, Streamed<A>: Serialize, Streamed<R>: Serialize"
+))]
+struct Document<'a, P, E, A, R> {
+    base: FileJson<'a>,
+    candidate: FileJson<'a>,
+    match_by: MatchBy,
+    epsilon: f64,
+    counts: agentv_core::report::Counts,
+    mean_delta: Option<MeanJson>,
+    gate: GateJson<'a>,
+    largest_regressions: Vec<Pair<'a>>,
+    cases: Streamed<P>,
+    errors: Streamed<E>,
+    added: Streamed<A>,
+    removed: Streamed<R>,
+}
+
+/// A sequence serialized from an iterator, once, as it is walked.
+struct Streamed<I>(std::cell::Cell<Option<I>>);
+
+impl<I> Streamed<I> {
+    fn new(items: I) -> Self {
+        Self(std::cell::Cell::new(Some(items)))
+    }
+}
+
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for Streamed<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.take().into_iter().flatten())
+    }
+}
+
+/// Output for stdout, handed to the printer in blocks that end at a line's end (so no string
+/// of the JSON is cut between two blocks, and redaction sees each whole).
+struct Blocks {
+    printer: Printer,
+    buf: Vec<u8>,
+}
+
+impl Blocks {
+    const SIZE: usize = 64 * 1024;
+
+    fn new(printer: Printer) -> Self {
+        Self {
+            printer,
+            buf: Vec::with_capacity(Self::SIZE),
+        }
+    }
+
+    fn emit(&mut self, upto: usize) {
+        let text = String::from_utf8_lossy(&self.buf[..upto]).into_owned();
+        self.printer.result(&text);
+        self.buf.drain(..upto);
+    }
+}
+
+impl std::io::Write for Blocks {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::SIZE
+            && let Some(end) = self.buf.iter().rposition(|b| *b == b'\n')
+        {
+            self.emit(end + 1);
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.emit(self.buf.len());
+        }
+        Ok(())
+    }
 }

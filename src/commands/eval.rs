@@ -42,6 +42,9 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&loaded.diagnostics);
+    for note in &loaded.notes {
+        printer.note(note);
+    }
     let eval_file = loaded
         .suites
         .first()
@@ -125,7 +128,15 @@ fn execute(
             return ExitStatus::Config;
         }
     };
+    let workspaces = match workspace_options(args, ws) {
+        Ok(w) => w,
+        Err(e) => {
+            printer.error(&e);
+            return ExitStatus::Config;
+        }
+    };
     let options = RunOptions {
+        workspaces,
         max_retries: args.max_retries,
         timeout: args.timeout,
         grace: INTERRUPT_GRACE,
@@ -133,6 +144,11 @@ fn execute(
         dump_prompts: args.dump_prompts,
         threshold: args.threshold,
         strict: args.strict,
+        batch: match args.batch {
+            None => agentv_core::BatchMode::Targets,
+            Some(crate::cli::BatchFlag::On) => agentv_core::BatchMode::All,
+            Some(crate::cli::BatchFlag::Strict) => agentv_core::BatchMode::Strict,
+        },
     };
     runtime.block_on(async {
         let interrupt = Interrupt::default();
@@ -145,6 +161,14 @@ fn execute(
         let report = agentv_core::report(&finished, args.threshold);
         printer.report(&report, signal);
         printer.run_stats(&report);
+        if !finished.kept_workspaces.is_empty() {
+            let lines: Vec<String> = finished
+                .kept_workspaces
+                .iter()
+                .map(|k| format!("  {} -> {}", k.label, k.path.display()))
+                .collect();
+            printer.note(&format!("Preserved workspaces:\n{}", lines.join("\n")));
+        }
         for (format, path) in reports {
             if path.exists() {
                 printer.note(&format!("{} report written to {}", format.name(), path.display()));
@@ -213,6 +237,35 @@ fn run_directory(
         Ok(sink) => Ok(Some(Box::new(sink))),
         Err(e) => Err(format!("cannot write the run directory {}: {e}", dir.display())),
     }
+}
+
+/// `--workspace-mode`, `--workspace-path` and `--keep-workspaces`, checked before anything
+/// runs (`docs/workspaces.md#flags`).
+fn workspace_options(args: &EvalArgs, ws: &Workspace) -> Result<agentv_core::WorkspaceOptions, String> {
+    use agentv_core::model::workspace::Mode;
+    let mode = args.workspace_mode.as_deref().and_then(Mode::parse);
+    let path = match &args.workspace_path {
+        None => None,
+        Some(p) => {
+            let abs = agentv_core::load::normalize(&ws.cwd.join(p));
+            if !abs.exists() {
+                return Err(format!("--workspace-path does not exist: {}", abs.display()));
+            }
+            if !abs.is_dir() {
+                return Err(format!("--workspace-path is not a directory: {}", abs.display()));
+            }
+            if mode.is_some_and(|m| m != Mode::Static) {
+                return Err("--workspace-path requires --workspace-mode static (or omit --workspace-mode)".to_owned());
+            }
+            Some(abs)
+        }
+    };
+    Ok(agentv_core::WorkspaceOptions {
+        mode,
+        path,
+        keep: args.keep_workspaces,
+        data_dir: None,
+    })
 }
 
 /// The command line as given, for the run summary (the core redacts it when writing).

@@ -58,6 +58,7 @@ pub fn run(args: MergeArgs, printer: Printer) -> ExitStatus {
                 (s.execution_error, "could not be run (execution error)"),
                 (s.grader_error, "could not be graded (grader error)"),
                 (s.not_run, "were not run (budget)"),
+                (s.invalid, "are invalid cases"),
             ]
             .iter()
             .filter(|(n, _)| *n > 0)

@@ -1,3 +1,4 @@
+pub mod batch;
 pub mod compare;
 pub mod convert;
 pub mod eval;

@@ -184,6 +184,7 @@ fn build(
         return Err(());
     }
     warn_truncated(results, summary.truncated, printer);
+    note_superseded(results, summary.superseded, printer);
     for sink in sinks.iter_mut() {
         sink.finish()
             .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", sink.describe())))?;
@@ -230,6 +231,7 @@ fn build_compare(
             return Err(());
         }
         warn_truncated(file, summary.truncated, printer);
+        note_superseded(file, summary.superseded, printer);
     }
     html.finish()
         .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", html.describe())))
@@ -244,6 +246,16 @@ pub fn print_read_errors(errors: &[ReadError], printer: Printer) {
         printer.note(&format!(
             "stopped after {} bad lines; fix these and run again",
             errors.len()
+        ));
+    }
+}
+
+/// Says how many lines a later line of the same record replaced (a resumed run).
+pub fn note_superseded(path: &Path, superseded: usize, printer: Printer) {
+    if superseded > 0 {
+        printer.note(&format!(
+            "{}: {superseded} superseded line(s) left out: the last line of each case counts",
+            path.display()
         ));
     }
 }

@@ -93,6 +93,12 @@ impl Printer {
             color: self.color_stdout,
         };
         self.result(&format!("\n{}", report.summary(style)));
+        if report.batch_savings.cases > 0 {
+            self.note(&report.batch_savings.describe());
+        }
+        for target in &report.throttling {
+            self.note(&format!("Rate limits: {}", target.describe()));
+        }
         let counts = &report.counts;
         if counts.skipped > 0 {
             self.note(&format!(

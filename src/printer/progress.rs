@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use agentv_core::report::text::{cut_end, cut_middle, width};
+use agentv_core::report::{case_label, counted_misses};
 use agentv_core::{RunObserver, Secrets, TargetRole, escape_line};
 
 use super::bar::{LiveBar, suits_terminal, terminal_width};
@@ -103,11 +104,12 @@ impl Progress {
         format!("      {label}: {text}\n")
     }
 
-    /// The case's id, with its target's name in a run with several. On a terminal the id is cut
+    /// The case's id (and trial, with `--repeat`), with its target's name in a run with
+    /// several. On a terminal the id is cut
     /// so that the line keeps its verdict and time: an error gets two fifths of the line, the
     /// rest of it goes to the message.
     fn id_of(&self, record: &EvaluationRecord, head: &str, secs: f64) -> String {
-        let id = self.clean(&record.eval_id);
+        let id = self.clean(&case_label(record));
         let mut target = String::new();
         if self.with_targets {
             target = format!(" [{}]", self.clean(&record.target));
@@ -117,7 +119,10 @@ impl Progress {
         };
         let target = cut_middle(&target, TARGET_WIDTH);
         let after = columns.saturating_sub(width(head) + 3 + width(&target));
-        let room = if record.execution_status == ExecutionStatus::ExecutionError {
+        let room = if matches!(
+            record.execution_status,
+            ExecutionStatus::ExecutionError | ExecutionStatus::Invalid
+        ) {
             after * 2 / 5
         } else {
             // "  0.000 borderline  (12.3s)" or "  0.000  GRADER ERROR  (12.3s)"
@@ -139,10 +144,21 @@ impl Progress {
         let id = self.id_of(record, &head, secs);
         let mut text = String::new();
         match record.execution_status {
-            ExecutionStatus::ExecutionError => {
+            ExecutionStatus::ExecutionError | ExecutionStatus::Invalid => {
+                let word = if record.execution_status == ExecutionStatus::Invalid {
+                    "INVALID"
+                } else {
+                    "ERROR"
+                };
                 // Bounded like the detail lines (to the terminal's width on one); the results
                 // file keeps the whole error.
                 let error = record.error.as_deref().unwrap_or_default();
+                // An invalid case's diagnostic names its cause first; help lines follow.
+                let error = if record.execution_status == ExecutionStatus::Invalid {
+                    error.trim().lines().next().unwrap_or_default()
+                } else {
+                    error
+                };
                 let error = match self.columns {
                     Some(columns) => {
                         // "[1/2] ✘ " + id + "  ERROR  " + error + "  (1.0s)"
@@ -155,7 +171,7 @@ impl Progress {
                 text.push_str(&format!(
                     "{head} {} {id}  {}  {error}  ({secs:.1}s)\n",
                     p.mark(styles::BAD, "✘"),
-                    p.mark(styles::BAD, "ERROR")
+                    p.mark(styles::BAD, word)
                 ));
             }
             ExecutionStatus::GraderError => {
@@ -186,13 +202,15 @@ impl Progress {
                     p.mark(styles::DIM, &format!("({secs:.1}s)"))
                 ));
                 if record.verdict == Verdict::Fail {
-                    for miss in record.misses.iter().take(SHOWN_MISSES) {
+                    // What failed the case: a weight-0 grader's misses do not count.
+                    let misses: Vec<&str> = counted_misses(record).collect();
+                    for miss in misses.iter().take(SHOWN_MISSES) {
                         text.push_str(&self.detail("miss", miss));
                     }
-                    if record.misses.len() > SHOWN_MISSES {
+                    if misses.len() > SHOWN_MISSES {
                         text.push_str(&format!(
                             "      … {} more miss(es) in the results file\n",
-                            record.misses.len() - SHOWN_MISSES
+                            misses.len() - SHOWN_MISSES
                         ));
                     }
                 }
@@ -220,6 +238,10 @@ impl RunObserver for Progress {
 
     fn warning(&mut self, message: &str) {
         self.printer.warning(&self.clean(message));
+    }
+
+    fn batch_progress(&mut self, line: &str) {
+        self.printer.note(&self.clean(line));
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {

@@ -31,7 +31,18 @@ fn case_missing_id_is_skipped_and_the_rest_run() {
         .stderr_has("e.yaml:2:5: error: eval case is missing the required key `id`\n  help: add `id: ...` to it")
         .stderr_has("1 case(s) were skipped because of errors in the eval files")
         .stderr_has("Run incomplete: 1 case(s) were skipped as invalid");
-    assert_eq!(p.results("r.jsonl").len(), 1);
+    // The skipped case is recorded too, named by where it is (it has no id).
+    let records = p.results("r.jsonl");
+    let statuses: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["eval_id"].as_str().unwrap_or(""),
+                r["execution_status"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(statuses, [("e.yaml:2", "invalid"), ("good", "ok")]);
     p.run(&["eval", "e.yaml", "--out", "r2.jsonl", "--threshold", "0.5"])
         .code(3)
         .stderr_has("Run incomplete: 1 case(s) were skipped as invalid");

@@ -58,9 +58,16 @@ fn jsonl_line_with_invalid_utf8_is_reported_and_the_rest_run() {
     let ids: Vec<String> = p
         .results("r.jsonl")
         .iter()
-        .map(|r| r["eval_id"].as_str().unwrap_or_default().to_owned())
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["eval_id"].as_str().unwrap_or_default(),
+                r["execution_status"].as_str().unwrap_or_default()
+            )
+        })
         .collect();
-    assert_eq!(ids, ["one", "three"]);
+    // The line is recorded as an invalid case, named by where it is: its id cannot be read.
+    assert_eq!(ids, ["d.jsonl:2 invalid", "one ok", "three ok"]);
 }
 
 #[test]

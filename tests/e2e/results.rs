@@ -48,7 +48,7 @@ fn json_of(run: &Run) -> Value {
 fn compare_shipped_examples_counts_changes_and_lists_regressions() {
     let run = agentv(&["compare", BASE, CANDIDATE]);
     run.code(0)
-        .stdout_has("Matched 11 case(s) by eval id and target; 1 added, 1 removed")
+        .stdout_has("Matched 11 case(s) by case and target; 1 added, 1 removed (1 graded in the base: missing from the candidate)")
         .stdout_has("  improved        3\n  regressed       2\n  unchanged       4")
         .stdout_has("  errors          2")
         .stdout_has("Mean delta: +0.011  (95% CI -0.219 to +0.241, n=9)")

@@ -229,6 +229,7 @@ const EXAMPLES: &[&str] = &[
     "results",
     "tools",
     "v4",
+    "workspaces",
 ];
 
 /// Runs `agentv validate .` in `dir` with `env` set (and the provider variables otherwise

@@ -242,6 +242,11 @@ impl Diagnostics {
         self.items.is_empty()
     }
 
+    /// The problems reported since checkpoint `mark` (a [`Diagnostics::len`]).
+    pub fn since(&self, mark: usize) -> &[Diagnostic] {
+        self.items.get(mark..).unwrap_or(&[])
+    }
+
     /// Appends `suffix` to the errors reported since checkpoint `mark`: they say what they mean
     /// for the part of the file they are in. True when there were any.
     pub fn annotate_errors_since(&mut self, mark: usize, suffix: &str) -> bool {

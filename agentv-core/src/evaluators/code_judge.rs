@@ -362,6 +362,8 @@ pub(crate) fn payload_with(config: Map<String, Value>, ctx: &GradeContext<'_>) -
         config,
         input: case.input_messages.iter().map(Message::to_json).collect(),
         metadata: case.metadata.clone().unwrap_or_default(),
+        file_changes: ctx.workspace.and_then(|w| w.file_changes.clone()),
+        workspace_path: ctx.workspace.map(|w| w.path.display().to_string()),
         ..CodeJudgePayload::default()
     };
     payload.fill_v4_keys();
@@ -464,6 +466,25 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
         },
     };
     let mut env: Vec<(String, String)> = ctx.run.child_env.to_vec();
+    // In a workspace the program runs there, finding its own files as before (`docs/workspaces.md`).
+    if let Some(e) = ctx.workspace.and_then(|w| w.container_error.as_ref()) {
+        return failed(format!("the case's container did not start: {e}"), request);
+    }
+    // In a container the program runs as written: the image holds it (`docs/workspaces.md#containers`).
+    let in_workspace = ctx.workspace.map(|w| {
+        let argv = w
+            .container_argv(program.argv, &w.path)
+            .unwrap_or_else(|| w.program_argv(program.argv, program.cwd));
+        (argv, w.path.as_path())
+    });
+    let (argv, cwd) = match &in_workspace {
+        Some((argv, dir)) => {
+            env.push(("AGENTV_WORKSPACE_PATH".to_owned(), dir.display().to_string()));
+            request["cwd"] = Value::from(dir.display().to_string());
+            (argv.as_slice(), *dir)
+        }
+        None => (program.argv, program.cwd),
+    };
     let mut case_proxy = None;
     let proxy = match program.proxy {
         None => None,
@@ -505,8 +526,8 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
             grade_persistent(pool, env, &payload, case_proxy, timeout, ctx).await
         }
         None => process::run(ProcessSpec {
-            argv: &own_program(program.argv),
-            cwd: program.cwd,
+            argv: &own_program(argv),
+            cwd,
             env: &env,
             env_remove: &[],
             stdin: Some(&stdin),

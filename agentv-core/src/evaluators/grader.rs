@@ -289,6 +289,8 @@ pub struct GradeContext<'a> {
     pub logprobs: Option<&'a [f64]>,
     pub target: &'a ResolvedTarget,
     pub run: &'a RunContext,
+    /// The case's workspace after the target ran, when it has one (`docs/workspaces.md`).
+    pub workspace: Option<&'a crate::model::workspace::WorkspaceView>,
 }
 
 /// A 4.x grader's own verdict, when it decides one other than its score's.

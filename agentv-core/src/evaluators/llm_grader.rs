@@ -54,7 +54,7 @@ pub(crate) const COMMON: &[Key] = &[
     Key::new(
         "max_steps",
         Kind::Int(IntRange { min: 1, max: 50 }),
-        "Steps of AgentV's built-in agent grader; accepted, unused by agentv.",
+        "The grader model may read the case's workspace (list, read, search files) for up to this many model calls before it answers.",
     ),
     Key::new("config", Kind::Map(&Kind::Any), "Passed to prompt scripts as `config`."),
     Key::new(
@@ -124,6 +124,9 @@ pub struct LlmGrader {
     pub temperature: Option<f64>,
     /// `config` and the keys no table declares.
     pub config: Map<String, Value>,
+    /// Set: the grader model may read the case's workspace with tools for up to this many model
+    /// calls (`docs/workspaces.md#agentic-llm-grader`).
+    pub max_steps: Option<u32>,
 }
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
@@ -143,7 +146,7 @@ pub(crate) fn parse_common(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Opt
     let target = f.string("target", cx.diags).filter(|t| !t.trim().is_empty());
     let temperature_pos = f.take("temperature").map(|n| n.pos);
     let temperature = f.number("temperature", cx.diags);
-    let _ = f.integer("max_steps", cx.diags);
+    let max_steps = f.integer("max_steps", cx.diags).and_then(|n| u32::try_from(n).ok());
     let config = match f.take("config") {
         None => Map::new(),
         Some(n) => match n.to_json() {
@@ -191,6 +194,7 @@ pub(crate) fn parse_common(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Opt
         prompt,
         target,
         temperature,
+        max_steps,
         config: if f.is_open() { extra_keys(f, cx) } else { Map::new() },
         ..LlmGrader::default()
     };
@@ -474,7 +478,18 @@ async fn run(spec: &LlmGrader, ctx: &GradeContext<'_>) -> Grade {
     if let Prompt::Script(script) = &spec.prompt {
         recorded["prompt_script"] = json!(script.argv);
     }
-    let mut grade = if delegate {
+    let mut grade = if let (Some(steps), false) = (spec.max_steps, delegate) {
+        let Some(workspace) = ctx.workspace else {
+            return Grade::failed_with(
+                "llm-grader with `max_steps` reads the case's workspace, and this case has none: declare `workspace:` in the suite or the case",
+            );
+        };
+        recorded["mode"] = json!("built-in");
+        match explore::explore(provider.as_ref(), request.clone(), steps, &workspace.path).await {
+            Ok(explored) => explore::grade(explored, |v| grade_reply(v, question.mode, &spec.rubrics)),
+            Err(e) => Grade::failed_with(format!("llm-grader evaluation failed: {e}")),
+        }
+    } else if delegate {
         ask_delegate(provider.as_ref(), &request, question.mode, &spec.rubrics).await
     } else {
         ask_llm(provider.as_ref(), &request, question.mode, &spec.rubrics).await
@@ -631,5 +646,6 @@ async fn run_prompt_script(script: &PromptScript, ctx: &GradeContext<'_>) -> Res
     Ok(text)
 }
 
+mod explore;
 #[cfg(test)]
 mod tests;

@@ -62,6 +62,7 @@ pub const TEMPLATE_VARIABLES: &[&str] = &[
     "input_messages",
     "output_messages",
     "trace_summary",
+    "file_changes",
 ];
 
 /// At most this many hits and misses are kept.
@@ -162,6 +163,13 @@ pub fn user_prompt(spec: &LlmJudge, ctx: &GradeContext<'_>) -> String {
     let mut prompt = template::substitute_with(spec.prompt.as_deref().unwrap_or(DEFAULT_TEMPLATE), |name| {
         variable(name, ctx)
     });
+    // The workspace diff, when the default prompt grades a case that changed files.
+    if let Some(diff) = ctx.workspace.and_then(|w| w.file_changes.as_deref())
+        && spec.prompt.is_none()
+    {
+        prompt.push_str("\n\n[[ ## file_changes ## ]]\n");
+        prompt.push_str(diff);
+    }
     if spec.include_trace_summary && !spec.prompt.as_deref().is_some_and(|p| p.contains("trace_summary")) {
         prompt.push_str("\n\n[[ ## trace_summary ## ]]\n");
         prompt.push_str(&pretty(ctx.trace_summary));
@@ -182,6 +190,7 @@ fn variable(name: &str, ctx: &GradeContext<'_>) -> Option<String> {
         "input_messages" => pretty(&case.raw_input_messages),
         "output_messages" => pretty(&ctx.output_messages),
         "trace_summary" => pretty(ctx.trace_summary),
+        "file_changes" => ctx.workspace.and_then(|w| w.file_changes.clone()).unwrap_or_default(),
         _ => return None,
     })
 }

@@ -87,7 +87,7 @@ pub struct Inputs {
     pub reference: String,
     pub candidate: String,
     pub metadata: Option<Value>,
-    /// The workspace diff (agentv has no workspaces: always empty).
+    /// The workspace diff (`docs/workspaces.md#file-changes`); empty without one.
     pub file_changes: String,
     /// The answer's tool calls, one line each ([`format_tool_calls`]).
     pub tool_calls: String,
@@ -111,7 +111,7 @@ impl Inputs {
             reference: case.reference_answer.clone(),
             candidate: ctx.candidate_answer.to_owned(),
             metadata: case_metadata(ctx),
-            file_changes: String::new(),
+            file_changes: ctx.workspace.and_then(|w| w.file_changes.clone()).unwrap_or_default(),
             tool_calls: format_tool_calls(ctx.output_messages),
             rubrics: None,
         }

@@ -75,6 +75,7 @@ grader_table! {
     field_accuracy,
     json_schema,
     word_count,
+    command,
     is_valid_tool_call,
     tool_call_f1,
     assert_set,

@@ -240,6 +240,7 @@ impl Answered {
 
     pub fn context(&self) -> GradeContext<'_> {
         GradeContext {
+            workspace: None,
             case: &self.case,
             attempt: 1,
             candidate_answer: &self.answer,

@@ -5,9 +5,10 @@
 //! and trial (bytewise, the trial by number): the order does not depend on which machine ran
 //! what, and `agentv merge` of an unsharded results file alone sorts it the same way, so a
 //! sharded run and the same run made on one machine compare line for line. Within one input,
-//! a record repeated (a resumed run appends a newer one) counts once, its last line; the same
-//! record in two inputs is an overlap, and nothing is written. Memory holds a small entry per
-//! record, never the records: the lines are copied from the inputs as they are.
+//! a record repeated (a resumed run appends a newer one) counts once, its last line (the rule
+//! every reader follows: `crate::report::key_of`); the same record in two inputs is an overlap,
+//! and nothing is written. Memory holds a small entry per record, never the records: inputs
+//! are read for their figures only, and the lines are copied from them as they are, streamed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -16,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use crate::redact::Secrets;
 use crate::report::{
-    MergedFile, ReadError, ResultsReader, RunMetadata, RunStats, ShardInfo, StatsReport, key_of, read_all,
-    read_metadata, summary_path, write_summary,
+    MergedFile, ReadError, RunMetadata, RunStats, ShardInfo, StatsReport, key_of, read_figures, read_metadata,
+    summary_path, write_summary,
 };
 use crate::run::{Outcome, RunFacts, decide};
 
@@ -87,12 +88,13 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
     let mut overlaps: Vec<String> = Vec::new();
     let mut overlap_count = 0;
     let mut errors = Vec::new();
+    // The statistics of every record kept: the merged file's, whatever its order.
+    let mut stats = RunStats::default();
     for (i, path) in options.inputs.iter().enumerate() {
-        let mut own: HashMap<(String, String, String, u32), usize> = HashMap::new();
-        let mut lines = 0;
-        match read_all(path, |read| {
-            lines += 1;
-            own.insert(key_of(&read.record), read.line);
+        let mut own: Vec<((String, String, String, u32), usize)> = Vec::new();
+        match read_figures(path, |read| {
+            stats.add(&read.record);
+            own.push((key_of(&read.record), read.line));
         }) {
             Ok(summary) => {
                 if let Some(line) = summary.truncated {
@@ -101,13 +103,13 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
                         path.display()
                     ));
                 }
+                inputs.push((path.clone(), own.len(), summary.superseded));
             }
             Err(e) => {
                 errors.extend(e);
                 continue;
             }
         }
-        inputs.push((path.clone(), own.len(), lines - own.len()));
         for (key, line) in own {
             if let Some(other) = order.get(&key) {
                 overlap_count += 1;
@@ -144,7 +146,7 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
         counts_per_input[place.input] += 1;
     }
     let missing = missing_records(&options.inputs, &summaries, &counts_per_input, shards.as_ref());
-    let stats = write_merged(options, &order)?;
+    write_merged(options, &order)?;
     let report = stats.compute();
     let metadata = merged_metadata(options, started, &summaries, &counts_per_input, &report);
     let summary = summary_path(&options.out);
@@ -156,6 +158,7 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
         graded: &[],
         execution_errors: report.by_status.execution_error,
         grader_errors: report.by_status.grader_error,
+        skipped: report.by_status.invalid,
         not_run: report.by_status.not_run + missing.len(),
         ..RunFacts::default()
     });
@@ -282,11 +285,11 @@ fn missing_records(
 }
 
 /// Writes the records in `order` to `options.out` (a temporary file renamed at the end),
-/// copying each line as it is, and returns their statistics.
+/// copying each line as it is, without its byte order mark or `\r`, a block at a time.
 fn write_merged(
     options: &MergeOptions,
     order: &BTreeMap<(String, String, String, u32), Place>,
-) -> Result<RunStats, MergeError> {
+) -> Result<(), MergeError> {
     let write_error = |source: io::Error| MergeError::Write {
         path: options.out.clone(),
         source,
@@ -306,7 +309,7 @@ fn write_merged(
     for (path, wanted) in options.inputs.iter().zip(offsets.iter_mut()) {
         let file = File::open(path).map_err(|e| read_error(path, e))?;
         line_offsets(&file, wanted).map_err(|e| read_error(path, e))?;
-        files.push(BufReader::new(file));
+        files.push(BufReader::with_capacity(64 * 1024, file));
     }
     let dir = options
         .out
@@ -314,48 +317,100 @@ fn write_merged(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).map_err(write_error)?;
-    let mut out = crate::report::output_file(dir).map_err(write_error)?;
-    let mut stats = RunStats::default();
-    let mut line = Vec::new();
+    let out = crate::report::output_file(dir).map_err(write_error)?;
+    let mut out = io::BufWriter::with_capacity(64 * 1024, out);
     for place in order.values() {
         let path = &options.inputs[place.input];
         let file = &mut files[place.input];
-        file.seek(SeekFrom::Start(offsets[place.input][&place.line]))
-            .map_err(|e| read_error(path, e))?;
-        line.clear();
-        file.read_until(b'\n', &mut line).map_err(|e| read_error(path, e))?;
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
+        let offset = offsets[place.input][&place.line];
+        file.seek(SeekFrom::Start(offset)).map_err(|e| read_error(path, e))?;
+        if offset == 0
+            && file
+                .fill_buf()
+                .map_err(|e| read_error(path, e))?
+                .starts_with(b"\xEF\xBB\xBF")
+        {
+            file.consume(3);
         }
-        let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
-        if let Some(Ok(read)) = ResultsReader::new(path, text).next() {
-            stats.add(&read.record);
-        }
-        out.write_all(text).map_err(write_error)?;
-        out.write_all(b"\n").map_err(write_error)?;
+        copy_line(file, &mut out).map_err(|e| match e {
+            Copy::Read(e) => read_error(path, e),
+            Copy::Write(e) => write_error(e),
+        })?;
     }
+    let out = out.into_inner().map_err(|e| write_error(e.into_error()))?;
     out.as_file().sync_all().map_err(write_error)?;
     crate::paths::persist(out, &options.out).map_err(write_error)?;
-    Ok(stats)
+    Ok(())
+}
+
+/// Which side of a copy failed.
+enum Copy {
+    Read(io::Error),
+    Write(io::Error),
+}
+
+/// Copies the line at `input`'s position to `out`, ending it with `\n` and leaving out a `\r`
+/// before its newline, a buffer at a time (a line of any length).
+fn copy_line(input: &mut impl BufRead, out: &mut impl Write) -> Result<(), Copy> {
+    let mut held_cr = false;
+    loop {
+        let available = input.fill_buf().map_err(Copy::Read)?;
+        if available.is_empty() {
+            break;
+        }
+        let (chunk, newline) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], true),
+            None => (available, false),
+        };
+        if !chunk.is_empty() {
+            if held_cr {
+                out.write_all(b"\r").map_err(Copy::Write)?;
+            }
+            held_cr = chunk.last() == Some(&b'\r');
+            out.write_all(&chunk[..chunk.len() - usize::from(held_cr)])
+                .map_err(Copy::Write)?;
+        }
+        let used = chunk.len() + usize::from(newline);
+        input.consume(used);
+        if newline {
+            break;
+        }
+    }
+    out.write_all(b"\n").map_err(Copy::Write)
 }
 
 /// Fills `wanted` (line number → offset) with where those lines of `file` start, numbering
-/// lines as the results reader does.
+/// lines as the results reader does, a buffer at a time (a line of any length).
 fn line_offsets(file: &File, wanted: &mut HashMap<usize, u64>) -> io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut offset = 0u64;
+    // The line that starts at `offset`, once a byte of it is seen.
     let mut number = 0usize;
-    let mut buf = Vec::new();
+    let mut at_start = true;
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
             return Ok(());
         }
-        number += 1;
-        if let Some(slot) = wanted.get_mut(&number) {
-            *slot = offset;
+        let mut i = 0;
+        while i < available.len() {
+            if at_start {
+                number += 1;
+                if let Some(slot) = wanted.get_mut(&number) {
+                    *slot = offset + i as u64;
+                }
+                at_start = false;
+            }
+            match available[i..].iter().position(|b| *b == b'\n') {
+                Some(end) => {
+                    i += end + 1;
+                    at_start = true;
+                }
+                None => i = available.len(),
+            }
         }
+        let n = available.len();
+        reader.consume(n);
         offset += n as u64;
     }
 }
@@ -429,5 +484,19 @@ mod tests {
         let mut wanted: HashMap<usize, u64> = [(1, 9), (3, 9), (4, 9)].into_iter().collect();
         line_offsets(&File::open(&path).expect("open"), &mut wanted).expect("reads");
         assert_eq!((wanted[&1], wanted[&3], wanted[&4]), (0, 4, 7));
+    }
+
+    #[test]
+    fn lines_are_copied_without_their_cr_whatever_their_length() {
+        for capacity in [1, 2, 5, 4096] {
+            let text = b"ab\rc\r\nnext\n";
+            let mut input = io::BufReader::with_capacity(capacity, &text[..]);
+            let mut out = Vec::new();
+            assert!(copy_line(&mut input, &mut out).is_ok());
+            assert_eq!(out, b"ab\rc\n", "capacity {capacity}");
+            let mut rest = Vec::new();
+            assert!(copy_line(&mut input, &mut rest).is_ok());
+            assert_eq!(rest, b"next\n", "capacity {capacity}");
+        }
     }
 }

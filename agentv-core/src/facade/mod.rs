@@ -9,7 +9,9 @@
 //! Nothing here prints. Problems come back as [`Diagnostic`]s and errors with their own
 //! `Display`; secrets registered in the caller's [`Secrets`] are redacted by whoever prints.
 
+mod batch;
 mod check;
+mod invalid;
 mod merge;
 mod select;
 mod selection;
@@ -20,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use batch::{JobLine, JobsAction, batch_jobs};
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
+pub use invalid::Invalid;
 pub use merge::{MergeError, MergeOptions, Merged, merge};
 pub use select::IdPatternError;
 pub(crate) use select::id_filter;
@@ -60,9 +64,13 @@ pub struct Loaded {
     /// Cases left out because they are invalid (they make the run incomplete:
     /// `docs/architecture.md#exit-codes`).
     pub skipped: usize,
+    /// Those cases, each with its errors: the run records them.
+    pub invalid: Vec<Invalid>,
     /// Eval files with errors and no case at all (unreadable, not YAML, empty): whatever they
     /// held did not run, so they too make the run incomplete.
     pub unread: usize,
+    /// What the caller should say about the paths given (a sidecar named for its dataset).
+    pub notes: Vec<String>,
 }
 
 /// Why nothing can run.
@@ -145,13 +153,36 @@ pub fn load(ws: &Workspace, options: &LoadOptions) -> Result<Loaded, LoadError> 
             LoadError::NothingToRun { diagnostics, skipped }
         });
     }
+    let invalid = invalid::collect(&suites);
+    let notes = sidecar_notes(&options.paths, &suites, ws);
     suites.retain(|s| s.case_count > 0);
     Ok(Loaded {
         suites,
         diagnostics,
         skipped,
+        invalid,
         unread,
+        notes,
     })
+}
+
+/// A note for each path that names a dataset's sidecar: the dataset runs in its stead.
+fn sidecar_notes(paths: &[String], suites: &[LoadedSuite], ws: &Workspace) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|arg| crate::load::is_sidecar(Path::new(arg), ws))
+        .map(|arg| {
+            let dataset = Path::new(arg).with_extension("jsonl");
+            let name = suites
+                .iter()
+                .find(|s| s.file == dataset)
+                .map_or_else(String::new, |s| format!(" `{}`", s.dataset));
+            format!(
+                "{arg} is the sidecar of the dataset {}{name} (it holds the dataset's suite keys): running the dataset",
+                dataset.display()
+            )
+        })
+        .collect()
 }
 
 /// Under `--strict`, the number of problems in every file; else that of the files that say
@@ -242,8 +273,10 @@ pub struct Plan {
     expansion: Expansion,
     resume: Option<Arc<Prior>>,
     metadata: RunMetadata,
-    /// Cases left out at load as invalid.
+    /// Cases left out at load as invalid, recorded by this run (with `--shard`, those of this
+    /// shard).
     pub skipped: usize,
+    invalid: Vec<crate::model::EvaluationRecord>,
     /// Eval files that could not be read at all.
     pub unread: usize,
     /// Each distinct target, in first-use order.
@@ -356,6 +389,11 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             return Err(fail(warnings, uncountable));
         }
     }
+    if let Some(missing) =
+        crate::workspace::preflight_cases(resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case))
+    {
+        return Err(fail(warnings, vec![missing]));
+    }
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -388,6 +426,8 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         })
         .collect();
     let resumed = resume.as_ref().zip(repair).map(|(p, repair)| (p.complete(), repair));
+    // Invalid cases are records too: `merge` counts them among what the run planned.
+    let invalid = invalid::records(loaded.invalid, options.shard, &options.targets);
     let metadata = RunMetadata {
         agentv_version: env!("CARGO_PKG_VERSION").to_owned(),
         command: options.command_line.clone(),
@@ -400,7 +440,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             .unwrap_or_default(),
         targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
         repeat: options.repeat.max(1),
-        planned: chosen.planned,
+        planned: chosen.planned + invalid.len(),
         shard: chosen.shard.clone(),
         budget_usd: options.budget_usd,
         resumed_records: resumed.map(|(n, _)| n),
@@ -422,7 +462,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
     Ok(Plan {
         workers: workers::decide(options.workers, &targets),
         total: chosen.to_run,
-        planned: chosen.planned,
+        planned: chosen.planned + invalid.len(),
         repeat: options.repeat.max(1),
         shard: options.shard,
         resumed,
@@ -438,7 +478,8 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         expansion: chosen.expansion,
         resume,
         metadata,
-        skipped: loaded.skipped,
+        skipped: invalid.len(),
+        invalid,
         unread: loaded.unread,
         targets: resolved
             .targets
@@ -479,9 +520,13 @@ pub struct RunOptions {
     pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
+    /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
+    pub workspaces: crate::workspace::WorkspaceOptions,
     /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
     /// text is a grader error).
     pub strict: bool,
+    /// `--batch`: which targets answer through their provider's batch API.
+    pub batch: crate::run::BatchMode,
 }
 
 /// A finished run, ready for [`report`].
@@ -507,6 +552,8 @@ pub struct Finished {
     pub suite_threshold: Option<f64>,
     /// [`Plan::gate_on_verdicts`].
     pub gate_on_verdicts: bool,
+    /// Workspaces kept after the run (failed cases', or all with `--keep-workspaces`).
+    pub kept_workspaces: Vec<crate::workspace::Kept>,
     secrets: Secrets,
 }
 
@@ -537,6 +584,7 @@ pub async fn run(
         budget_usd,
         suite_threshold,
         gate_on_verdicts,
+        invalid,
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
@@ -562,12 +610,21 @@ pub async fn run(
             cwd: None,
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
+        workspaces: crate::workspace::runtime_for(
+            resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case),
+            &options.workspaces,
+            &resolved.child_env,
+            &secrets,
+        ),
+        batch: options.batch,
+        batch_state: Some(crate::run::state_path(writer.path())),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
     if let Some(prior) = &resume {
         carry_over(prior, &mut stats, sinks, observer);
     }
+    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer);
     let mut report = {
         let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
         all.push(&mut writer);
@@ -591,6 +648,12 @@ pub async fn run(
             records.for_each(|r| report.summary.add(&r));
         }
     }
+    invalid.iter().for_each(|r| report.summary.add(r));
+    report.unwritten += unwritten_invalid;
+    let kept_workspaces = match &run_options.workspaces {
+        Some(workspaces) => workspaces.finish().await,
+        None => Vec::new(),
+    };
     let stats = stats.compute();
     metadata.finished_at = Some(jiff::Timestamp::now().to_string());
     let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
@@ -613,8 +676,34 @@ pub async fn run(
         summary_path,
         suite_threshold,
         gate_on_verdicts,
+        kept_workspaces,
         secrets,
     }
+}
+
+/// Writes the records of the invalid cases to the results file, the reports and the
+/// statistics; returns how many could not be written everywhere.
+fn write_invalid(
+    records: &[crate::model::EvaluationRecord],
+    writer: &mut JsonlWriter,
+    stats: &mut RunStats,
+    sinks: &mut [&mut dyn Sink],
+    observer: &mut dyn RunObserver,
+) -> usize {
+    let mut unwritten = 0;
+    for record in records {
+        stats.add(record);
+        let mut failed = false;
+        let all = std::iter::once(&mut *writer as &mut dyn Sink).chain(sinks.iter_mut().map(|s| &mut **s));
+        for sink in all {
+            if let Err(e) = sink.write(record.into()) {
+                observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
+                failed = true;
+            }
+        }
+        unwritten += usize::from(failed);
+    }
+    unwritten
 }
 
 /// Feeds the complete records of a resumed file to the statistics and the reports, as if they
@@ -659,6 +748,10 @@ pub struct Report {
     pub cache: Option<CacheStats>,
     /// The counts behind the outcome, to explain it.
     pub counts: Counts,
+    /// Targets the provider pushed back on: how often, and where their concurrency settled.
+    pub throttling: Vec<crate::run::TargetThrottling>,
+    /// What the cases answered in batch cost, against the online price.
+    pub batch_savings: crate::run::BatchSavings,
     secrets: Secrets,
     /// Statistics per target, per grader and across repeats (also in the run summary file).
     pub stats: StatsReport,
@@ -728,6 +821,8 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         stats: finished.stats.clone(),
         stats_text: finished.stats.render_repeats(&finished.secrets),
         summary_file: finished.summary_path.clone(),
+        throttling: run.throttling.iter().filter(|t| t.throttled()).cloned().collect(),
+        batch_savings: run.batch_savings,
         counts: Counts {
             execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
             over_budget: run.over_budget,
@@ -742,16 +837,23 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     }
 }
 
-/// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`.
+/// `3 cases: 2 pass, 0 borderline, 1 fail, 0 errors; mean 0.733; results in r.jsonl`, with
+/// `, 2 invalid` and `, 1 not run` after the errors when there are any.
 fn summary_line(summary: &Summary, results: &Path, secrets: &Secrets) -> String {
     let [pass, borderline, fail] = summary.verdicts;
-    let errors = summary.execution_errors() + summary.grader_errors();
+    let errors = summary.execution_errors() - summary.not_run() + summary.grader_errors();
+    let mut apart = String::new();
+    for (n, what) in [(summary.invalid(), "invalid"), (summary.not_run(), "not run")] {
+        if n > 0 {
+            apart.push_str(&format!(", {n} {what}"));
+        }
+    }
     let mean = summary
         .stats()
         .map_or_else(|| "no graded cases".to_owned(), |s| format!("mean {:.3}", s.mean));
     let path = results.display().to_string();
     format!(
-        "{} case(s): {pass} pass, {borderline} borderline, {fail} fail, {errors} error(s); {mean}; results in {}",
+        "{} case(s): {pass} pass, {borderline} borderline, {fail} fail, {errors} error(s){apart}; {mean}; results in {}",
         summary.total,
         crate::report::escape_line(&secrets.redact(&path))
     )

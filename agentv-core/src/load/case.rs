@@ -111,15 +111,8 @@ impl Loader {
         let rubrics = f.take("rubrics");
         let turns_node = f.take("turns");
         let conversation = self.conversation(&mut f, turns_node, vars, diags);
-        for key in ["workspace", "depends_on", "on_dependency_failure"] {
-            if let Some(node) = f.take(key) {
-                let what = super::keys::NOT_HONOURED
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map_or("", |(_, w)| *w);
-                diags.warn(node.pos, not_honoured(key, what), None);
-            }
-        }
+        let workspace = self.case_workspace(&mut f, diags);
+        let (dependencies, depends_at) = self.case_dependencies(&mut f, diags)?;
         if let Some(kind) = f.string("evaluator", diags)
             && kind != "llm_judge"
             && kind != "llm-grader"
@@ -159,6 +152,7 @@ impl Loader {
             files: input_files,
         } = inputs?;
         let expected_messages = expected?;
+        let workspace = workspace?;
         let pos = outcome_node.map_or(f.pos, |n| n.pos);
         match self.generation {
             Generation::V2 => {
@@ -229,6 +223,8 @@ impl Loader {
             threshold: exec.threshold,
             suite_threshold: self.defaults.threshold,
             conversation,
+            workspace,
+            dependencies,
             strict: self.settings.strict,
             tool_use,
         };
@@ -236,7 +232,122 @@ impl Loader {
             case,
             graders,
             turn_graders: Arc::from(turn_graders),
+            depends_at,
         })
+    }
+
+    /// `depends_on` and `on_dependency_failure` as written, and where `depends_on` is; the
+    /// suite checks the graph once every case is read (`super::dependencies`). `None` after an
+    /// error. A JSONL dataset's cases run in file order as they stream: the keys are a warning.
+    #[allow(clippy::type_complexity)]
+    fn case_dependencies(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> Option<(Option<Arc<crate::model::Dependencies>>, Option<Pos>)> {
+        use crate::model::OnDependencyFailure;
+        let on = f.take("depends_on");
+        let policy = f.take("on_dependency_failure");
+        if self.jsonl {
+            for (key, node) in [("depends_on", on), ("on_dependency_failure", policy)] {
+                if let Some(node) = node {
+                    let what = "case dependencies (a dataset's cases run in file order)";
+                    diags.warn(node.pos, not_honoured(key, what), None);
+                }
+            }
+            return Some((None, None));
+        }
+        let on_failure = match policy.map(|n| (n, n.as_str())) {
+            None => OnDependencyFailure::Skip,
+            Some((_, Some("skip"))) => OnDependencyFailure::Skip,
+            Some((_, Some("fail"))) => OnDependencyFailure::Fail,
+            Some((_, Some("run"))) => OnDependencyFailure::Run,
+            Some((node, _)) => {
+                diags.error(
+                    node.pos,
+                    format!(
+                        "`on_dependency_failure` must be skip, fail or run, found {}",
+                        describe(node)
+                    ),
+                    Some("write `skip` (the default), `fail` or `run`".to_owned()),
+                );
+                return None;
+            }
+        };
+        let Some(node) = on else {
+            return Some((None, None));
+        };
+        let items: Vec<&Node> = match (node.as_seq(), node.as_str()) {
+            (Some(items), _) => items.iter().collect(),
+            (None, Some(_)) => vec![node],
+            (None, None) => {
+                diags.error(
+                    node.pos,
+                    format!("`depends_on` must be a list of case ids, found {}", node.type_name()),
+                    Some("write `depends_on: [other-case-id]`".to_owned()),
+                );
+                return None;
+            }
+        };
+        let mut ids = Vec::with_capacity(items.len());
+        for item in items {
+            match item.as_str().filter(|t| !t.trim().is_empty()) {
+                Some(id) if !ids.iter().any(|known| known == id) => ids.push(id.to_owned()),
+                Some(_) => {}
+                None => {
+                    diags.error(
+                        item.pos,
+                        format!("a `depends_on` entry must be a case id, found {}", describe(item)),
+                        Some("write the id of another case of this suite".to_owned()),
+                    );
+                    return None;
+                }
+            }
+        }
+        let dependencies = crate::model::Dependencies {
+            on: ids,
+            on_failure,
+            wave: 0,
+        };
+        Some((Some(Arc::new(dependencies)), Some(node.pos)))
+    }
+
+    /// The case's workspace merged over the suite's (`docs/workspaces.md#case-and-suite`);
+    /// `None` when either has errors. JSONL datasets have no workspaces (AgentV 4.x reads none).
+    fn case_workspace(
+        &self,
+        f: &mut Fields<'_>,
+        diags: &mut Diagnostics,
+    ) -> Option<Option<Arc<crate::model::workspace::CaseWorkspace>>> {
+        let own = match f.take("workspace") {
+            Some(node) if self.jsonl => {
+                diags.warn(
+                    node.pos,
+                    "a JSONL dataset's cases have no workspace: `workspace` is ignored",
+                    None,
+                );
+                None
+            }
+            Some(node) => self.read_workspace(node, diags)?,
+            None => None,
+        };
+        if self.workspace.broken {
+            diags.error(
+                f.pos,
+                "the case is left out: the suite's `workspace` has errors",
+                Some("fix the errors reported for the suite's `workspace`".to_owned()),
+            );
+            return None;
+        }
+        let config = crate::model::workspace::WorkspaceConfig::merge(self.workspace.config.as_ref(), own.as_ref());
+        if config.is_none() && self.workspace.target_hooks.is_empty() {
+            return Some(None);
+        }
+        Some(Some(Arc::new(crate::model::workspace::CaseWorkspace {
+            config,
+            suite_file: self.file.clone(),
+            target_hooks: self.workspace.target_hooks.clone(),
+        })))
     }
 
     /// 2.x (`docs/architecture.md#default-grader`): the case's own list, else the suite's, else
@@ -968,6 +1079,11 @@ pub(super) struct CaseIds {
 }
 
 impl CaseIds {
+    /// The line of the first case that used `id`.
+    pub(super) fn first_line(&self, id: &str) -> Option<u64> {
+        self.first.get(id).copied()
+    }
+
     /// Reports `id` at `pos` when an earlier case already uses it.
     pub(super) fn check(&mut self, id: &str, pos: Pos, diags: &mut Diagnostics) {
         match self.first.get(id) {

@@ -215,12 +215,20 @@ fn from_directory(
                 );
             }
         }
-        if sub.join("workspace").is_dir() && node.get("workspace").is_none() {
-            case_diags.warn(
-                node.pos,
-                "the case's `workspace/` directory is an AgentV 4.x workspace template: not supported by agentv, ignored",
-                None,
+        // A `workspace/` directory beside `case.yaml` is the case's template
+        // (`docs/workspaces.md#keys`).
+        let template = sub.join("workspace");
+        if template.is_dir()
+            && node.get("workspace").is_none()
+            && let NodeValue::Map(entries) = &mut node.value
+        {
+            let at = node.pos;
+            let key = |text: &str| Node::new(NodeValue::Str(text.into()), at);
+            let block = Node::new(
+                NodeValue::Map(vec![(key("template"), key(&template.display().to_string()))]),
+                at,
             );
+            entries.push((key("workspace"), block));
         }
         files.push(CaseFile {
             path: file,
@@ -295,6 +303,23 @@ fn read_jsonl(path: &Path, src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Nod
     for (i, line) in text.unwrap_or_default().lines().enumerate() {
         let line_no = i as u64 + 1;
         if line.trim().is_empty() {
+            continue;
+        }
+        // Parsed, a line takes many times its size: one over the cap is not parsed at all.
+        let limit = crate::report::max_line_bytes();
+        if line.len() as u64 > limit {
+            diags.error(
+                Pos::new(line_no, 1),
+                format!(
+                    "this line is {}, over the {} one case may take; the line is skipped",
+                    crate::report::size_text(line.len() as u64),
+                    crate::report::size_text(limit)
+                ),
+                Some(format!(
+                    "keep large inputs in files, or set {}=<MiB> to allow longer lines",
+                    crate::report::MAX_LINE_ENV
+                )),
+            );
             continue;
         }
         match serde_json::from_str::<serde_json::Value>(line) {

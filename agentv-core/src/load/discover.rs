@@ -99,7 +99,8 @@ pub fn classify(path: &Path, ws: &Workspace) -> FileKind {
     }
     let full = ws.cwd.join(path);
     if path.extension().is_some_and(|e| e == "jsonl") {
-        if name.ends_with(".baseline.jsonl") || starts_with_a_result(&full) {
+        // A results file is told by its first record's keys, whatever the record's size.
+        if name.ends_with(".baseline.jsonl") || crate::report::starts_with_a_result(&full) {
             return FileKind::Results;
         }
         return FileKind::Eval;
@@ -108,28 +109,6 @@ pub fn classify(path: &Path, ws: &Workspace) -> FileKind {
         return FileKind::Sidecar;
     }
     FileKind::Eval
-}
-
-/// Whether the first line of a JSONL file is a result record (`eval_id` with `score` or
-/// `evaluator_results`); dataset lines carry `id` and inputs instead.
-fn starts_with_a_result(path: &Path) -> bool {
-    use std::io::{BufRead, Read};
-    /// A result line holds the whole answer; one longer than this is not worth reading here.
-    const MAX_LINE: u64 = 4 << 20;
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut line = Vec::new();
-    if std::io::BufReader::new(file.take(MAX_LINE))
-        .read_until(b'\n', &mut line)
-        .is_err()
-    {
-        return false;
-    }
-    let Ok(serde_json::Value::Object(record)) = serde_json::from_slice::<serde_json::Value>(&line) else {
-        return false;
-    };
-    record.contains_key("eval_id") && (record.contains_key("score") || record.contains_key("evaluator_results"))
 }
 
 /// A YAML file beside a `.jsonl` of the same name holds that dataset's suite keys.
@@ -210,8 +189,9 @@ fn discover_one(arg: &str, ws: &Workspace, purpose: Purpose) -> Result<Vec<(Path
     }
     match (classify(&path, ws), purpose) {
         (FileKind::Eval, _) => Ok(vec![(path, FileKind::Eval)]),
-        // A sidecar named on its own is run as the suite it is, and checked with its dataset.
-        (FileKind::Sidecar, Purpose::Run) => Ok(vec![(path, FileKind::Eval)]),
+        // A sidecar named on its own stands for its dataset: the dataset is run (the caller says
+        // so) and checked.
+        (FileKind::Sidecar, Purpose::Run) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
         (FileKind::Sidecar, Purpose::Check) => Ok(vec![(path.with_extension("jsonl"), FileKind::Eval)]),
         (FileKind::Targets, Purpose::Check) => Ok(vec![(path, FileKind::Targets)]),
         (FileKind::Targets, Purpose::Run) => Err(DiscoverError::TargetsFile(arg.to_owned())),
@@ -445,7 +425,8 @@ mod tests {
         );
         assert_eq!(
             found(&["evals/data.yaml"], Purpose::Run).expect("files"),
-            ["evals/data.yaml Eval"]
+            ["evals/data.jsonl Eval"],
+            "a sidecar named on its own runs its dataset"
         );
         assert_eq!(
             messages(found(&["nope.yaml", "evals/notes.md", "empty"], Purpose::Check)),

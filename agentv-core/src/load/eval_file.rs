@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::cases_source::{self, CaseFile, CaseNode};
 use super::guidelines::GuidelineMatcher;
+use super::invalid::{InvalidCase, id_of_line, id_of_node};
 use super::keys::{EXECUTION, NOT_HONOURED, SIDECAR, SUITE};
 use crate::config::interpolate::interpolate_env;
 use crate::config::node::parse_yaml;
@@ -28,6 +29,8 @@ pub struct LoadedCase {
     pub graders: Arc<[ConfiguredGrader]>,
     /// The graders of each turn of a conversation case (empty otherwise).
     pub turn_graders: Arc<[Arc<[ConfiguredGrader]>]>,
+    /// Where the case's `depends_on` is written, for the suite's check of the graph.
+    pub depends_at: Option<crate::config::Pos>,
 }
 
 /// Which case ids to keep (`--eval-id`).
@@ -62,6 +65,8 @@ pub struct LoadedSuite {
     pub case_count: usize,
     /// Cases left out because of errors.
     pub skipped: usize,
+    /// Those of them that pass the filter, each with its errors: the run records them.
+    pub invalid: Vec<InvalidCase>,
     pub diagnostics: Vec<Diagnostic>,
     /// The file's generation.
     pub generation: Generation,
@@ -136,7 +141,7 @@ fn stream_cases(loader: Arc<Loader>, filter: Option<CaseFilter>) -> Box<dyn Iter
     Box::new(jsonl_lines(reader).filter_map(move |(line_no, line)| {
         let case = match line {
             JsonlLine::Text(text) => loader.jsonl_case(&text, line_no, &mut ids, &mut diags),
-            JsonlLine::NotUtf8(_) | JsonlLine::Unreadable(_) => None,
+            JsonlLine::NotUtf8(_) | JsonlLine::TooLong(_) | JsonlLine::Unreadable(_) => None,
         };
         // Already reported by the first pass.
         diags = Diagnostics::new(&loader.file);
@@ -175,6 +180,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         env: None,
         defaults: SuiteDefaults::default(),
         settings: SuiteSettings::default(),
+        workspace: SuiteWorkspace::default(),
     };
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
     loader.jsonl = is_jsonl;
@@ -182,9 +188,11 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         cases: Vec::new(),
         count: 0,
         skipped: 0,
+        invalid: Vec::new(),
         keep: !is_jsonl,
         filter: filter.clone(),
-        broken: false,
+        broken: None,
+        left_out: Default::default(),
     };
     let mut inline_targets = None;
     if is_jsonl {
@@ -205,6 +213,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         cases: tally.cases,
         case_count: tally.count,
         skipped: tally.skipped,
+        invalid: tally.invalid,
         diagnostics,
         generation: loader.generation,
         threshold: loader.defaults.threshold,
@@ -214,7 +223,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         matrix: settings.matrix,
         info: settings.info,
         inline_targets,
-        stream: (is_jsonl && !tally.broken).then(|| Arc::new(loader)),
+        stream: (is_jsonl && tally.broken.is_none()).then(|| Arc::new(loader)),
         filter,
     }
 }
@@ -224,25 +233,51 @@ struct Tally {
     cases: Vec<LoadedCase>,
     count: usize,
     skipped: usize,
+    invalid: Vec<InvalidCase>,
     /// Keep cases in memory (YAML) or only count them (JSONL, streamed later).
     keep: bool,
     filter: Option<CaseFilter>,
-    /// Set when the whole file cannot run (a broken sidecar): its cases are validated and
-    /// reported, but all of them count as skipped.
-    broken: bool,
+    /// Set when the whole file cannot run (a broken sidecar), to why: its cases are validated
+    /// and reported, but all of them count as skipped.
+    broken: Option<String>,
+    /// Ids of valid cases the filter left out (for the dependency check).
+    left_out: std::collections::HashSet<String>,
 }
 
 impl Tally {
-    fn add(&mut self, case: Option<LoadedCase>) {
+    fn add(&mut self, case: Result<LoadedCase, InvalidCase>) {
         match case {
-            None => self.skipped += 1,
-            Some(_) if self.broken => self.skipped += 1,
-            Some(case) => {
+            Err(invalid) => {
+                // An invalid case another `--eval-id` leaves out is no concern of this run.
+                if let (Some(id), Some(filter)) = (&invalid.id, &self.filter)
+                    && !filter(id)
+                {
+                    return;
+                }
+                self.skipped += 1;
+                self.invalid.push(invalid);
+            }
+            Ok(case) if self.broken.is_some() => {
+                if self.filter.as_ref().is_none_or(|f| f(&case.case.id)) {
+                    self.skipped += 1;
+                    let why = self.broken.clone().unwrap_or_default();
+                    let (file, line) = (case.case.source.file.clone(), case.case.source.line);
+                    self.invalid.push(InvalidCase {
+                        id: Some(case.case.id),
+                        file: file.to_path_buf(),
+                        line,
+                        errors: vec![why],
+                    });
+                }
+            }
+            Ok(case) => {
                 if self.filter.as_ref().is_none_or(|f| f(&case.case.id)) {
                     self.count += 1;
                     if self.keep {
                         self.cases.push(case);
                     }
+                } else if self.keep {
+                    self.left_out.insert(case.case.id);
                 }
             }
         }
@@ -305,6 +340,18 @@ pub(super) struct Loader {
     pub(super) env: Option<Arc<Env>>,
     pub(super) defaults: SuiteDefaults,
     pub(super) settings: SuiteSettings,
+    /// The suite's `workspace` block and `execution.targets` hooks (`docs/workspaces.md`).
+    pub(super) workspace: SuiteWorkspace,
+}
+
+/// What a suite says about workspaces, for its cases to merge with their own.
+#[derive(Default)]
+pub(super) struct SuiteWorkspace {
+    pub(super) config: Option<crate::model::workspace::WorkspaceConfig>,
+    /// The suite's block has errors (reported): every case is left out, as it would run in
+    /// the wrong place.
+    pub(super) broken: bool,
+    pub(super) target_hooks: Arc<[crate::model::workspace::TargetHooks]>,
 }
 
 impl Loader {
@@ -419,13 +466,17 @@ impl Loader {
         let mut ids = CaseIds::default();
         for source in &sources {
             let case = match source.file {
-                None => self.checked_case(&source.node, &self.file.clone(), &mut ids, diags),
+                None => self.case_or_invalid(&source.node, &self.file.clone(), &mut ids, diags),
                 Some(i) => {
                     let path: Arc<Path> = Arc::from(files[i].path.as_path());
-                    self.checked_case(&source.node, &path, &mut ids, &mut files[i].diags)
+                    self.case_or_invalid(&source.node, &path, &mut ids, &mut files[i].diags)
                 }
             };
             tally.add(case);
+        }
+        if !super::dependencies::order(&mut tally.cases, &tally.left_out, &self.file, diags) {
+            tally.skipped += std::mem::take(&mut tally.count);
+            tally.cases.clear();
         }
         for file in files {
             diags.absorb(file.diags);
@@ -464,15 +515,16 @@ impl Loader {
             let mut side = Diagnostics::new(&sidecar);
             self.load_sidecar(&sidecar, &mut side);
             if side.error_count() > 0 {
-                tally.broken = true;
+                let message = format!(
+                    "the dataset is not run: its sidecar {} has errors",
+                    sidecar
+                        .file_name()
+                        .map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
+                );
+                tally.broken = Some(format!("{}: error: {message}", self.file.display()));
                 diags.error(
                     Pos::default(),
-                    format!(
-                        "the dataset is not run: its sidecar {} has errors",
-                        sidecar
-                            .file_name()
-                            .map_or_else(|| sidecar.display().to_string(), |n| n.to_string_lossy().into_owned())
-                    ),
+                    message,
                     Some(
                         "fix the errors reported for the sidecar; it sets the dataset's target and evaluators"
                             .to_owned(),
@@ -493,16 +545,27 @@ impl Loader {
             match line {
                 JsonlLine::Text(text) => {
                     if !text.trim().is_empty() {
-                        tally.add(self.jsonl_case(&text, line_no, &mut ids, diags));
+                        let mark = diags.len();
+                        let case = self.jsonl_case(&text, line_no, &mut ids, diags).ok_or_else(|| {
+                            let id = id_of_line(&text).filter(|id| ids.first_line(id) == Some(line_no));
+                            InvalidCase::new(id, &self.file, line_no, diags.since(mark))
+                        });
+                        tally.add(case);
                     }
                 }
                 JsonlLine::NotUtf8(column) => {
+                    let mark = diags.len();
                     diags.error(
                         Pos::new(line_no, column),
                         "this line is not UTF-8 text: invalid byte here; the line is skipped",
                         Some("save the file as UTF-8".to_owned()),
                     );
-                    tally.add(None);
+                    tally.add(Err(InvalidCase::new(None, &self.file, line_no, diags.since(mark))));
+                }
+                JsonlLine::TooLong(bytes) => {
+                    let mark = diags.len();
+                    diags.error(Pos::new(line_no, 1), too_long(bytes), Some(too_long_help()));
+                    tally.add(Err(InvalidCase::new(None, &self.file, line_no, diags.since(mark))));
                 }
                 JsonlLine::Unreadable(e) => {
                     diags.error(
@@ -560,6 +623,23 @@ impl Loader {
             }
             f.warn_unknown(side);
         }
+    }
+
+    /// [`Loader::checked_case`], or what the run records for the case when it is invalid.
+    fn case_or_invalid(
+        &self,
+        node: &Node,
+        file: &Arc<Path>,
+        ids: &mut CaseIds,
+        diags: &mut Diagnostics,
+    ) -> Result<LoadedCase, InvalidCase> {
+        let mark = diags.len();
+        self.checked_case(node, file, ids, diags).ok_or_else(|| {
+            // An id another case used first names that case, not this one.
+            let line = node.get("id").map_or(node.pos.line, |n| n.pos.line);
+            let id = id_of_node(node).filter(|id| ids.first_line(id) == Some(line));
+            InvalidCase::new(id, file, node.pos.line, diags.since(mark))
+        })
     }
 
     /// One JSONL line as a case; `None` (reported) when the line is invalid, or blank.
@@ -638,6 +718,14 @@ impl Loader {
             self.dataset = Arc::from(name);
         }
         self.read_suite_v4_keys(f, diags);
+        if f.known().contains(&"workspace")
+            && let Some(node) = f.take("workspace")
+        {
+            match self.read_workspace(node, diags) {
+                Some(config) => self.workspace.config = config,
+                None => self.workspace.broken = true,
+            }
+        }
         let before = diags.error_count();
         self.defaults.tool_use = self.read_tool_use(f, diags);
         self.defaults.tool_use_invalid = diags.error_count() > before;
@@ -738,6 +826,7 @@ impl Loader {
             );
         }
         if let Some(node) = ef.take("targets") {
+            self.workspace.target_hooks = Arc::from(super::workspace::target_hooks(node, &self.ws.cwd, diags));
             self.settings.matrix = node
                 .as_seq()
                 .unwrap_or_default()
@@ -775,6 +864,33 @@ impl Loader {
                 None,
             );
         }
+    }
+
+    /// A `workspace` value of this file (the suite's or a case's); `None` when it has errors.
+    pub(super) fn read_workspace(
+        &self,
+        node: &Node,
+        diags: &mut Diagnostics,
+    ) -> Option<Option<crate::model::workspace::WorkspaceConfig>> {
+        // The suite's tree: the repository holding the eval file; outside any repository, the
+        // working directory when the eval file is under it, else the eval file's directory.
+        let repo = self
+            .ws
+            .ancestors_to_root(&self.dir)
+            .find(|d| d.join(".git").exists())
+            .map(Path::to_path_buf);
+        let root = match repo {
+            Some(repo) => repo,
+            None if self.dir.starts_with(&self.ws.cwd) => self.ws.cwd.clone(),
+            None => self.dir.clone(),
+        };
+        let cx = super::workspace::Context {
+            eval_dir: &self.dir,
+            root: &root,
+            cwd: &self.ws.cwd,
+            env: self.env.as_deref(),
+        };
+        super::workspace::read(node, &cx, diags)
     }
 
     /// The tool settings of a suite or a case (`docs/tools.md`); a tools file is found as every
@@ -856,25 +972,34 @@ enum JsonlLine {
     Text(String),
     /// Not UTF-8: the column of the first bad byte.
     NotUtf8(u64),
+    /// Longer than the cap on one line (`crate::report::max_line_bytes`): this many bytes,
+    /// read without being kept.
+    TooLong(u64),
     /// The file could not be read from this line on.
     Unreadable(std::io::Error),
 }
 
 /// The lines of a JSONL file, numbered from 1, without line endings (`\n` or `\r\n`) or a
-/// byte-order mark. Reads one line at a time, so memory stays flat.
-fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
+/// byte-order mark. Reads one line at a time, so memory stays flat; a line over the cap on one
+/// line is read to its end without being kept.
+fn jsonl_lines(mut reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
+    let limit = crate::report::max_line_bytes();
     let mut failed = false;
-    reader.split(b'\n').enumerate().map_while(move |(i, bytes)| {
+    let mut line_no = 0u64;
+    let mut bytes = Vec::new();
+    std::iter::from_fn(move || {
         if failed {
             return None;
         }
-        let line_no = i as u64 + 1;
-        let line = match bytes {
+        line_no += 1;
+        let line = match crate::report::read_line_capped(&mut reader, &mut bytes, limit) {
+            Ok(None) => return None,
             Err(e) => {
                 failed = true;
                 JsonlLine::Unreadable(e)
             }
-            Ok(mut bytes) => {
+            Ok(Some(crate::report::Capped::TooLong { bytes })) => JsonlLine::TooLong(bytes),
+            Ok(Some(crate::report::Capped::Line)) => {
                 if bytes.last() == Some(&b'\r') {
                     bytes.pop();
                 }
@@ -887,6 +1012,22 @@ fn jsonl_lines(reader: impl BufRead) -> impl Iterator<Item = (u64, JsonlLine)> {
         };
         Some((line_no, line))
     })
+}
+
+/// The error for a dataset line over the cap on one line.
+fn too_long(bytes: u64) -> String {
+    format!(
+        "this line is {}, over the {} one case may take; the line is skipped",
+        crate::report::size_text(bytes),
+        crate::report::size_text(crate::report::max_line_bytes())
+    )
+}
+
+fn too_long_help() -> String {
+    format!(
+        "keep large inputs in files (`{{type: file, value: path}}`), or set {}=<MiB> to allow longer lines",
+        crate::report::MAX_LINE_ENV
+    )
 }
 
 #[cfg(test)]
@@ -1280,6 +1421,29 @@ mod tests {
         assert_eq!(
             suite.cases[0].case.question, "-inf",
             "read as infinity where any scalar is text"
+        );
+    }
+
+    #[test]
+    fn outside_a_repository_a_template_beside_the_suite_under_the_working_directory_loads() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(tmp.path().join("tpl")).expect("tpl");
+        std::fs::create_dir_all(tmp.path().join("evals")).expect("evals");
+        let eval = "workspace: {template: ../tpl}\ntests:\n  - {id: a, input: q, criteria: x}\n";
+        std::fs::write(tmp.path().join("evals/e.yaml"), eval).expect("write");
+        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert_eq!(errors(&suite), Vec::<String>::new());
+
+        let escaping = eval.replace("../tpl", "../../tpl");
+        std::fs::write(tmp.path().join("evals/e.yaml"), escaping).expect("write");
+        let suite = load_eval_file(Path::new("evals/e.yaml"), &ws);
+        assert!(
+            errors(&suite)
+                .iter()
+                .any(|e| e.contains("leaves the suite's directory")),
+            "{:?}",
+            errors(&suite)
         );
     }
 

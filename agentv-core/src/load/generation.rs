@@ -6,9 +6,9 @@
 //!
 //! - top-level keys `tests`, `cases`, `eval_cases`, `name`, `assertions`, `assert`, `input`,
 //!   `input_files`, `metadata`, `governance`, `version`, `author`, `license`, `tags`,
-//!   `requires`, `category`, `workspace`, `preprocessors`;
+//!   `requires`, `category`, `preprocessors`;
 //! - case keys `criteria`, `assertions`, `assert`, `vars`, `input_files`, `metadata`, `mode`,
-//!   `turns`, `depends_on`, `workspace`, and `execution.threshold` / `execution.skip_defaults`;
+//!   `turns`, `depends_on`, and `execution.threshold` / `execution.skip_defaults`;
 //!   `input` and `expected_output` count too, in a YAML file without `evalcases` (2.x files may
 //!   use them as short forms of `input_messages` and `expected_messages`);
 //! - in any grader list: a type that the grader table spells only for 4.x (`contains`,
@@ -46,7 +46,6 @@ const V4_SUITE_KEYS: &[&str] = &[
     "tags",
     "requires",
     "category",
-    "workspace",
     "preprocessors",
 ];
 
@@ -60,7 +59,6 @@ const V4_CASE_KEYS: &[&str] = &[
     "mode",
     "turns",
     "depends_on",
-    "workspace",
 ];
 
 /// Short forms a 2.x YAML suite may use too: 4.x spellings only in a file without `evalcases`.

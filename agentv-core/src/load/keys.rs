@@ -16,13 +16,7 @@ pub const GRADERS: Kind = Kind::Ref("graders");
 const UNIT: NumberRange = NumberRange { min: 0.0, max: 1.0 };
 
 /// Keys AgentV 4.x reads that agentv does not honour: each is a warning saying so.
-pub const NOT_HONOURED: &[(&str, &str)] = &[
-    ("workspace", "workspaces (templates, repos, hooks, docker)"),
-    ("preprocessors", "content preprocessors"),
-    ("depends_on", "case dependencies (cases run in any order)"),
-    ("on_dependency_failure", "case dependencies"),
-    ("hooks", "target hooks"),
-];
+pub const NOT_HONOURED: &[(&str, &str)] = &[("preprocessors", "content preprocessors"), ("hooks", "target hooks")];
 
 const SUITE_COMMON: &[Key] = &[
     Key::new("$schema", Kind::Str, "A JSON Schema for editors; not read."),
@@ -99,8 +93,8 @@ const SUITE_V4: &[Key] = &[
     ),
     Key::new(
         "workspace",
-        Kind::Any,
-        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+        super::workspace::WORKSPACE_KIND,
+        "Where the cases' target runs: a template copy, repositories, hooks; or the path of a YAML file holding the block.",
     ),
 ];
 
@@ -292,18 +286,18 @@ const CASE_KEYS: &[Key] = &[
     ),
     Key::new(
         "workspace",
-        Kind::Any,
-        "AgentV 4.x workspaces: not supported by agentv, ignored.",
+        super::workspace::WORKSPACE_KIND,
+        "The case's workspace: its keys replace the suite's, hooks merge hook by hook.",
     ),
     Key::new(
         "depends_on",
         Kind::List(&Kind::Text),
-        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+        "Ids of cases of this suite that must finish first: the suite runs in waves (`docs/workspaces.md#dependencies`).",
     ),
     Key::new(
         "on_dependency_failure",
         Kind::Enum(&["skip", "fail", "run"]),
-        "AgentV 4.x case dependencies: not supported by agentv, ignored.",
+        "When a dependency ended in an execution error: skip (default) or fail the case (an execution error, the target not called), or run it anyway.",
     ),
     Key::new(
         "mode",

@@ -8,16 +8,19 @@
 
 mod case;
 mod cases_source;
+mod dependencies;
 mod discover;
 mod eval_file;
 pub mod generation;
 mod guidelines;
+mod invalid;
 pub mod keys;
 mod metadata;
 pub mod promptfoo;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;
+pub mod workspace;
 
 pub use crate::config::keys::to_snake_case;
 pub use crate::config::{Diagnostic, Diagnostics, Fields, Severity, describe, did_you_mean, node, source};
@@ -30,4 +33,5 @@ pub use discover::{
 };
 pub use eval_file::{CaseFilter, LoadedCase, LoadedSuite, SuiteInfo, load_eval_file, load_eval_file_filtered};
 pub use guidelines::{CONFIG_FILE, DEFAULT_GUIDELINE_PATTERNS, GuidelineMatcher};
+pub use invalid::InvalidCase;
 pub use targets::{TARGET_FILE_NAMES, TARGETS_FILE, find_targets_file, is_targets_file_name, load_targets_file};

@@ -385,40 +385,14 @@ fn case_threshold_and_conversation_turns_are_read() {
 
 #[test]
 fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
-    let rows: &[(&str, Files, &str)] = &[
-        (
-            "workspace",
-            &[(
-                "e.yaml",
-                "workspace: {template: ./ws}\ntests:\n  - {id: a, criteria: c, input: q}\n",
-            )],
-            "workspace",
-        ),
-        (
-            "case workspace",
-            &[(
-                "e.yaml",
-                "tests:\n  - {id: a, criteria: c, input: q, workspace: {template: ./ws}}\n",
-            )],
-            "workspace",
-        ),
-        (
-            "depends_on",
-            &[(
-                "e.yaml",
-                "tests:\n  - {id: a, criteria: c, input: q}\n  - {id: b, criteria: c, input: q, depends_on: [a]}\n",
-            )],
-            "depends_on",
-        ),
-        (
-            "preprocessors",
-            &[(
-                "e.yaml",
-                "preprocessors: [{type: xlsx, command: [x]}]\ntests:\n  - {id: a, criteria: c, input: q}\n",
-            )],
-            "preprocessors",
-        ),
-    ];
+    let rows: &[(&str, Files, &str)] = &[(
+        "preprocessors",
+        &[(
+            "e.yaml",
+            "preprocessors: [{type: xlsx, command: [x]}]\ntests:\n  - {id: a, criteria: c, input: q}\n",
+        )],
+        "preprocessors",
+    )];
     for (shape, files, key) in rows {
         let (suite, _tmp) = load(files);
         assert!(
@@ -434,6 +408,113 @@ fn keys_agentv_cannot_honour_are_warnings_that_say_so() {
             "{shape}: {warnings:?}"
         );
         assert!(suite.into_cases().count() > 0, "{shape}: the cases still load");
+    }
+}
+
+#[test]
+fn workspace_docker_is_read_and_its_mistakes_are_errors() {
+    let (suite, _tmp) = load(&[
+        (
+            "e.yaml",
+            "workspace: {template: ./ws, docker: {image: node:20, timeout: 60, memory: 1g, cpus: 2}}\ntests:\n  - {id: a, criteria: c, input: q}\n",
+        ),
+        ("ws/a.txt", "a"),
+    ]);
+    assert!(
+        diagnostics(&suite, Severity::Error).is_empty(),
+        "{:?}",
+        suite.diagnostics
+    );
+    let case = suite.into_cases().next().expect("case").case;
+    let config = case
+        .workspace
+        .as_ref()
+        .and_then(|w| w.config.clone())
+        .expect("workspace");
+    assert_eq!(
+        config.docker,
+        Some(crate::model::workspace::Docker {
+            image: "node:20".into(),
+            timeout: Some(60),
+            memory: Some("1g".into()),
+            cpus: Some(2.0),
+        })
+    );
+    for (docker, expected) in [
+        ("{memory: 1g}", "image"),
+        ("{image: node:20, cpus: 0}", "cpus"),
+        ("{image: ' '}", "empty `image`"),
+        ("{image: --privileged}", "must name an image"),
+        ("node:20", "docker"),
+    ] {
+        let eval =
+            format!("workspace: {{template: ./ws, docker: {docker}}}\ntests:\n  - {{id: a, criteria: c, input: q}}\n");
+        let (suite, _tmp) = load(&[("e.yaml", &eval), ("ws/a.txt", "a")]);
+        let errors = diagnostics(&suite, Severity::Error);
+        assert!(errors.iter().any(|e| e.contains(expected)), "{docker}: {errors:?}");
+        assert_eq!(suite.case_count, 0, "{docker}");
+    }
+}
+
+#[test]
+fn depends_on_gives_each_case_its_wave_and_a_bad_graph_stops_the_suite_before_any_case_runs() {
+    let (suite, _tmp) = load(&[(
+        "e.yaml",
+        "tests:\n  - {id: c, criteria: c, input: q, depends_on: [b, a], on_dependency_failure: run}\n  - {id: a, criteria: c, input: q}\n  - {id: b, criteria: c, input: q, depends_on: a}\n  - {id: d, criteria: c, input: q}\n",
+    )]);
+    assert!(
+        diagnostics(&suite, Severity::Error).is_empty(),
+        "{:?}",
+        suite.diagnostics
+    );
+    let got: Vec<(String, u32, Vec<String>, crate::model::OnDependencyFailure)> = suite
+        .into_cases()
+        .map(|l| {
+            let d = l.case.dependencies.expect("every case of the suite has its wave");
+            (l.case.id, d.wave, d.on.clone(), d.on_failure)
+        })
+        .collect();
+    use crate::model::OnDependencyFailure::{Run, Skip};
+    let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        got,
+        vec![
+            ("c".to_owned(), 2, s(&["b", "a"]), Run),
+            ("a".to_owned(), 0, s(&[]), Skip),
+            ("b".to_owned(), 1, s(&["a"]), Skip),
+            ("d".to_owned(), 0, s(&[]), Skip),
+        ]
+    );
+
+    let bad: &[(&str, &str)] = &[
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [x]}\n",
+            "e.yaml:2:48: error: case `a` depends on `x`, but the suite has no case with that id",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [a]}\n",
+            "case `a` depends on itself",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [b]}\n  - {id: b, criteria: c, input: q, depends_on: [c]}\n  - {id: c, criteria: c, input: q, depends_on: [a]}\n",
+            "circular dependency: a → b → c → a; no case of the suite runs",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [{id: b}]}\n",
+            "a `depends_on` entry must be a case id",
+        ),
+        (
+            "  - {id: a, criteria: c, input: q, depends_on: [b], on_dependency_failure: later}\n  - {id: b, criteria: c, input: q}\n",
+            "on_dependency_failure",
+        ),
+    ];
+    for (cases, expected) in bad {
+        let (suite, _tmp) = load(&[("e.yaml", &format!("tests:\n{cases}"))]);
+        let errors = diagnostics(&suite, Severity::Error);
+        assert!(errors.iter().any(|e| e.contains(expected)), "{cases}: {errors:?}");
+        // A bad policy leaves out its case; the graph of what is left is fine.
+        let left = usize::from(expected.starts_with("on_dependency"));
+        assert_eq!(suite.case_count, left, "{cases}: no case of a broken graph runs");
     }
 }
 

@@ -148,7 +148,9 @@ fn parse_target(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> Optio
     if diags.error_count() > before {
         return None;
     }
-    let provider_batching = f.boolean("provider_batching", diags).unwrap_or(false);
+    // `batch: true` asks for the provider's batch API; both keys batch the target's cases.
+    let batch = f.boolean("batch", diags).unwrap_or(false);
+    let provider_batching = f.boolean("provider_batching", diags).unwrap_or(false) || batch;
     Some(TargetDef {
         name,
         provider,

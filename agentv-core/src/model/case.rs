@@ -263,12 +263,41 @@ pub struct EvalCase {
     pub suite_threshold: Option<f64>,
     /// Set for a 4.x conversation case (`mode: conversation`).
     pub conversation: Option<Arc<Conversation>>,
+    /// The case's workspace (`docs/workspaces.md`), when its suite or itself declares one or
+    /// the suite declares target hooks.
+    pub workspace: Option<Arc<super::workspace::CaseWorkspace>>,
+    /// Set on every case of a suite where some case has `depends_on` (`docs/workspaces.md#dependencies`).
+    pub dependencies: Option<Arc<Dependencies>>,
     /// The suite says `strict: true`: its graders apply no generation's lenient rule (as
     /// `--strict` does for every suite).
     pub strict: bool,
     /// Tools, tool choice, steps and tool results of the case over its suite's
     /// (`docs/tools.md`); the target's fill in what neither sets.
     pub tool_use: Option<Arc<super::ToolSettings>>,
+}
+
+/// Where a case stands in its suite's dependency graph: the cases it waits for, its wave, and
+/// what it does when one of them could not run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dependencies {
+    /// The ids of `depends_on`, as written.
+    pub on: Vec<String>,
+    pub on_failure: OnDependencyFailure,
+    /// The case's level in the graph: 0 for a case without dependencies, else one more than
+    /// the highest wave of its dependencies. A wave starts once the one before has finished.
+    pub wave: u32,
+}
+
+/// `on_dependency_failure`: what a case does when a dependency ended in an execution error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnDependencyFailure {
+    /// An execution error `Skipped: dependency failed (…)`; the target is not called.
+    #[default]
+    Skip,
+    /// The same, worded `Failed: dependency failed (…)`.
+    Fail,
+    /// Runs as if the dependency had succeeded.
+    Run,
 }
 
 impl EvalCase {

@@ -4,6 +4,7 @@
 
 mod case;
 mod tool;
+pub mod workspace;
 
 pub use agentv_eval_sdk::{
     Assertion, EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, GraderScore, OutputMessage,
@@ -11,8 +12,8 @@ pub use agentv_eval_sdk::{
 };
 pub(crate) use case::pretty_json;
 pub use case::{
-    Content, Conversation, DEFAULT_THRESHOLD, EvalCase, FileRef, Generation, Message, Role, Segment, SourceRef, Turn,
-    TurnAggregation,
+    Content, Conversation, DEFAULT_THRESHOLD, Dependencies, EvalCase, FileRef, Generation, Message,
+    OnDependencyFailure, Role, Segment, SourceRef, Turn, TurnAggregation,
 };
 pub use tool::{
     INPUT_ERROR, ToolChoice, ToolCommand, ToolDef, ToolDialect, ToolExchange, ToolOutcome, ToolReply, ToolRequest,

@@ -239,7 +239,11 @@ pub async fn run(
             config.secrets.redact(&config.executable)
         ))
     })?;
-    let cwd = config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref()));
+    // A case's workspace wins over the target's own `cwd` (`docs/workspaces.md`).
+    let cwd = match &request.workspace {
+        Some(workspace) => Some(workspace.clone()),
+        None => config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref())),
+    };
     if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
         return Err(ProviderError::failed(format!(
             "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
@@ -249,7 +253,7 @@ pub async fn run(
     let dir = agent_dir(cwd.as_deref(), &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
-    if profile.prompt_md && config.cwd.is_none() {
+    if profile.prompt_md && cwd.is_none() {
         let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
     }
     let mut argv = vec![executable.display().to_string()];

@@ -146,6 +146,7 @@ impl AnthropicProvider {
             body,
             timeout: c.llm.timeout,
             secrets: c.llm.secrets.clone(),
+            throttle: Some(c.llm.throttle.clone()),
         }
     }
 }
@@ -296,6 +297,10 @@ impl Provider for AnthropicProvider {
 
     fn tool_settings(&self) -> Option<&ToolSettings> {
         Some(&self.config.tools)
+    }
+
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        Some(&self.config.llm.throttle)
     }
 
     fn public_settings(&self) -> Value {

@@ -144,6 +144,9 @@ impl Provider for CachedProvider {
         max_workers,
         executable,
         cost_basis,
+        throttle,
+        batch_api,
+        price_batched,
     );
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {

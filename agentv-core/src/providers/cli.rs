@@ -148,9 +148,14 @@ impl CliProvider {
         }
     }
 
-    /// Where the command runs for `request` ([`target_cwd`]); it must exist.
+    /// Where the command runs for `request`: the case's workspace (`docs/workspaces.md`), else
+    /// [`target_cwd`]; it must exist.
     fn cwd(&self, request: &ProviderRequest) -> Result<PathBuf, ProviderError> {
-        existing(target_cwd(self.config.cwd.as_ref(), request.eval_dir.as_deref()), &self.name)
+        let dir = match &request.workspace {
+            Some(workspace) => workspace.clone(),
+            None => target_cwd(self.config.cwd.as_ref(), request.eval_dir.as_deref()),
+        };
+        existing(dir, &self.name)
     }
 
     /// Runs the healthcheck once (the runner does it before the first case; this is for any

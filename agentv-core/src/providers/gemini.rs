@@ -125,6 +125,7 @@ impl GeminiProvider {
             body,
             timeout: c.llm.timeout,
             secrets: c.llm.secrets.clone(),
+            throttle: Some(c.llm.throttle.clone()),
         }
     }
 }
@@ -260,6 +261,10 @@ impl Provider for GeminiProvider {
 
     fn tool_settings(&self) -> Option<&ToolSettings> {
         Some(&self.config.tools)
+    }
+
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        Some(&self.config.llm.throttle)
     }
 
     fn public_settings(&self) -> Value {

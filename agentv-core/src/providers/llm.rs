@@ -1,12 +1,14 @@
 //! What the LLM API providers share: the conversation they send, one JSON POST with retries,
 //! and reading provider error bodies.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::retry::{RetryPolicy, parse_retry_after};
+use super::throttle::{Permit, Signal, Throttle};
 use super::{ProviderError, ProviderRequest, ProviderResponse, TargetSettings};
 use crate::config::{DurationRange, IntRange, Key, Kind, NumberRange};
 use crate::model::{INPUT_ERROR, OutputMessage, TokenUsage, ToolCall, ToolDef, ToolSettings};
@@ -64,6 +66,32 @@ pub const LLM_KEYS: &[Key] = &[
     )
     .aliases(&["retry_status_codes"]),
     Key::new(
+        "max_rps",
+        Kind::Number(NumberRange {
+            min: 0.001,
+            max: f64::INFINITY,
+        }),
+        "Most requests started per second, whatever the provider allows (`docs/running.md#rate-limits`).",
+    ),
+    Key::new(
+        "max_tpm",
+        Kind::Number(NumberRange {
+            min: 1.0,
+            max: f64::INFINITY,
+        }),
+        "Most tokens used per minute, whatever the provider allows (`docs/running.md#rate-limits`).",
+    ),
+    Key::new(
+        "batch_poll_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "First wait between polls of a batch job (default 5000, growing to 60000; `docs/batch.md`).",
+    ),
+    Key::new(
+        "adaptive_concurrency",
+        Kind::Bool,
+        "Adapt requests in flight to the provider's rate limits (default true; `docs/running.md#rate-limits`).",
+    ),
+    Key::new(
         "pricing",
         Kind::Object(&super::priced::PRICING),
         "What calls cost when the provider reports no cost: `{model: <a model of the pricing table>}` or rates per million tokens (`docs/running.md#cost`).",
@@ -84,6 +112,10 @@ pub struct LlmSettings {
     pub retry: RetryPolicy,
     /// Redacted from error bodies before they are cut for a message.
     pub secrets: Secrets,
+    /// The target's adaptive concurrency and `max_rps` / `max_tpm`, shared by its calls.
+    pub throttle: Arc<Throttle>,
+    /// `batch_poll_ms`: the first wait between polls of a batch job.
+    pub batch_poll: Option<Duration>,
 }
 
 /// Who speaks a turn, in the two-role form LLM APIs take.
@@ -159,6 +191,8 @@ pub struct HttpCall {
     pub timeout: Option<Duration>,
     /// Redacted from error bodies before they are cut for a message.
     pub secrets: Secrets,
+    /// Every attempt takes a slot of the target's throttle (`None`: no limit).
+    pub throttle: Option<Arc<Throttle>>,
 }
 
 impl std::fmt::Debug for HttpCall {
@@ -176,7 +210,15 @@ impl std::fmt::Debug for HttpCall {
 /// (saying how many attempts were made).
 pub async fn send(call: &HttpCall, policy: &RetryPolicy) -> Result<(Value, u32, Duration), ProviderError> {
     let started = Instant::now();
-    let (result, attempts) = policy.run(|| send_once(call)).await;
+    let (result, attempts) = policy
+        .run(|| async {
+            let permit = match &call.throttle {
+                Some(t) => Some(t.acquire().await),
+                None => None,
+            };
+            send_once(call, permit).await
+        })
+        .await;
     result
         .map(|body| (body, attempts, started.elapsed()))
         .map_err(|e| with_attempts(e, attempts))
@@ -187,7 +229,8 @@ pub fn malformed(problem: String) -> ProviderError {
     ProviderError::failed(format!("malformed response from the provider: {problem}"))
 }
 
-async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
+/// One attempt; `permit` (a slot of the target's throttle) is told what the reply said.
+async fn send_once(call: &HttpCall, permit: Option<Permit>) -> Result<Value, ProviderError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &call.headers {
         let mut value = HeaderValue::from_str(value)
@@ -204,6 +247,7 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
         .await
         .map_err(|e| super::retry::transport_error(e, call.timeout))?;
     let status = response.status().as_u16();
+    let mut signal = Signal::from_reply(status, response.headers());
     let retry_after = response
         .headers()
         .get("retry-after")
@@ -213,6 +257,11 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
         .text()
         .await
         .map_err(|e| super::retry::transport_error(e, call.timeout))?;
+    let parsed = serde_json::from_str::<Value>(&text);
+    if let Some(permit) = permit {
+        signal.tokens = parsed.as_ref().ok().and_then(tokens_used);
+        permit.finish(signal);
+    }
     if !(200..300).contains(&status) {
         return Err(ProviderError::Http {
             status,
@@ -220,12 +269,19 @@ async fn send_once(call: &HttpCall) -> Result<Value, ProviderError> {
             retry_after,
         });
     }
-    serde_json::from_str(&text).map_err(|e| {
+    parsed.map_err(|e| {
         ProviderError::failed(format!(
             "malformed response from the provider ({e}): {}",
             crate::process::tail(&text, 300, &call.secrets)
         ))
     })
+}
+
+/// Tokens an answer used, as each API reports them (for `max_tpm`).
+fn tokens_used(body: &Value) -> Option<u64> {
+    count(body, "/usage/total_tokens")
+        .or_else(|| count(body, "/usageMetadata/totalTokenCount"))
+        .or_else(|| Some(count(body, "/usage/input_tokens")? + count(body, "/usage/output_tokens").unwrap_or(0)))
 }
 
 /// The message of a provider error body (`error.message`, `error`, `message`), else the body's
@@ -548,6 +604,7 @@ mod tests {
                 body: json!({}),
                 timeout: Some(Duration::from_secs(10)),
                 secrets: Secrets::default(),
+                throttle: None,
             };
             let err = send(&call, &policy).await.expect_err("always 429");
             assert_eq!(

@@ -7,9 +7,11 @@
 
 mod agent;
 mod answer;
+pub mod batch;
 mod cache;
 mod entry;
 mod llm;
+mod openai_batch;
 mod priced;
 pub mod pricing;
 mod provider;
@@ -19,10 +21,12 @@ pub mod retry;
 mod settings;
 mod target;
 mod template;
+pub mod throttle;
 
 use crate::config::schema::case_insensitive_pattern;
 
 pub use answer::parse_answer;
+pub use batch::{BatchApi, BatchLimits, JobState};
 pub use cache::{CacheStats, CachedProvider, ResponseCache};
 pub use cli::CliProvider;
 pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, ProviderKind};
@@ -36,6 +40,7 @@ pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;
 pub use target::{TARGET_KEYS, TargetDef, TargetsFile};
 pub use template::{CLI_PLACEHOLDERS, shell_quote, unknown_cli_placeholders};
+pub use throttle::{Throttle, ThrottleStats};
 
 /// Declares the provider modules and lists their entries, in the order messages name them.
 macro_rules! provider_table {

@@ -26,7 +26,7 @@ pub(crate) static OPENAI: ProviderEntry = ProviderEntry {
     aliases: &[],
     doc: "OpenAI Chat Completions, or any OpenAI-compatible server through `base_url`.",
     class: ProviderClass::Llm,
-    batch: false,
+    batch: true,
     cacheable: true,
     executable: None,
     keys: &OPENAI_KEYS,
@@ -39,7 +39,7 @@ pub(crate) static AZURE: ProviderEntry = ProviderEntry {
     aliases: &["azure-openai"],
     doc: "Azure OpenAI Chat Completions on a deployment.",
     class: ProviderClass::Llm,
-    batch: false,
+    batch: true,
     cacheable: true,
     executable: None,
     keys: &AZURE_KEYS,
@@ -120,7 +120,7 @@ pub struct OpenAiConfig {
 #[derive(Debug)]
 pub struct OpenAiProvider {
     name: String,
-    config: OpenAiConfig,
+    pub(crate) config: OpenAiConfig,
 }
 
 impl OpenAiProvider {
@@ -197,6 +197,7 @@ impl OpenAiProvider {
             body,
             timeout: self.config.llm.timeout,
             secrets: self.config.llm.secrets.clone(),
+            throttle: Some(self.config.llm.throttle.clone()),
         }
     }
 }
@@ -328,6 +329,14 @@ impl Provider for OpenAiProvider {
 
     fn tool_settings(&self) -> Option<&ToolSettings> {
         Some(&self.config.tools)
+    }
+
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        Some(&self.config.llm.throttle)
+    }
+
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        Some(self)
     }
 
     fn public_settings(&self) -> Value {

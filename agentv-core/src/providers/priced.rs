@@ -204,7 +204,13 @@ impl PricedProvider {
 
     /// `response` with a cost: its own, else its tokens priced. The record says how
     /// (`response_metadata.pricing`).
-    fn priced(&self, mut response: ProviderResponse) -> ProviderResponse {
+    fn priced(&self, response: ProviderResponse) -> ProviderResponse {
+        self.priced_as(response, Billing::Online)
+    }
+
+    /// [`Self::priced`] at `billing`; a batch answer also records what it would have cost
+    /// online and what the batch price saved (`response_metadata.batch_price`).
+    fn priced_as(&self, mut response: ProviderResponse, billing: Billing) -> ProviderResponse {
         if response.cost_usd.is_some() {
             return response;
         }
@@ -214,11 +220,19 @@ impl PricedProvider {
         let answering = response.raw.as_ref().and_then(answering_model);
         if let Some((price, how)) = self.price_of(answering.as_deref()) {
             // Counts from a confused provider can be anything; a cost that is no number is unknown.
-            response.cost_usd = Some(price.cost(&usage, Billing::Online)).filter(|c| c.is_finite());
-            response
-                .metadata
-                .get_or_insert_with(Default::default)
-                .insert("pricing".to_owned(), how);
+            let cost = Some(price.cost(&usage, billing)).filter(|c| c.is_finite());
+            response.cost_usd = cost;
+            let metadata = response.metadata.get_or_insert_with(Default::default);
+            metadata.insert("pricing".to_owned(), how);
+            let online = price.online(&usage);
+            if let (Billing::Batch, Some(cost)) = (billing, cost)
+                && online.is_finite()
+            {
+                metadata.insert(
+                    "batch_price".to_owned(),
+                    json!({"cost_usd": cost, "online_cost_usd": online, "saved_usd": online - cost}),
+                );
+            }
         }
         response
     }
@@ -248,7 +262,13 @@ impl Provider for PricedProvider {
         tool_settings,
         max_workers,
         executable,
+        throttle,
+        batch_api,
     );
+
+    fn price_batched(&self, response: ProviderResponse) -> ProviderResponse {
+        self.priced_as(response, Billing::Batch)
+    }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move { Ok(self.priced(self.inner.invoke(request).await?)) })

@@ -47,6 +47,9 @@ pub struct ProviderRequest {
     pub temperature: Option<f64>,
     /// Directory of the eval file: the default working directory of commands.
     pub eval_dir: Option<PathBuf>,
+    /// The case's workspace (`docs/workspaces.md`): where a command or an agent runs, over
+    /// the target's own `cwd`.
+    pub workspace: Option<PathBuf>,
     /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
     /// ignore it.
     pub tools: Option<ToolRequest>,
@@ -225,6 +228,23 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The adaptive concurrency of the target's HTTP calls (LLM APIs), which the run opens at
+    /// `--workers` and reports on (`docs/running.md#rate-limits`).
+    fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
+        None
+    }
+
+    /// The provider's batch API (`docs/batch.md`), when it sells batch processing.
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        None
+    }
+
+    /// An answer of the provider's batch API, priced at its batch price (`docs/batch.md#cost`);
+    /// the pricing wrapper sets its cost and what it would have cost online.
+    fn price_batched(&self, response: ProviderResponse) -> ProviderResponse {
+        response
+    }
+
     /// A cap on concurrent cases (some agents cannot run in parallel).
     fn max_workers(&self) -> Option<usize> {
         None
@@ -307,6 +327,21 @@ macro_rules! pass_to_inner {
     (@ executable) => {
         fn executable(&self) -> Option<&str> {
             self.inner.executable()
+        }
+    };
+    (@ throttle) => {
+        fn throttle(&self) -> Option<&std::sync::Arc<$crate::providers::Throttle>> {
+            self.inner.throttle()
+        }
+    };
+    (@ batch_api) => {
+        fn batch_api(&self) -> Option<&dyn $crate::providers::BatchApi> {
+            self.inner.batch_api()
+        }
+    };
+    (@ price_batched) => {
+        fn price_batched(&self, response: $crate::providers::ProviderResponse) -> $crate::providers::ProviderResponse {
+            self.inner.price_batched(response)
         }
     };
     (@ cost_basis) => {

@@ -378,12 +378,23 @@ impl<'a> TargetSettings<'a> {
 
     /// The settings every LLM API target shares (`super::llm::LLM_KEYS`).
     pub fn llm(&mut self) -> super::llm::LlmSettings {
+        let retry = self.retry();
         super::llm::LlmSettings {
+            retry: retry.clone(),
             temperature: self.number("temperature"),
             max_output_tokens: self.whole("max_output_tokens"),
             timeout: self.duration("timeout_seconds"),
-            retry: self.retry(),
             secrets: self.secrets.clone(),
+            throttle: std::sync::Arc::new({
+                let throttle =
+                    super::Throttle::new(self.number("max_rps"), self.number("max_tpm")).max_hold(retry.max_delay);
+                if self.boolean("adaptive_concurrency") == Some(false) {
+                    throttle.fixed()
+                } else {
+                    throttle
+                }
+            }),
+            batch_poll: self.duration("batch_poll_ms"),
         }
     }
 

@@ -38,6 +38,11 @@ const COMMON_KEYS: &[Key] = &[
         Kind::Bool,
         "Send all cases in one call when the provider can batch.",
     ),
+    Key::new(
+        "batch",
+        Kind::Bool,
+        "Answer this target's cases through the provider's batch API, at its batch price (`docs/batch.md`).",
+    ),
 ];
 
 /// Settings AgentV (2.1 and 4.42.4, `providers/targets.ts`) reads on some target. One that a

@@ -126,8 +126,12 @@ impl VsCodeProvider {
     }
 
     /// The `workspace` setting for `request`'s suite (relative: to its eval file's directory).
+    /// The case's workspace (`docs/workspaces.md`), else the target's own.
     fn workspace(&self, request: &ProviderRequest) -> Option<PathBuf> {
-        self.config.workspace.as_ref().map(|w| w.resolve(request.eval_dir.as_deref()))
+        request
+            .workspace
+            .clone()
+            .or_else(|| self.config.workspace.as_ref().map(|w| w.resolve(request.eval_dir.as_deref())))
     }
 
     fn dispatch_argv(

@@ -3,7 +3,9 @@
 //! (`docs/architecture.md#exit-codes`: a failed gate exits 1). `docs/results.md` defines every rule
 //! here in prose.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use serde::Serialize;
 
@@ -20,6 +22,8 @@ pub struct Entry {
     pub eval_id: String,
     pub target: String,
     pub dataset: String,
+    /// The record's `trial` (with `--repeat`).
+    pub trial: Option<u32>,
     pub score: f64,
     pub status: ExecutionStatus,
 }
@@ -30,6 +34,7 @@ impl From<&EvaluationRecord> for Entry {
             eval_id: r.eval_id.clone(),
             target: r.target.clone(),
             dataset: r.dataset.clone(),
+            trial: r.trial,
             score: r.score,
             status: r.execution_status,
         }
@@ -40,9 +45,10 @@ impl From<&EvaluationRecord> for Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchBy {
-    /// Same eval id and same target (the usual case: one system, two versions).
+    /// Same case (dataset and eval id), same trial and same target (the usual case: one
+    /// system, two versions).
     IdAndTarget,
-    /// Same eval id: each run has one target and they differ (two models compared).
+    /// Same case and trial: each run has one target and they differ (two models compared).
     Id,
 }
 
@@ -57,11 +63,13 @@ pub enum Change {
 
 /// A case graded in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Pair {
-    pub eval_id: String,
+pub struct Pair<'a> {
+    pub eval_id: &'a str,
     /// The target (`base → candidate` when matched by id alone).
-    pub target: String,
-    pub dataset: String,
+    pub target: Cow<'a, str>,
+    pub dataset: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
     pub base: f64,
     pub candidate: f64,
     pub delta: f64,
@@ -70,14 +78,16 @@ pub struct Pair {
 
 /// A matched case that could not be graded in one run or both: left out of the deltas.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ErroredPair {
-    pub eval_id: String,
-    pub target: String,
+pub struct ErroredPair<'a> {
+    pub eval_id: &'a str,
+    pub target: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
     pub base_status: ExecutionStatus,
     pub candidate_status: ExecutionStatus,
 }
 
-impl ErroredPair {
+impl ErroredPair<'_> {
     /// Graded in the base run, not in the candidate: the case's quality is now unknown.
     pub fn broken(&self) -> bool {
         self.base_status == ExecutionStatus::Ok && self.candidate_status != ExecutionStatus::Ok
@@ -86,9 +96,12 @@ impl ErroredPair {
 
 /// A case present in one run only.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Unmatched {
-    pub eval_id: String,
-    pub target: String,
+pub struct Unmatched<'a> {
+    pub eval_id: &'a str,
+    pub target: &'a str,
+    pub dataset: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u32>,
     pub score: f64,
     pub status: ExecutionStatus,
 }
@@ -106,90 +119,171 @@ pub struct Counts {
     pub errors: usize,
     pub added: usize,
     pub removed: usize,
-    /// Lines for a case already seen in the same file (the last one counts).
-    pub base_duplicates: usize,
-    pub candidate_duplicates: usize,
+    /// Removed cases the base run had graded: the candidate is missing them
+    /// (`docs/results.md#agentv-compare-base-candidate`).
+    pub missing: usize,
+}
+
+/// One record of a run, compactly: its id is a range of one shared text, its dataset and target
+/// indices into a name table, so a million records cost a few dozen bytes each.
+#[derive(Debug, Clone)]
+struct Slot {
+    /// Where the eval id is in the ids text.
+    id_at: usize,
+    id_len: usize,
+    dataset: u32,
+    target: u32,
+    trial: Option<u32>,
+    score: f64,
+    status: ExecutionStatus,
+}
+
+/// Datasets and targets, each stored once.
+#[derive(Debug, Clone, Default)]
+struct Names {
+    list: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.index.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(name.into());
+        self.index.insert(name.into(), id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &str {
+        self.list.get(id as usize).map_or("", |n| n)
+    }
+}
+
+/// A matched pair: indices into the base and candidate slots.
+#[derive(Debug, Clone, Copy)]
+struct Matched {
+    base: u32,
+    candidate: u32,
+    delta: f64,
+    change: Change,
+}
+
+/// Builds a [`Comparison`] from the records of the two runs, each run's records given once
+/// (the last line of each record: `super::latest`).
+#[derive(Debug, Default)]
+pub struct ComparisonBuilder {
+    names: Names,
+    /// Every eval id, one after the other.
+    ids: String,
+    base: Vec<Slot>,
+    candidate: Vec<Slot>,
+}
+
+impl ComparisonBuilder {
+    pub fn base(&mut self, e: &Entry) {
+        let slot = self.slot(e);
+        self.base.push(slot);
+    }
+
+    pub fn candidate(&mut self, e: &Entry) {
+        let slot = self.slot(e);
+        self.candidate.push(slot);
+    }
+
+    fn slot(&mut self, e: &Entry) -> Slot {
+        let id_at = self.ids.len();
+        self.ids.push_str(&e.eval_id);
+        Slot {
+            id_at,
+            id_len: e.eval_id.len(),
+            dataset: self.names.id(&e.dataset),
+            target: self.names.id(&e.target),
+            trial: e.trial,
+            score: e.score,
+            status: e.status,
+        }
+    }
+
+    /// The comparison, with deltas within ± `epsilon` unchanged.
+    pub fn finish(self, epsilon: f64) -> Comparison {
+        Comparison::build(self, epsilon)
+    }
 }
 
 /// The comparison of a base run with a candidate run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Comparison {
     pub match_by: MatchBy,
     pub epsilon: f64,
     pub counts: Counts,
     /// Mean of the deltas of the graded pairs, with its paired 95 % t interval.
     pub mean_delta: Option<MeanCi>,
+    names: Names,
+    ids: String,
+    base: Vec<Slot>,
+    candidate: Vec<Slot>,
     /// Graded pairs, in base-file order.
-    pub pairs: Vec<Pair>,
-    pub errors: Vec<ErroredPair>,
+    pairs: Vec<Matched>,
+    /// Matched pairs not graded in one run or both.
+    errors: Vec<(u32, u32)>,
     /// In the candidate only, in its order.
-    pub added: Vec<Unmatched>,
+    added: Vec<u32>,
     /// In the base only, in its order.
-    pub removed: Vec<Unmatched>,
-}
-
-/// The last entry per key of one run, in first-seen order, and how many lines were repeats.
-struct Run {
-    entries: Vec<Entry>,
-    duplicates: usize,
-    targets: BTreeSet<String>,
-}
-
-impl Run {
-    fn new(entries: Vec<Entry>) -> Self {
-        let mut index: HashMap<(String, String), usize> = HashMap::new();
-        let mut unique: Vec<Entry> = Vec::with_capacity(entries.len());
-        let mut duplicates = 0;
-        let mut targets = BTreeSet::new();
-        for e in entries {
-            targets.insert(e.target.clone());
-            match index.get(&(e.eval_id.clone(), e.target.clone())) {
-                Some(&i) => {
-                    duplicates += 1;
-                    unique[i] = e;
-                }
-                None => {
-                    index.insert((e.eval_id.clone(), e.target.clone()), unique.len());
-                    unique.push(e);
-                }
-            }
-        }
-        Self {
-            entries: unique,
-            duplicates,
-            targets,
-        }
-    }
+    removed: Vec<u32>,
 }
 
 impl Comparison {
-    /// Compares `base` with `candidate` (records in file order). Within a file the last record
-    /// of a case wins: a re-run appended later is the newer result.
+    /// Compares `base` with `candidate`, each holding a record once.
     pub fn new(base: Vec<Entry>, candidate: Vec<Entry>, epsilon: f64) -> Self {
-        let base = Run::new(base);
-        let candidate = Run::new(candidate);
-        let match_by = if base.targets.len() == 1 && candidate.targets.len() == 1 && base.targets != candidate.targets {
+        let mut builder = ComparisonBuilder::default();
+        for e in &base {
+            builder.base(e);
+        }
+        for e in &candidate {
+            builder.candidate(e);
+        }
+        builder.finish(epsilon)
+    }
+
+    fn build(b: ComparisonBuilder, epsilon: f64) -> Self {
+        let targets = |slots: &[Slot]| slots.iter().map(|s| s.target).collect::<BTreeSet<u32>>();
+        let (base_targets, candidate_targets) = (targets(&b.base), targets(&b.candidate));
+        let match_by = if base_targets.len() == 1 && candidate_targets.len() == 1 && base_targets != candidate_targets {
             MatchBy::Id
         } else {
             MatchBy::IdAndTarget
         };
-        let key = |e: &Entry| match match_by {
-            MatchBy::IdAndTarget => (e.eval_id.clone(), e.target.clone()),
-            MatchBy::Id => (e.eval_id.clone(), String::new()),
+        let state = RandomState::new();
+        let id = |s: &Slot| &b.ids[s.id_at..s.id_at + s.id_len];
+        let key = |s: &Slot| {
+            let target = if match_by == MatchBy::IdAndTarget { s.target } else { 0 };
+            state.hash_one((s.dataset, id(s), target, s.trial.unwrap_or(1)))
         };
-        let mut in_candidate: HashMap<(String, String), usize> = HashMap::new();
-        for (i, e) in candidate.entries.iter().enumerate() {
-            in_candidate.insert(key(e), i);
+        // Hash → the last candidate with it, each chained to the previous one with the same
+        // hash (two keys sharing a hash are told apart by comparing the slots).
+        const END: u32 = u32::MAX;
+        let mut head: HashMap<u64, u32> = HashMap::with_capacity(b.candidate.len());
+        let mut next: Vec<u32> = vec![END; b.candidate.len()];
+        for (i, s) in b.candidate.iter().enumerate() {
+            if let Some(previous) = head.insert(key(s), i as u32) {
+                next[i] = previous;
+            }
         }
-        let mut matched_candidate = vec![false; candidate.entries.len()];
+        let same = |x: &Slot, y: &Slot| {
+            x.dataset == y.dataset
+                && id(x) == id(y)
+                && x.trial.unwrap_or(1) == y.trial.unwrap_or(1)
+                && (match_by == MatchBy::Id || x.target == y.target)
+        };
+        let mut matched_candidate = vec![false; b.candidate.len()];
         let mut out = Comparison {
             match_by,
             epsilon,
             counts: Counts {
-                base_cases: base.entries.len(),
-                candidate_cases: candidate.entries.len(),
-                base_duplicates: base.duplicates,
-                candidate_duplicates: candidate.duplicates,
+                base_cases: b.base.len(),
+                candidate_cases: b.candidate.len(),
                 ..Counts::default()
             },
             mean_delta: None,
@@ -197,41 +291,40 @@ impl Comparison {
             errors: Vec::new(),
             added: Vec::new(),
             removed: Vec::new(),
+            names: Names::default(),
+            ids: String::new(),
+            base: Vec::new(),
+            candidate: Vec::new(),
         };
-        for b in &base.entries {
-            let Some(&ci) = in_candidate.get(&key(b)) else {
-                out.removed.push(unmatched(b));
+        for (bi, s) in b.base.iter().enumerate() {
+            let mut at = head.get(&key(s)).copied().unwrap_or(END);
+            while at != END && !same(s, &b.candidate[at as usize]) {
+                at = next[at as usize];
+            }
+            let found = (at != END).then_some(at);
+            let Some(ci) = found else {
+                out.removed.push(bi as u32);
                 continue;
             };
-            matched_candidate[ci] = true;
-            let c = &candidate.entries[ci];
-            let target = match match_by {
-                MatchBy::IdAndTarget => b.target.clone(),
-                MatchBy::Id => format!("{} → {}", b.target, c.target),
-            };
-            if b.status != ExecutionStatus::Ok || c.status != ExecutionStatus::Ok {
-                out.errors.push(ErroredPair {
-                    eval_id: b.eval_id.clone(),
-                    target,
-                    base_status: b.status,
-                    candidate_status: c.status,
-                });
+            matched_candidate[ci as usize] = true;
+            let c = &b.candidate[ci as usize];
+            if s.status != ExecutionStatus::Ok || c.status != ExecutionStatus::Ok {
+                out.errors.push((bi as u32, ci));
                 continue;
             }
-            let delta = c.score - b.score;
-            out.pairs.push(Pair {
-                eval_id: b.eval_id.clone(),
-                target,
-                dataset: b.dataset.clone(),
-                base: b.score,
-                candidate: c.score,
+            let delta = c.score - s.score;
+            out.pairs.push(Matched {
+                base: bi as u32,
+                candidate: ci,
                 delta,
                 change: classify(delta, epsilon),
             });
         }
-        for (c, matched) in candidate.entries.iter().zip(&matched_candidate) {
+        drop(head);
+        drop(next);
+        for (ci, matched) in matched_candidate.iter().enumerate() {
             if !matched {
-                out.added.push(unmatched(c));
+                out.added.push(ci as u32);
             }
         }
         let counts = &mut out.counts;
@@ -239,6 +332,11 @@ impl Comparison {
         counts.errors = out.errors.len();
         counts.added = out.added.len();
         counts.removed = out.removed.len();
+        counts.missing = out
+            .removed
+            .iter()
+            .filter(|&&i| b.base[i as usize].status == ExecutionStatus::Ok)
+            .count();
         for p in &out.pairs {
             match p.change {
                 Change::Improved => counts.improved += 1,
@@ -248,29 +346,109 @@ impl Comparison {
         }
         let deltas: Vec<f64> = out.pairs.iter().map(|p| p.delta).collect();
         out.mean_delta = mean_ci95(&deltas);
+        out.names = b.names;
+        out.ids = b.ids;
+        out.base = b.base;
+        out.candidate = b.candidate;
         out
     }
 
+    fn id_of(&self, s: &Slot) -> &str {
+        &self.ids[s.id_at..s.id_at + s.id_len]
+    }
+
+    fn target_of(&self, b: &Slot, c: &Slot) -> Cow<'_, str> {
+        match self.match_by {
+            MatchBy::IdAndTarget => Cow::Borrowed(self.names.get(b.target)),
+            MatchBy::Id => Cow::Owned(format!("{} → {}", self.names.get(b.target), self.names.get(c.target))),
+        }
+    }
+
+    fn pair(&self, m: &Matched) -> Pair<'_> {
+        let (b, c) = (&self.base[m.base as usize], &self.candidate[m.candidate as usize]);
+        Pair {
+            eval_id: self.id_of(b),
+            target: self.target_of(b, c),
+            dataset: self.names.get(b.dataset),
+            trial: b.trial,
+            base: b.score,
+            candidate: c.score,
+            delta: m.delta,
+            change: m.change,
+        }
+    }
+
+    fn unmatched<'a>(&'a self, s: &'a Slot) -> Unmatched<'a> {
+        Unmatched {
+            eval_id: self.id_of(s),
+            target: self.names.get(s.target),
+            dataset: self.names.get(s.dataset),
+            trial: s.trial,
+            score: s.score,
+            status: s.status,
+        }
+    }
+
+    /// Graded pairs, in base-file order.
+    pub fn pairs(&self) -> impl Iterator<Item = Pair<'_>> + '_ {
+        self.pairs.iter().map(|m| self.pair(m))
+    }
+
+    /// Matched cases not graded in one run or both, in base-file order.
+    pub fn errors(&self) -> impl Iterator<Item = ErroredPair<'_>> + '_ {
+        self.errors.iter().map(|&(bi, ci)| {
+            let (b, c) = (&self.base[bi as usize], &self.candidate[ci as usize]);
+            ErroredPair {
+                eval_id: self.id_of(b),
+                target: self.target_of(b, c),
+                trial: b.trial,
+                base_status: b.status,
+                candidate_status: c.status,
+            }
+        })
+    }
+
+    /// Cases in the candidate only, in its order.
+    pub fn added(&self) -> impl Iterator<Item = Unmatched<'_>> + '_ {
+        self.added.iter().map(|&i| self.unmatched(&self.candidate[i as usize]))
+    }
+
+    /// Cases in the base only, in its order.
+    pub fn removed(&self) -> impl Iterator<Item = Unmatched<'_>> + '_ {
+        self.removed.iter().map(|&i| self.unmatched(&self.base[i as usize]))
+    }
+
+    /// Cases the base graded that the candidate does not hold.
+    pub fn missing(&self) -> impl Iterator<Item = Unmatched<'_>> + '_ {
+        self.removed().filter(|u| u.status == ExecutionStatus::Ok)
+    }
+
     /// The `n` pairs that dropped the most, worst first (regressed pairs only).
-    pub fn largest_regressions(&self, n: usize) -> Vec<&Pair> {
-        let mut worst: Vec<&Pair> = self.pairs.iter().filter(|p| p.change == Change::Regressed).collect();
-        worst.sort_by(|a, b| a.delta.total_cmp(&b.delta).then_with(|| a.eval_id.cmp(&b.eval_id)));
-        worst.truncate(n);
-        worst
+    pub fn largest_regressions(&self, n: usize) -> Vec<Pair<'_>> {
+        self.largest(n, Change::Regressed)
+    }
+
+    /// The `n` pairs that rose the most, best first (improved pairs only).
+    pub fn largest_improvements(&self, n: usize) -> Vec<Pair<'_>> {
+        self.largest(n, Change::Improved)
+    }
+
+    fn largest(&self, n: usize, change: Change) -> Vec<Pair<'_>> {
+        let mut chosen: Vec<&Matched> = self.pairs.iter().filter(|p| p.change == change).collect();
+        let size = |m: &Matched| if change == Change::Regressed { m.delta } else { -m.delta };
+        chosen.sort_by(|a, b| {
+            size(a).total_cmp(&size(b)).then_with(|| {
+                self.id_of(&self.base[a.base as usize])
+                    .cmp(self.id_of(&self.base[b.base as usize]))
+            })
+        });
+        chosen.truncate(n);
+        chosen.into_iter().map(|m| self.pair(m)).collect()
     }
 
     /// Matched cases graded in the base run that the candidate could not grade.
-    pub fn broken(&self) -> impl Iterator<Item = &ErroredPair> {
-        self.errors.iter().filter(|e| e.broken())
-    }
-}
-
-fn unmatched(e: &Entry) -> Unmatched {
-    Unmatched {
-        eval_id: e.eval_id.clone(),
-        target: e.target.clone(),
-        score: e.score,
-        status: e.status,
+    pub fn broken(&self) -> impl Iterator<Item = ErroredPair<'_>> + '_ {
+        self.errors().filter(ErroredPair::broken)
     }
 }
 
@@ -292,23 +470,30 @@ pub struct Gate {
     pub max_regression: Option<f64>,
     /// `--fail-on-regression`: fail when the mean delta is significantly below zero.
     pub fail_on_regression: bool,
+    /// `--allow-missing`: a case graded in the base and absent from the candidate does not
+    /// fail the gate.
+    pub allow_missing: bool,
 }
+
+/// How many case ids a gate failure names.
+const NAMED: usize = 3;
 
 impl Gate {
     pub fn is_set(&self) -> bool {
         self.max_regression.is_some() || self.fail_on_regression
     }
 
-    /// Why the gate fails (empty when it passes or is not set). Both gates also fail on a case
-    /// the base graded and the candidate could not: its quality is unknown, and a gate must not
-    /// pass because a candidate broke.
+    /// Why the gate fails (empty when it passes or is not set). Every gate also fails on a case
+    /// the base graded that the candidate could not grade or does not hold (unless
+    /// `allow_missing`), and when no case matched: a gate passes only on the cases it was
+    /// given, so it must see all of them (`docs/results.md#agentv-compare-base-candidate`).
     pub fn failures(&self, c: &Comparison) -> Vec<String> {
         let mut out = Vec::new();
         if !self.is_set() {
             return out;
         }
         if let Some(limit) = self.max_regression {
-            let over: Vec<&Pair> = c
+            let over: Vec<Pair<'_>> = c
                 .largest_regressions(usize::MAX)
                 .into_iter()
                 .filter(|p| -p.delta > limit)
@@ -343,6 +528,18 @@ impl Gate {
                 "{broken} case(s) graded in the base run could not be graded in the candidate"
             ));
         }
+        if !self.allow_missing && c.counts.missing > 0 {
+            let named: Vec<&str> = c.missing().take(NAMED).map(|u| u.eval_id).collect();
+            let more = if c.counts.missing > NAMED { ", …" } else { "" };
+            out.push(format!(
+                "{} case(s) graded in the base run are missing from the candidate ({}{more}); pass --allow-missing if they were left out on purpose",
+                c.counts.missing,
+                named.join(", ")
+            ));
+        }
+        if c.counts.matched == 0 {
+            out.push("no case of the base run is in the candidate run: nothing to compare".to_owned());
+        }
         out
     }
 }
@@ -357,6 +554,7 @@ mod tests {
             eval_id: id.into(),
             target: target.into(),
             dataset: "d".into(),
+            trial: None,
             score,
             status: ExecutionStatus::Ok,
         }
@@ -406,8 +604,8 @@ mod tests {
             ),
             (6, 1, 1, 3, 1, 1, 1)
         );
-        assert_eq!(c.added[0].eval_id, "new");
-        assert_eq!(c.removed[0].eval_id, "gone");
+        assert_eq!(c.added().next().expect("added").eval_id, "new");
+        assert_eq!(c.removed().next().expect("removed").eval_id, "gone");
         assert_eq!(c.largest_regressions(5)[0].eval_id, "down");
         assert_eq!(c.broken().count(), 1);
     }
@@ -416,19 +614,34 @@ mod tests {
     fn one_target_each_side_is_matched_by_id() {
         let c = Comparison::new(vec![e("a", "gpt", 0.5)], vec![e("a", "claude", 0.75)], DEFAULT_EPSILON);
         assert_eq!(c.match_by, MatchBy::Id);
-        assert_eq!(c.pairs[0].target, "gpt → claude");
-        assert_eq!(c.pairs[0].delta, 0.25);
+        let pair = c.pairs().next().expect("a pair");
+        assert_eq!(pair.target, "gpt → claude");
+        assert_eq!(pair.delta, 0.25);
     }
 
     #[test]
-    fn the_last_line_of_a_repeated_case_counts() {
+    fn cases_match_by_dataset_and_trial_too() {
+        let trial = |id: &str, n: u32, score: f64| Entry {
+            trial: Some(n),
+            ..e(id, "m", score)
+        };
+        let other_dataset = Entry {
+            dataset: "other".into(),
+            ..e("a", "m", 0.2)
+        };
         let c = Comparison::new(
-            vec![e("a", "m", 0.1), e("a", "m", 0.6)],
-            vec![e("a", "m", 0.6)],
+            vec![trial("a", 1, 0.5), trial("a", 2, 0.5), other_dataset.clone()],
+            vec![trial("a", 2, 0.9), e("a", "m", 0.1), other_dataset],
             DEFAULT_EPSILON,
         );
-        assert_eq!(c.counts.base_duplicates, 1);
-        assert_eq!(c.pairs[0].change, Change::Unchanged);
+        let pairs: Vec<(Option<u32>, &str, f64)> = c.pairs().map(|p| (p.trial, p.dataset, p.delta)).collect();
+        assert_eq!(pairs.len(), 3, "{pairs:?}");
+        // Trial 1 and no trial are the same record.
+        assert!(
+            (pairs[0].2 - -0.4).abs() < 1e-9 && (pairs[1].2 - 0.4).abs() < 1e-9,
+            "{pairs:?}"
+        );
+        assert_eq!(pairs[2], (None, "other", 0.0));
     }
 
     #[test]
@@ -438,11 +651,11 @@ mod tests {
         let c = Comparison::new(base.clone(), small_drop, DEFAULT_EPSILON);
         let max = Gate {
             max_regression: Some(0.1),
-            fail_on_regression: false,
+            ..Gate::default()
         };
         let mean = Gate {
-            max_regression: None,
             fail_on_regression: true,
+            ..Gate::default()
         };
         assert!(max.failures(&c).is_empty(), "drops of 0.05 are within 0.1");
         let why = mean.failures(&c);
@@ -468,6 +681,49 @@ mod tests {
         );
     }
 
+    #[test]
+    fn gate_counts_every_case_missing_from_the_candidate() {
+        let mut base: Vec<Entry> = (0..25).map(|i| e(&format!("c{i:02}"), "m", 0.9)).collect();
+        base.push(errored("never-graded", "m"));
+        let candidate = vec![e("c00", "m", 0.9)];
+        let c = Comparison::new(base, candidate, DEFAULT_EPSILON);
+        assert_eq!((c.counts.matched, c.counts.removed, c.counts.missing), (1, 25, 24));
+        for gate in [
+            Gate {
+                max_regression: Some(0.2),
+                ..Gate::default()
+            },
+            Gate {
+                fail_on_regression: true,
+                ..Gate::default()
+            },
+        ] {
+            assert_eq!(
+                gate.failures(&c),
+                [
+                    "24 case(s) graded in the base run are missing from the candidate (c01, c02, c03, …); pass --allow-missing if they were left out on purpose"
+                ],
+                "{gate:?}"
+            );
+            let allowed = Gate {
+                allow_missing: true,
+                ..gate
+            };
+            assert!(allowed.failures(&c).is_empty(), "{allowed:?}");
+        }
+        assert!(Gate::default().failures(&c).is_empty(), "no gate, no failure");
+        let nothing = Comparison::new(vec![e("a", "m", 1.0)], vec![e("b", "m", 1.0)], DEFAULT_EPSILON);
+        let allowed = Gate {
+            max_regression: Some(0.2),
+            allow_missing: true,
+            ..Gate::default()
+        };
+        assert_eq!(
+            allowed.failures(&nothing),
+            ["no case of the base run is in the candidate run: nothing to compare"]
+        );
+    }
+
     proptest! {
         #[test]
         fn counts_add_up_and_deltas_are_candidate_minus_base(
@@ -484,7 +740,7 @@ mod tests {
             prop_assert_eq!(n.improved + n.regressed + n.unchanged + n.errors, n.matched);
             prop_assert_eq!(n.matched + n.removed, base.len());
             prop_assert_eq!(n.matched + n.added, cand.len());
-            for p in &cmp.pairs {
+            for p in cmp.pairs() {
                 prop_assert_eq!(p.delta, p.candidate - p.base);
                 prop_assert_eq!(p.change, classify(p.delta, DEFAULT_EPSILON));
             }

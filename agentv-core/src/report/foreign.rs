@@ -76,6 +76,8 @@ pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, String> {
         output_messages: None,
         trace: None,
         truncated: None,
+        workspace_path: None,
+        workspace: None,
         v4: Default::default(),
     })
 }
@@ -197,6 +199,8 @@ pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationR
         output_messages: None,
         trace: None,
         truncated: None,
+        workspace_path: None,
+        workspace: None,
         v4: Default::default(),
     })
 }

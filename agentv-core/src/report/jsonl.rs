@@ -160,6 +160,8 @@ mod tests {
             output_messages: None,
             trace: None,
             truncated: None,
+            workspace_path: None,
+            workspace: None,
             v4: Default::default(),
         }
     }

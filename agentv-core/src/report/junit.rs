@@ -16,7 +16,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use super::sink::{Row, Sink, redacted};
-use super::tally::{first_problem, shorten};
+use super::tally::{counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use crate::redact::Secrets;
@@ -213,15 +213,17 @@ fn write_case_at_top(out: &mut Vec<u8>, r: &EvaluationRecord) -> io::Result<()> 
                 property(xml, "attempt", &r.attempt.to_string())
             })?;
             match r.execution_status {
-                ExecutionStatus::ExecutionError | ExecutionStatus::GraderError => {
-                    let message = shorten(&escape_line(first_problem(r).unwrap_or("error")), MESSAGE_WIDTH);
+                ExecutionStatus::ExecutionError | ExecutionStatus::GraderError | ExecutionStatus::Invalid => {
+                    // The first line: the body holds the rest (an invalid case's help, a traceback).
+                    let first = first_problem(r).and_then(|p| p.lines().next()).unwrap_or("error");
+                    let message = shorten(&escape_line(first), MESSAGE_WIDTH);
                     xml.create_element("error")
                         .with_attribute(("message", xml_text(&message).as_str()))
                         .with_attribute(("type", r.execution_status.as_str()))
                         .write_text_content(BytesText::new(&xml_text(&error_body(r))))?;
                 }
                 ExecutionStatus::Ok if r.verdict == Verdict::Fail => {
-                    let first = r.misses.first().map_or(String::new(), |m| format!(": {m}"));
+                    let first = counted_misses(r).next().map_or(String::new(), |m| format!(": {m}"));
                     let message = shorten(
                         &escape_line(&format!("score {:.3} (fail){first}", r.score)),
                         MESSAGE_WIDTH,

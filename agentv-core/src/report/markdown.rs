@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::sink::{Row, Sink, redacted};
-use super::tally::{Tallies, Tally, first_problem, shorten};
+use super::tally::{Tallies, Tally, counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use crate::redact::Secrets;
@@ -43,13 +43,11 @@ impl Listed {
             score: r.score,
             status: r.execution_status,
             first: shorten(first_problem(r).unwrap_or(""), TEXT_WIDTH),
-            misses: r
-                .misses
-                .iter()
+            misses: counted_misses(r)
                 .take(MISSES_SHOWN)
                 .map(|m| shorten(m, TEXT_WIDTH))
                 .collect(),
-            more_misses: r.misses.len().saturating_sub(MISSES_SHOWN),
+            more_misses: counted_misses(r).count().saturating_sub(MISSES_SHOWN),
             grader_errors: r
                 .evaluator_results
                 .iter()
@@ -109,9 +107,9 @@ impl MarkdownReport {
         );
         let _ = writeln!(
             out,
-            "| target | cases | graded | pass | borderline | fail | pass rate | mean | execution errors | grader errors | cost |"
+            "| target | cases | graded | pass | borderline | fail | pass rate | mean | execution errors | grader errors | invalid | cost |"
         );
-        let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for (target, tally) in &self.tallies.by_target {
             row(&mut out, &md(target), tally);
         }
@@ -172,16 +170,18 @@ impl MarkdownReport {
         }
         let _ = writeln!(
             out,
-            "\n### Errors ({}: {} execution, {} grader)\n",
+            "\n### Errors ({}: {} execution, {} grader, {} invalid)\n",
             t.errors(),
             t.execution_errors,
-            t.grader_errors
+            t.grader_errors,
+            t.invalid
         );
         let _ = writeln!(out, "| case | target | kind | error |");
         let _ = writeln!(out, "|---|---|---|---|");
         for e in &self.errors {
             let kind = match e.status {
                 ExecutionStatus::GraderError => "grader",
+                ExecutionStatus::Invalid => "invalid",
                 _ => "execution",
             };
             let message = e.grader_errors.first().unwrap_or(&e.first);
@@ -206,7 +206,7 @@ impl MarkdownReport {
 fn row(out: &mut String, name: &str, t: &Tally) {
     let _ = writeln!(
         out,
-        "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         t.cases,
         t.graded,
         t.pass,
@@ -216,6 +216,7 @@ fn row(out: &mut String, name: &str, t: &Tally) {
         fixed(t.mean()),
         t.execution_errors,
         t.grader_errors,
+        t.invalid,
         t.cost_text()
     );
 }

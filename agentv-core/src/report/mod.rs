@@ -6,6 +6,8 @@ mod foreign;
 mod html;
 mod jsonl;
 mod junit;
+mod latest;
+mod lines;
 mod markdown;
 mod prior;
 mod promptfoo;
@@ -13,6 +15,7 @@ mod prompts;
 mod reader;
 mod run_summary;
 mod sink;
+mod slim;
 mod stats;
 mod summary;
 mod tally;
@@ -22,16 +25,22 @@ mod v4_run_dir;
 
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
-    Change, Comparison, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched, classify,
+    Change, Comparison, ComparisonBuilder, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched,
+    classify,
 };
 pub use html::{HtmlReport, write_script_json};
 pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};
+pub use latest::{KeyHasher, RecordKey, key_of};
+pub use lines::{Capped, DEFAULT_MAX_LINE_MB, MAX_LINE_ENV, max_line_bytes, read_line_capped, size_text};
 pub use markdown::{MarkdownReport, md};
-pub use prior::{Prior, RecordKey, key_of};
+pub use prior::Prior;
 pub use promptfoo::PromptfooJson;
 pub use prompts::{DumpFor, dump_prompt};
-pub use reader::{Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all};
+pub use reader::{
+    Detail, Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all, read_figures,
+    starts_with_a_result,
+};
 pub use run_summary::{
     MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
 };
@@ -44,7 +53,7 @@ pub use stats::{
 pub use summary::{
     BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_for, bin_of, text,
 };
-pub use tally::{Tallies, Tally, first_problem, shorten};
+pub use tally::{Tallies, Tally, case_label, counted_misses, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};
 pub use trace_cap::{MAX_TRACE_BYTES, cap_trace, traced_bytes};
 pub use v4_run_dir::{INDEX as RUN_DIR_INDEX, RunDirectory, RunInfo};

@@ -3,23 +3,23 @@
 //!
 //! A record is known by its case (dataset and eval id), its target and its repeat (`trial`, 1
 //! when absent). When a file holds a record more than once (a resumed run appends a newer one),
-//! the last line counts, as in `compare`. The index holds one small entry per record, never the
-//! records themselves; [`Prior::carried`] reads the kept ones again from the file.
+//! the last line counts, as for every reader ([`super::latest`]). The index holds one small
+//! entry per record, never the records themselves; [`Prior::carried`] reads the kept ones again
+//! from the file.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::reader::{Generation, ReadError, ResultsReader, read_all};
+use super::latest::{RecordKey, key_of};
+use super::reader::{Generation, ReadError, ResultsReader, read_figures};
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
-
-/// A record's identity: dataset, eval id, target, trial.
-pub type RecordKey = (String, String, String, u32);
 
 /// What the last record of a key says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     line: usize,
-    /// The target answered (`ok` or `grader_error`): `--resume` does not run it again.
+    /// The target answered (`ok` or `grader_error`): `--resume` does not run it again (an
+    /// invalid case is looked at again: its file may have been fixed).
     complete: bool,
     /// Graded `ok` with the verdict `pass`: `--rerun-failed` leaves it out.
     passed: bool,
@@ -44,14 +44,14 @@ impl Prior {
     pub fn read(path: &Path) -> Result<Self, Vec<ReadError>> {
         let mut index = HashMap::new();
         let mut ours = true;
-        let summary = read_all(path, |read| {
+        let summary = read_figures(path, |read| {
             ours &= read.generation == Generation::Agentv;
             let r = &read.record;
             index.insert(
                 key_of(r),
                 Entry {
                     line: read.line,
-                    complete: r.execution_status != ExecutionStatus::ExecutionError,
+                    complete: matches!(r.execution_status, ExecutionStatus::Ok | ExecutionStatus::GraderError),
                     passed: r.execution_status == ExecutionStatus::Ok && r.verdict == Verdict::Pass,
                 },
             );
@@ -105,26 +105,11 @@ impl Prior {
     }
 }
 
-/// The identity of `r`.
-pub fn key_of(r: &EvaluationRecord) -> RecordKey {
-    (r.dataset.clone(), r.eval_id.clone(), r.target.clone(), r.trial_number())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn line(id: &str, target: &str, trial: Option<u32>, status: &str, score: f64) -> String {
-        let mut v = serde_json::json!({
-            "timestamp": "t", "eval_id": id, "dataset": "d", "target": target, "attempt": 1,
-            "execution_status": status, "score": score, "verdict": Verdict::from_score(score),
-            "hits": [], "misses": [], "candidate_answer": "", "evaluator_results": []
-        });
-        if let Some(t) = trial {
-            v["trial"] = t.into();
-        }
-        format!("{v}\n")
-    }
+    use crate::report::latest::test_line as line;
 
     /// The index of a file holding `text`, and the directory that keeps it (for `carried`).
     fn prior(text: &str) -> (tempfile::TempDir, Prior) {

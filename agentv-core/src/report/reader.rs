@@ -2,14 +2,25 @@
 //! 2.x evaluation results and 4.x `index.jsonl` rows, streamed one line at a time so memory stays
 //! flat however large the file. Foreign rows are mapped into [`EvaluationRecord`] by
 //! [`super::foreign`]; `docs/results.md` lists the mapping.
+//!
+//! A line is read in one of two ways ([`Detail`]): whole, for the reports, which need every
+//! field (a line longer than [`max_line_bytes`] is then an error for that line), or as its
+//! figures only, streamed, for `compare`, `merge`, `--resume` and the last-record rule, which
+//! then read a line of any length in constant memory (`docs/results.md#memory`). Every reader
+//! takes the last line of each record ([`super::latest`]).
 
+use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use serde::de::DeserializeSeed;
 use serde_json::{Map, Value};
 
 use super::foreign;
+use super::lines::{LineEnd, LineProblem, LineRead, Next, max_line_bytes, size_text, skip_blank};
+use super::slim::{RECORD, Top, TopSeed};
 use crate::model::{EvaluationRecord, TraceEvent};
 
 /// Which program wrote a line.
@@ -33,6 +44,17 @@ impl Generation {
     }
 }
 
+/// How much of each line is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Every field: what a report shows. A line longer than the cap is an error.
+    Full,
+    /// What identifies, scores and counts a record (ids, target, trial, status, score,
+    /// verdict, metrics, each grader's name, score and error); hits, misses, answers, requests
+    /// and traces are skipped unread, so any line reads in constant memory.
+    Figures,
+}
+
 /// One record read from a results file.
 #[derive(Debug, Clone)]
 pub struct ReadRecord {
@@ -40,6 +62,7 @@ pub struct ReadRecord {
     pub line: usize,
     pub generation: Generation,
     /// The record; its `trace` is the line's full trace when it carries one (in any generation).
+    /// Read with [`Detail::Figures`], its text fields are empty.
     pub record: EvaluationRecord,
 }
 
@@ -76,6 +99,11 @@ pub enum ReadError {
         line: usize,
         message: String,
     },
+    #[error(
+        "{}:{line}: the line is over {} (the most one record may take to be read whole); set {}=<MiB> to read longer lines",
+        path.display(), size_text(*limit), super::lines::MAX_LINE_ENV
+    )]
+    TooLong { path: PathBuf, line: usize, limit: u64 },
 }
 
 impl ReadError {
@@ -86,7 +114,8 @@ impl ReadError {
             Self::Io { line, .. }
             | Self::NotUtf8 { line, .. }
             | Self::Syntax { line, .. }
-            | Self::Record { line, .. } => Some(*line),
+            | Self::Record { line, .. }
+            | Self::TooLong { line, .. } => Some(*line),
         }
     }
 }
@@ -106,27 +135,38 @@ pub struct ResultsReader<R> {
     buf: Vec<u8>,
     truncated: Option<usize>,
     done: bool,
+    detail: Detail,
+    /// The cap on a line read whole.
+    limit: u64,
+    /// Lines passed over unread: older lines of a record a later line replaces.
+    skip: Option<Arc<HashSet<usize>>>,
 }
 
 impl ResultsReader<BufReader<File>> {
     /// Opens `path` for reading.
     pub fn open(path: &Path) -> Result<Self, ReadError> {
-        let file = File::open(path).map_err(|source| ReadError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(ReadError::Open {
-                path: path.to_path_buf(),
-                source: io::Error::other("it is a directory (give the results .jsonl file)"),
-            });
-        }
+        let file = open_file(path)?;
         Ok(Self::new(path, BufReader::with_capacity(64 * 1024, file)))
     }
 }
 
+/// `path`, opened to read, when it is a file (not a directory).
+fn open_file(path: &Path) -> Result<File, ReadError> {
+    let open_error = |source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(open_error)?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(open_error(io::Error::other(
+            "it is a directory (give the results .jsonl file)",
+        )));
+    }
+    Ok(file)
+}
+
 impl<R: BufRead> ResultsReader<R> {
-    /// Reads `input`, naming it `path` in errors.
+    /// Reads `input` whole ([`Detail::Full`]), naming it `path` in errors.
     pub fn new(path: &Path, input: R) -> Self {
         let base_dir = path
             .parent()
@@ -140,7 +180,28 @@ impl<R: BufRead> ResultsReader<R> {
             buf: Vec::new(),
             truncated: None,
             done: false,
+            detail: Detail::Full,
+            limit: max_line_bytes(),
+            skip: None,
         }
+    }
+
+    /// Reads `detail` of each line.
+    pub fn detail(mut self, detail: Detail) -> Self {
+        self.detail = detail;
+        self
+    }
+
+    /// Caps a line read whole at `limit` bytes (default: [`max_line_bytes`]).
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Passes over these lines without reading them.
+    fn skipping(mut self, lines: Arc<HashSet<usize>>) -> Self {
+        self.skip = Some(lines);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -152,89 +213,172 @@ impl<R: BufRead> ResultsReader<R> {
         self.truncated
     }
 
-    /// Reads the next non-blank line into `buf`; false at the end. Returns whether the line
-    /// ended with a newline.
-    fn next_line(&mut self) -> Result<Option<bool>, ReadError> {
-        loop {
-            self.buf.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|source| ReadError::Io {
-                    path: self.path.clone(),
-                    line: self.line + 1,
-                    source,
-                })?;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            let complete = self.buf.last() == Some(&b'\n');
-            if self.line == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
-                self.buf.drain(..3);
-            }
-            while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-                self.buf.pop();
-            }
-            if !self.buf.iter().all(u8::is_ascii_whitespace) {
-                return Ok(Some(complete));
-            }
+    fn io_error(&self, source: io::Error) -> ReadError {
+        ReadError::Io {
+            path: self.path.clone(),
+            line: self.line,
+            source,
         }
     }
 
-    fn parse(&self, complete: bool) -> Result<Option<ReadRecord>, ReadError> {
-        let line = self.line;
-        if let Err(e) = std::str::from_utf8(&self.buf) {
-            if !complete {
-                return Ok(None);
-            }
-            return Err(ReadError::NotUtf8 {
-                path: self.path.clone(),
-                line,
-                column: e.valid_up_to() + 1,
-            });
+    /// Reads the current line whole into `buf`. `Ok(None)`: a last line cut off mid-write.
+    fn read_full(&mut self, skipped: usize) -> Result<Option<ReadRecord>, ReadError> {
+        self.buf.clear();
+        let mut reader = LineRead::new(&mut self.input, Some(self.limit));
+        let read = reader.read_to_end(&mut self.buf);
+        let problem = reader.problem();
+        let end = reader.finish().map_err(|e| self.io_error(e))?;
+        let complete = end == LineEnd::Newline;
+        if let Err(e) = read {
+            return match problem {
+                Some(LineProblem::TooLong { limit }) => Err(ReadError::TooLong {
+                    path: self.path.clone(),
+                    line: self.line,
+                    limit,
+                }),
+                Some(LineProblem::NotUtf8 { .. }) if !complete => Ok(None),
+                Some(LineProblem::NotUtf8 { column }) => Err(self.not_utf8(column + skipped)),
+                None => Err(self.io_error(e)),
+            };
+        }
+        // Ours, straight into the record: no JSON tree in between.
+        if let Ok(record) = serde_json::from_slice::<EvaluationRecord>(&self.buf) {
+            return self.checked(Generation::Agentv, record).map(Some);
         }
         let value: Value = match serde_json::from_slice(&self.buf) {
             Ok(value) => value,
             Err(_) if !complete => return Ok(None),
-            Err(e) => {
-                let full = e.to_string();
-                let message = full
-                    .rsplit_once(" at line ")
-                    .map_or(full.as_str(), |(m, _)| m)
-                    .to_owned();
-                return Err(ReadError::Syntax {
-                    path: self.path.clone(),
-                    line,
-                    column: e.column(),
-                    message,
-                });
-            }
-        };
-        let record_error = |message: String| ReadError::Record {
-            path: self.path.clone(),
-            line,
-            message,
+            Err(e) => return Err(self.syntax(&e, skipped)),
         };
         let Value::Object(obj) = value else {
-            return Err(record_error(format!(
+            return Err(self.record_error(format!(
                 "expected a JSON object (one result per line), found {}",
                 kind_of(&value)
             )));
         };
-        let (generation, record) = decode(obj, &self.base_dir).map_err(&record_error)?;
+        self.decoded(obj).map(Some)
+    }
+
+    /// Reads the figures of the current line, streaming. `Ok(None)`: a last line cut off.
+    fn read_figures(&mut self, skipped: usize) -> Result<Option<ReadRecord>, ReadError> {
+        self.buf.clear();
+        let mut reader = LineRead::new(&mut self.input, None);
+        // A line up to this long is parsed from memory (fast); a longer one is streamed.
+        const IN_MEMORY: u64 = 1024 * 1024;
+        let head = (&mut reader).take(IN_MEMORY).read_to_end(&mut self.buf);
+        let parsed = match head {
+            Err(e) => Err(serde_json::Error::io(e)),
+            Ok(_) if reader.ended() => figures_of(serde_json::Deserializer::from_slice(&self.buf)),
+            // serde_json reads a byte at a time: a buffer in front saves a call per byte (it
+            // cannot read past the line, which ends the stream).
+            Ok(_) => figures_of(serde_json::Deserializer::from_reader(io::BufReader::with_capacity(
+                8 * 1024,
+                io::Cursor::new(&self.buf[..]).chain(&mut reader),
+            ))),
+        };
+        let problem = reader.problem();
+        let end = reader.finish().map_err(|e| self.io_error(e))?;
+        let complete = end == LineEnd::Newline;
+        let top = match parsed {
+            Ok(top) => top,
+            Err(_) if !complete => return Ok(None),
+            Err(e) => {
+                return Err(match problem {
+                    Some(LineProblem::NotUtf8 { column }) => self.not_utf8(column + skipped),
+                    _ if e.is_io() => self.io_error(io::Error::other(e)),
+                    _ => self.syntax(&e, skipped),
+                });
+            }
+        };
+        match top {
+            Top::Other(kind) => {
+                Err(self.record_error(format!("expected a JSON object (one result per line), found {kind}")))
+            }
+            Top::Object(mut obj) => {
+                fill_skipped_text(&mut obj);
+                self.decoded(obj).map(Some)
+            }
+        }
+    }
+
+    fn decoded(&self, obj: Map<String, Value>) -> Result<ReadRecord, ReadError> {
+        let (generation, record) = decode(obj, &self.base_dir).map_err(|m| self.record_error(m))?;
+        self.checked(generation, record)
+    }
+
+    fn checked(&self, generation: Generation, record: EvaluationRecord) -> Result<ReadRecord, ReadError> {
         // Scores are in [0, 1] in every generation; anything else would skew every mean and delta.
         if !(0.0..=1.0).contains(&record.score) {
-            return Err(record_error(format!(
+            return Err(self.record_error(format!(
                 "`score` {} is outside 0 to 1; results files hold scores from 0 to 1",
                 record.score
             )));
         }
-        Ok(Some(ReadRecord {
-            line,
+        Ok(ReadRecord {
+            line: self.line,
             generation,
             record,
-        }))
+        })
+    }
+
+    fn record_error(&self, message: String) -> ReadError {
+        ReadError::Record {
+            path: self.path.clone(),
+            line: self.line,
+            message,
+        }
+    }
+
+    fn not_utf8(&self, column: usize) -> ReadError {
+        ReadError::NotUtf8 {
+            path: self.path.clone(),
+            line: self.line,
+            column,
+        }
+    }
+
+    fn syntax(&self, e: &serde_json::Error, skipped: usize) -> ReadError {
+        let full = e.to_string();
+        let message = full
+            .rsplit_once(" at line ")
+            .map_or(full.as_str(), |(m, _)| m)
+            .to_owned();
+        ReadError::Syntax {
+            path: self.path.clone(),
+            line: self.line,
+            column: e.column() + skipped,
+            message,
+        }
+    }
+}
+
+/// The figures of one line, read by `de`.
+fn figures_of<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Result<Top, serde_json::Error> {
+    let top = TopSeed(&RECORD).deserialize(&mut de)?;
+    de.end()?;
+    Ok(top)
+}
+
+/// The text a figures-only read skipped, as empty values, so the record decodes as a whole
+/// one would.
+fn fill_skipped_text(obj: &mut Map<String, Value>) {
+    // Our records' 4.x `scores` repeat `evaluator_results`: a figures-only read leaves them out.
+    if obj.contains_key("eval_id") && obj.contains_key("execution_status") {
+        obj.remove("scores");
+    }
+    for key in ["hits", "misses"] {
+        obj.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    }
+    obj.entry("candidate_answer")
+        .or_insert_with(|| Value::String(String::new()));
+    if let Some(Value::Array(graders)) = obj.get_mut("evaluator_results") {
+        for grader in graders.iter_mut().filter_map(Value::as_object_mut) {
+            for key in ["hits", "misses"] {
+                grader.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+            }
+        }
     }
 }
 
@@ -242,29 +386,50 @@ impl<R: BufRead> Iterator for ResultsReader<R> {
     type Item = Result<ReadRecord, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let complete = match self.next_line() {
-            Ok(Some(complete)) => complete,
-            Ok(None) => {
-                self.done = true;
+        loop {
+            if self.done {
                 return None;
             }
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
+            let skipped = match skip_blank(&mut self.input, self.line) {
+                Ok(Next::Line { line, skipped }) => {
+                    self.line = line;
+                    skipped
+                }
+                Ok(Next::End) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(self.io_error(e)));
+                }
+            };
+            if self.skip.as_ref().is_some_and(|lines| lines.contains(&self.line)) {
+                if let Err(e) = LineRead::new(&mut self.input, None).finish() {
+                    self.done = true;
+                    return Some(Err(self.io_error(e)));
+                }
+                continue;
             }
-        };
-        match self.parse(complete) {
-            Ok(Some(record)) => Some(Ok(record)),
-            // A last line cut off mid-write: the run was killed. Everything before it stands.
-            Ok(None) => {
-                self.truncated = Some(self.line);
-                self.done = true;
-                None
-            }
-            Err(e) => Some(Err(e)),
+            let read = match self.detail {
+                Detail::Full => self.read_full(skipped),
+                Detail::Figures => self.read_figures(skipped),
+            };
+            return match read {
+                Ok(Some(record)) => Some(Ok(record)),
+                // A last line cut off mid-write: the run was killed. Everything before it stands.
+                Ok(None) => {
+                    self.truncated = Some(self.line);
+                    self.done = true;
+                    None
+                }
+                Err(e) => {
+                    if matches!(e, ReadError::Io { .. }) {
+                        self.done = true;
+                    }
+                    Some(Err(e))
+                }
+            };
         }
     }
 }
@@ -275,18 +440,112 @@ pub const MAX_REPORTED_ERRORS: usize = 20;
 /// What a whole-file read saw.
 #[derive(Debug, Clone, Default)]
 pub struct ReadSummary {
+    /// Records read: the last line of each.
     pub records: usize,
+    /// Lines left out because a later line holds a newer record of the same case and trial (a
+    /// resumed run appends one): `docs/results.md#the-last-line-of-a-record-counts`.
+    pub superseded: usize,
     /// The last line, cut off mid-write and skipped.
     pub truncated: Option<usize>,
     /// Generations seen, in first-seen order.
     pub generations: Vec<Generation>,
 }
 
-/// Streams every record of `path` to `each`. Bad lines are collected (up to
-/// [`MAX_REPORTED_ERRORS`], then reading stops) and returned together, so a user fixes them in
-/// one go; `each` has then seen the good lines.
-pub fn read_all(path: &Path, mut each: impl FnMut(ReadRecord)) -> Result<ReadSummary, Vec<ReadError>> {
-    let mut reader = ResultsReader::open(path).map_err(|e| vec![e])?;
+/// Streams every record of `path` to `each`, whole, the last line of each record only (the
+/// rule of [`super::latest`]). Bad lines are collected (up to [`MAX_REPORTED_ERRORS`], then
+/// reading stops) and returned together, so a user fixes them in one go; `each` has then seen
+/// the good lines.
+pub fn read_all(path: &Path, each: impl FnMut(ReadRecord)) -> Result<ReadSummary, Vec<ReadError>> {
+    read_latest(path, Detail::Full, each)
+}
+
+/// [`read_all`], reading the figures of each record only ([`Detail::Figures`]).
+pub fn read_figures(path: &Path, each: impl FnMut(ReadRecord)) -> Result<ReadSummary, Vec<ReadError>> {
+    read_latest(path, Detail::Figures, each)
+}
+
+/// Two passes: which lines a later line supersedes (figures only), then the records.
+fn read_latest(path: &Path, detail: Detail, mut each: impl FnMut(ReadRecord)) -> Result<ReadSummary, Vec<ReadError>> {
+    let mut file = rereadable(path).map_err(|e| vec![e])?;
+    let superseded = super::latest::scan(path, BufReader::with_capacity(64 * 1024, &file))?;
+    file.seek(SeekFrom::Start(0)).map_err(|source| {
+        vec![ReadError::Open {
+            path: path.to_path_buf(),
+            source,
+        }]
+    })?;
+    let count = superseded.len();
+    let reader = ResultsReader::new(path, BufReader::with_capacity(64 * 1024, file))
+        .detail(detail)
+        .skipping(Arc::new(superseded));
+    let mut summary = drain(reader, &mut each)?;
+    summary.superseded = count;
+    Ok(summary)
+}
+
+/// `path` opened so that it can be read twice: a file as it is; a pipe (`/dev/stdin`,
+/// `<(…)`) copied to a temporary file first.
+fn rereadable(path: &Path) -> Result<File, ReadError> {
+    let mut file = open_file(path)?;
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(file);
+    }
+    let open_error = |source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut copy = tempfile::tempfile().map_err(open_error)?;
+    io::copy(&mut file, &mut copy).map_err(open_error)?;
+    copy.seek(SeekFrom::Start(0)).map_err(open_error)?;
+    Ok(copy)
+}
+
+/// The keys that tell a results file from a dataset.
+const HEAD: super::slim::Keep = super::slim::Keep::Keys(&[
+    ("eval_id", super::slim::Keep::Short),
+    ("test_id", super::slim::Keep::Short),
+    ("score", super::slim::Keep::Short),
+    ("evaluator_results", super::slim::Keep::Short),
+    ("scores", super::slim::Keep::Short),
+]);
+
+/// Whether the first record of the JSONL file `path` is a result (an id, `eval_id` or 4.x
+/// `test_id`, with `score`, `evaluator_results` or `scores`); dataset lines carry `id` and
+/// inputs instead. The first line is streamed, keys only, so its size does not matter.
+pub fn starts_with_a_result(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut input = BufReader::with_capacity(64 * 1024, file);
+    if !matches!(skip_blank(&mut input, 0), Ok(Next::Line { .. })) {
+        return false;
+    }
+    let mut line = LineRead::new(&mut input, None);
+    let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(8 * 1024, &mut line));
+    let Ok(Top::Object(keys)) = TopSeed(&HEAD).deserialize(&mut de) else {
+        return false;
+    };
+    let has = |key: &str| keys.contains_key(key);
+    (has("eval_id") || has("test_id")) && (has("score") || has("evaluator_results") || has("scores"))
+}
+
+/// Reads every record of `input` as [`read_all`] does, but without the last-record rule (for
+/// callers that need each line: the rule's own scan, a merge copying lines).
+pub(super) fn each_line<R: BufRead>(
+    path: &Path,
+    input: R,
+    detail: Detail,
+    mut each: impl FnMut(ReadRecord),
+) -> Result<ReadSummary, Vec<ReadError>> {
+    drain(ResultsReader::new(path, input).detail(detail), &mut each)
+}
+
+/// Every record of `reader` to `each`, and what was seen; the bad lines (up to
+/// [`MAX_REPORTED_ERRORS`]) instead when there are any.
+fn drain<R: BufRead>(
+    mut reader: ResultsReader<R>,
+    each: &mut impl FnMut(ReadRecord),
+) -> Result<ReadSummary, Vec<ReadError>> {
     let mut summary = ReadSummary::default();
     let mut errors = Vec::new();
     for item in reader.by_ref() {
@@ -445,6 +704,91 @@ mod tests {
             err,
             "r.jsonl:1: not a valid agentv result record: missing field `score`"
         );
+    }
+
+    #[test]
+    fn a_results_file_whose_first_record_is_over_4_mib_is_told_from_a_dataset() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let huge = OURS.replace(
+            r#""candidate_answer":"A""#,
+            &format!(r#""candidate_answer":"{}""#, "a".repeat(6 << 20)),
+        );
+        let ts4 = r#"{"test_id":"t","score":1,"scores":[]}"#;
+        let cases: &[(&str, String, bool)] = &[
+            ("huge first record", format!("{huge}\n{OURS}\n"), true),
+            ("bom and blank lines first", format!("\u{feff}\n  \r\n{OURS}\n"), true),
+            ("an AgentV 4.x run index", format!("{ts4}\n"), true),
+            (
+                "a dataset with a huge first case",
+                format!(
+                    "{{\"id\":\"c\",\"input\":\"{}\",\"expected_output\":\"x\"}}\n",
+                    "q".repeat(6 << 20)
+                ),
+                false,
+            ),
+            (
+                "a dataset line with score-like text",
+                "{\"id\":\"eval_id\",\"input\":\"score\"}\n".to_owned(),
+                false,
+            ),
+            ("not JSON", "eval_id score\n".to_owned(), false),
+            ("empty", String::new(), false),
+        ];
+        for (name, text, want) in cases {
+            let path = dir.path().join("f.jsonl");
+            std::fs::write(&path, text).expect("write");
+            assert_eq!(starts_with_a_result(&path), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_an_error_when_read_whole_and_fine_for_its_figures() {
+        let long = OURS.replace(
+            r#""candidate_answer":"A""#,
+            &format!(r#""candidate_answer":"{}""#, "a".repeat(5000)),
+        );
+        let text = format!("{long}\n{OURS}\n");
+        let whole: Vec<Result<ReadRecord, String>> = ResultsReader::new(Path::new("r.jsonl"), text.as_bytes())
+            .limit(4096)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
+        assert_eq!(
+            whole[0].as_ref().expect_err("too long"),
+            "r.jsonl:1: the line is over 4 KiB (the most one record may take to be read whole); set AGENTV_MAX_LINE_MB=<MiB> to read longer lines"
+        );
+        assert_eq!(whole[1].as_ref().expect("next line").record.eval_id, "a");
+        let figures: Vec<ReadRecord> = ResultsReader::new(Path::new("r.jsonl"), text.as_bytes())
+            .limit(4096)
+            .detail(Detail::Figures)
+            .map(|r| r.expect("figures"))
+            .collect();
+        assert_eq!(figures.len(), 2);
+        assert_eq!(figures[0].record.candidate_answer, "", "text is skipped");
+        assert_eq!(figures[0].record.score, 0.5);
+    }
+
+    #[test]
+    fn figures_and_whole_reads_agree_on_bad_lines() {
+        let text = format!("{OURS}\n{{\"eval_id\": tru}}\n\n[1]\n{{\"x\":1}}\n{OURS}\n");
+        for detail in [Detail::Full, Detail::Figures] {
+            let items: Vec<Result<usize, String>> = ResultsReader::new(Path::new("r.jsonl"), text.as_bytes())
+                .detail(detail)
+                .map(|r| r.map(|r| r.line).map_err(|e| e.to_string()))
+                .collect();
+            assert_eq!(items.len(), 5, "{detail:?}: {items:?}");
+            assert!(
+                items[1]
+                    .as_ref()
+                    .is_err_and(|e| e.starts_with("r.jsonl:2:16: not valid JSON: expected ident")),
+                "{detail:?}: {items:?}"
+            );
+            assert_eq!(
+                items[2],
+                Err("r.jsonl:4: expected a JSON object (one result per line), found an array".to_owned()),
+                "{detail:?}"
+            );
+            assert_eq!(items[4], Ok(6), "{detail:?}");
+        }
     }
 
     #[test]

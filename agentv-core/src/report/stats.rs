@@ -96,6 +96,8 @@ pub struct StatusCounts {
     pub execution_error: usize,
     pub grader_error: usize,
     pub not_run: usize,
+    /// Cases not run because their definition has errors.
+    pub invalid: usize,
 }
 
 impl StatusCounts {
@@ -105,7 +107,13 @@ impl StatusCounts {
             ExecutionStatus::GraderError => self.grader_error += 1,
             ExecutionStatus::ExecutionError if r.is_not_run() => self.not_run += 1,
             ExecutionStatus::ExecutionError => self.execution_error += 1,
+            ExecutionStatus::Invalid => self.invalid += 1,
         }
+    }
+
+    /// Every record counted.
+    pub fn total(&self) -> usize {
+        self.ok + self.execution_error + self.grader_error + self.not_run + self.invalid
     }
 
     fn plus(self, o: StatusCounts) -> StatusCounts {
@@ -114,6 +122,7 @@ impl StatusCounts {
             execution_error: self.execution_error + o.execution_error,
             grader_error: self.grader_error + o.grader_error,
             not_run: self.not_run + o.not_run,
+            invalid: self.invalid + o.invalid,
         }
     }
 }
@@ -289,7 +298,7 @@ impl RunStats {
         };
         TargetStats {
             target: name.to_owned(),
-            records: acc.status.ok + acc.status.execution_error + acc.status.grader_error + acc.status.not_run,
+            records: acc.status.total(),
             graded,
             pass,
             borderline,
@@ -297,6 +306,7 @@ impl RunStats {
             execution_errors: acc.status.execution_error,
             grader_errors: acc.status.grader_error,
             not_run: acc.status.not_run,
+            invalid: acc.status.invalid,
             mean: acc.scores.mean(SCORE_UNIT),
             mean_ci95,
             pass_rate: (graded > 0).then(|| pass as f64 / graded as f64),
@@ -359,6 +369,8 @@ pub struct TargetStats {
     pub grader_errors: usize,
     /// Records of cases not run because of `--budget-usd`.
     pub not_run: usize,
+    /// Records of cases not run because their definition has errors.
+    pub invalid: usize,
     /// Mean score of the graded records.
     pub mean: Option<f64>,
     /// Two-sided 95 % t interval of the mean, over cases (each case's mean across its repeats
@@ -377,9 +389,9 @@ pub struct TargetStats {
 }
 
 impl TargetStats {
-    /// Execution and grader errors and cases not run.
+    /// Execution and grader errors, cases not run and invalid cases.
     pub fn errors(&self) -> usize {
-        self.execution_errors + self.grader_errors + self.not_run
+        self.execution_errors + self.grader_errors + self.not_run + self.invalid
     }
 }
 
@@ -770,7 +782,8 @@ mod tests {
                 ok: 3,
                 execution_error: 1,
                 grader_error: 0,
-                not_run: 1
+                not_run: 1,
+                invalid: 0
             }
         );
         let [a, b] = [&r.targets[0], &r.targets[1]];

@@ -106,8 +106,13 @@ pub struct Summary {
     pub total: usize,
     /// Scores of the cases that ran and were graded (`execution_status: ok`).
     scores: Vec<f64>,
+    /// Cases whose target could not answer, those not run (`--budget-usd`) included.
     execution_errors: usize,
+    /// Of `execution_errors`, the cases not run because the budget was reached.
+    not_run: usize,
     grader_errors: usize,
+    /// Cases not run because their definition has errors.
+    invalid: usize,
     pub verdicts: [usize; 3],
     /// Graded cases per bin of [`BINS`].
     bins: [usize; 5],
@@ -167,8 +172,12 @@ impl Summary {
         self.target_mut(&record.target).add(record, elapsed);
         self.failures.add(record, seq);
         match record.execution_status {
-            ExecutionStatus::ExecutionError => self.execution_errors += 1,
+            ExecutionStatus::ExecutionError => {
+                self.execution_errors += 1;
+                self.not_run += usize::from(record.is_not_run());
+            }
             ExecutionStatus::GraderError => self.grader_errors += 1,
+            ExecutionStatus::Invalid => self.invalid += 1,
             ExecutionStatus::Ok => {
                 self.scores.push(record.score);
                 self.bins[bin_for(record.score, record.verdict)] += 1;
@@ -207,6 +216,17 @@ impl Summary {
     /// Cases an evaluator could not grade.
     pub fn grader_errors(&self) -> usize {
         self.grader_errors
+    }
+
+    /// Cases recorded as not run because the budget was reached (counted in
+    /// [`Summary::execution_errors`] too).
+    pub fn not_run(&self) -> usize {
+        self.not_run
+    }
+
+    /// Cases recorded as invalid: their definition has errors, so they were not run.
+    pub fn invalid(&self) -> usize {
+        self.invalid
     }
 
     /// Per target, in the order they first finished a case.
@@ -264,9 +284,13 @@ impl Summary {
             out,
             "  Graded: {}   Execution errors: {}   Grader errors: {}",
             self.scores.len(),
-            self.execution_errors,
+            self.execution_errors - self.not_run,
             self.grader_errors
         );
+        if self.invalid + self.not_run > 0 {
+            // Apart from the errors, as in the run summary file: neither case was run.
+            let _ = writeln!(out, "  Invalid: {}   Not run: {}", self.invalid, self.not_run);
+        }
         let [pass, borderline, fail] = self.verdicts;
         let _ = writeln!(
             out,

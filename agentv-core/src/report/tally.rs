@@ -17,6 +17,8 @@ pub struct Tally {
     pub fail: usize,
     pub execution_errors: usize,
     pub grader_errors: usize,
+    /// Cases not run because their definition has errors.
+    pub invalid: usize,
     /// Sum of the graded cases' scores.
     pub score_sum: f64,
     /// Graded cases per score bin `0.0-0.2` … `0.8-1.0` (upper edges included).
@@ -40,6 +42,7 @@ impl Tally {
         match r.execution_status {
             ExecutionStatus::ExecutionError => self.execution_errors += 1,
             ExecutionStatus::GraderError => self.grader_errors += 1,
+            ExecutionStatus::Invalid => self.invalid += 1,
             ExecutionStatus::Ok => {
                 self.graded += 1;
                 match r.verdict {
@@ -65,8 +68,9 @@ impl Tally {
         (self.graded > 0).then(|| self.pass as f64 / self.graded as f64)
     }
 
+    /// Cases that could not be run or graded, invalid ones included.
     pub fn errors(&self) -> usize {
-        self.execution_errors + self.grader_errors
+        self.execution_errors + self.grader_errors + self.invalid
     }
 
     /// The total cost as reports show it (`docs/running.md#cost`): `–` when no case's cost is
@@ -101,8 +105,8 @@ impl Tallies {
     }
 }
 
-/// The first miss worth showing for a case: an evaluator's error, the run's error, or the
-/// first miss.
+/// The first miss worth showing for a case: the run's error, an evaluator's error, or the
+/// first miss that counts ([`counted_misses`]).
 pub fn first_problem(r: &EvaluationRecord) -> Option<&str> {
     if let Some(e) = &r.error {
         return Some(e);
@@ -110,7 +114,32 @@ pub fn first_problem(r: &EvaluationRecord) -> Option<&str> {
     if let Some(e) = r.evaluator_results.iter().find_map(|g| g.error.as_deref()) {
         return Some(e);
     }
-    r.misses.first().map(String::as_str)
+    counted_misses(r).next()
+}
+
+/// The misses that explain a case's score: those of the graders that count toward it (weight
+/// above 0), in grader order. A grader of weight 0 is reported in the record, but what it
+/// missed did not fail the case, so it is never given as the reason. A record without grader
+/// results (from another program) has only its own misses.
+pub fn counted_misses(r: &EvaluationRecord) -> Box<dyn Iterator<Item = &str> + '_> {
+    if r.evaluator_results.is_empty() {
+        return Box::new(r.misses.iter().map(String::as_str));
+    }
+    Box::new(
+        r.evaluator_results
+            .iter()
+            .filter(|g| g.weight > 0.0)
+            .flat_map(|g| g.misses.iter().map(String::as_str)),
+    )
+}
+
+/// A case as the console names it: its id, and its trial when the run repeats cases
+/// (`capital-of-japan (trial 2)`), so each trial of a case is listed once, and told apart.
+pub fn case_label(r: &EvaluationRecord) -> std::borrow::Cow<'_, str> {
+    match r.trial {
+        Some(trial) => std::borrow::Cow::Owned(format!("{} (trial {trial})", r.eval_id)),
+        None => std::borrow::Cow::Borrowed(&r.eval_id),
+    }
 }
 
 /// At most `max` characters of `text`, with `…` when cut.
@@ -152,6 +181,33 @@ mod tests {
         let mut all = Tally::default();
         all.add(&record(Some(0.0)));
         assert_eq!(all.cost_text(), "$0.0000", "a known zero is zero");
+    }
+
+    #[test]
+    fn misses_of_a_weight_0_grader_are_never_a_failures_reason() {
+        let record: EvaluationRecord = serde_json::from_value(serde_json::json!({
+            "timestamp": "t", "eval_id": "capital-of-australia", "dataset": "d", "target": "m",
+            "attempt": 1, "execution_status": "ok", "score": 0.3, "verdict": "fail",
+            "hits": [], "candidate_answer": "Sydney",
+            "misses": ["missing Paris", "does not mention Canberra"],
+            "evaluator_results": [
+                {"name": "all_cities", "type": "keywords", "score": 0.0, "weight": 0.0,
+                 "verdict": "fail", "hits": [], "misses": ["missing Paris"]},
+                {"name": "city", "type": "code_judge", "score": 0.3, "weight": 1.0,
+                 "verdict": "fail", "hits": [], "misses": ["does not mention Canberra"]}
+            ]
+        }))
+        .expect("record");
+        assert_eq!(
+            counted_misses(&record).collect::<Vec<_>>(),
+            ["does not mention Canberra"]
+        );
+        assert_eq!(first_problem(&record), Some("does not mention Canberra"));
+        let foreign = EvaluationRecord {
+            evaluator_results: Vec::new(),
+            ..record
+        };
+        assert_eq!(first_problem(&foreign), Some("missing Paris"));
     }
 
     #[test]

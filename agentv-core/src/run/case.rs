@@ -4,17 +4,22 @@ use serde_json::{Value, json};
 
 use super::{Job, RunOptions};
 use crate::evaluators::{self, GradeContext};
-use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary, Verdict};
+use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary};
 use crate::prompt::{self, PromptInputs};
 use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 
 /// The provider request for attempt `attempt` of `job`.
 pub fn request_for(job: &Job, attempt: u32) -> ProviderRequest {
     let inputs = prompt::build(&job.case, job.target.provider.prompt_mode());
-    make_request(job, &inputs, attempt)
+    make_request(job, &inputs, attempt, None)
 }
 
-fn make_request(job: &Job, inputs: &PromptInputs, attempt: u32) -> ProviderRequest {
+fn make_request(
+    job: &Job,
+    inputs: &PromptInputs,
+    attempt: u32,
+    workspace: Option<&std::path::Path>,
+) -> ProviderRequest {
     let case = &job.case;
     ProviderRequest {
         eval_id: case.id.clone(),
@@ -27,6 +32,7 @@ fn make_request(job: &Job, inputs: &PromptInputs, attempt: u32) -> ProviderReque
         system_prompt: None,
         temperature: None,
         eval_dir: Some(case.eval_dir().to_path_buf()),
+        workspace: workspace.map(std::path::Path::to_path_buf),
         tools: super::tool_loop::first_request(job),
     }
 }
@@ -37,6 +43,7 @@ async fn call_with_retries(
     job: &Job,
     inputs: &PromptInputs,
     options: &RunOptions,
+    workspace: Option<&std::path::Path>,
 ) -> (Result<ProviderResponse, ProviderError>, u32) {
     let mut attempt = 1;
     // `--dump-prompts` writes every request: the first as `<id>-<attempt>`, the later steps of
@@ -59,7 +66,7 @@ async fn call_with_retries(
         }
     };
     loop {
-        let request = make_request(job, inputs, attempt);
+        let request = make_request(job, inputs, attempt, workspace);
         dump(&request, 1);
         let result = super::tool_loop::answer(job, &request, options, &dump).await;
         match (result, attempt.checked_add(1)) {
@@ -79,10 +86,22 @@ pub async fn run_case(
     if let Some(conversation) = &case.conversation {
         return super::conversation::run(job, conversation, options).await;
     }
+    // A batched answer was made outside any workspace, as AgentV 4.x makes it.
+    let mut session = match (&options.workspaces, &prefetched) {
+        (Some(workspaces), None) => match workspaces.open(case, &job.target.name).await {
+            Ok(session) => session,
+            Err(e) => {
+                let mut record = execution_error(empty_record(job, 1), case, e.message);
+                record.failure_reason_code = Some(e.reason.to_owned());
+                return record;
+            }
+        },
+        _ => None,
+    };
     let inputs = prompt::build(case, job.target.provider.prompt_mode());
     let (result, attempt) = match prefetched {
         Some(result) => (result, 1),
-        None => call_with_retries(job, &inputs, options).await,
+        None => call_with_retries(job, &inputs, options, session.as_ref().map(|s| s.path())).await,
     };
     let mut record = empty_record(job, attempt);
     let mut provider_request = provider_request(job, &inputs);
@@ -101,8 +120,15 @@ pub async fn run_case(
     let response = match result {
         Ok(response) => response,
         Err(e) => {
+            let timed_out = matches!(e, ProviderError::Timeout(_));
             let message = options.context.secrets.redact(&e.to_string()).into_owned();
-            return execution_error(record, case, message);
+            let mut record = execution_error(record, case, message);
+            match session {
+                Some(s) if timed_out => s.discard(&mut record),
+                Some(s) => s.finish(&mut record),
+                None => {}
+            }
+            return record;
         }
     };
     let mut warnings = response.warnings.clone();
@@ -117,6 +143,10 @@ pub async fn run_case(
     for w in &warnings {
         tracing::warn!(eval_id = %case.id, "{w}");
     }
+    let view = match session.as_mut() {
+        Some(s) => Some(s.after_agent().await),
+        None => None,
+    };
     let ctx = GradeContext {
         case,
         attempt,
@@ -129,6 +159,7 @@ pub async fn run_case(
         logprobs: response.logprobs.as_deref(),
         target: &job.target,
         run: &options.context,
+        workspace: view.as_ref(),
     };
     let mut results = Vec::with_capacity(job.graders.len());
     let mut crashed = Vec::with_capacity(job.graders.len());
@@ -159,6 +190,9 @@ pub async fn run_case(
     record.trace_summary = Some(summary);
     record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
     record_trace(&mut record, trace, response.output_messages, &options.context.secrets);
+    if let Some(session) = session {
+        session.finish(&mut record);
+    }
     finish(record, case)
 }
 
@@ -199,6 +233,14 @@ pub fn unhealthy_target_record(job: &Job, message: &str) -> EvaluationRecord {
     execution_error(empty_record(job, 1), &job.case, message.to_owned())
 }
 
+/// The record of a case not run because a case it depends on ended in an execution error
+/// (`docs/workspaces.md#dependencies`): attempt 0, `failure_reason_code: dependency_failed`.
+pub fn dependency_failed_record(job: &Job, message: &str) -> EvaluationRecord {
+    let mut record = execution_error(empty_record(job, 0), &job.case, message.to_owned());
+    record.failure_reason_code = Some("dependency_failed".to_owned());
+    record
+}
+
 /// The record of a case that was not run because the run's cost reached `--budget-usd`: an
 /// execution error (the target did not answer) with `failure_reason_code: budget_exceeded` and
 /// attempt 0 (`docs/running.md#spend-guard`).
@@ -212,31 +254,10 @@ pub fn not_run_record(job: &Job, message: &str) -> EvaluationRecord {
 fn empty_record(job: &Job, attempt: u32) -> EvaluationRecord {
     let case = &job.case;
     EvaluationRecord {
-        timestamp: String::new(),
-        eval_id: case.id.clone(),
-        dataset: case.dataset.to_string(),
         conversation_id: case.conversation_id.clone(),
-        target: job.target.name.clone(),
         attempt,
-        execution_status: ExecutionStatus::Ok,
-        score: 0.0,
-        verdict: Verdict::Fail,
-        hits: Vec::new(),
-        misses: Vec::new(),
-        reasoning: None,
-        candidate_answer: String::new(),
-        lm_provider_request: None,
-        agent_provider_request: None,
-        evaluator_results: Vec::new(),
-        trace_summary: None,
-        execution_metrics: None,
-        error: None,
         trial: job.trial,
-        failure_reason_code: None,
-        output_messages: None,
-        trace: None,
-        truncated: None,
-        v4: Default::default(),
+        ..EvaluationRecord::empty(case.id.clone(), case.dataset.to_string(), job.target.name.clone())
     }
 }
 
@@ -295,6 +316,7 @@ fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verdict;
 
     fn graded(miss: &str, weight: f64) -> EvaluatorResult {
         EvaluatorResult {

@@ -42,6 +42,8 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             expected_messages: turn.expected.clone(),
             reference_answer: turn.expected.last().map(reference).unwrap_or_default(),
             conversation: None,
+            // Conversation cases run where their target says (`docs/workspaces.md#limits`).
+            workspace: None,
             ..case.clone()
         };
         let ungraded = graders.is_empty();
@@ -51,6 +53,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             turn_graders: Arc::from(Vec::new()),
             target: job.target.clone(),
             trial: job.trial,
+            links: None,
         };
         let mut record = Box::pin(run_case(&turn_job, None, options)).await;
         // A turn with neither graders nor a reference answer scores 1.
@@ -85,12 +88,14 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
         let whole = Job {
             case: EvalCase {
                 conversation: None,
+                workspace: None,
                 ..case.clone()
             },
             graders: job.graders.clone(),
             turn_graders: Arc::from(Vec::new()),
             target: job.target.clone(),
             trial: job.trial,
+            links: None,
         };
         let record = Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await;
         scores.push(record.score);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Job;
-use crate::load::LoadedSuite;
+use crate::load::{LoadedCase, LoadedSuite};
 use crate::providers::ResolvedTarget;
 
 /// What identifies one job, and the record it becomes: the case (dataset and id), the target
@@ -84,7 +84,8 @@ impl Expansion {
 }
 
 /// The jobs of `suites` in plan order: suite by suite, case by case in file order, then each
-/// target in order, then each repeat.
+/// target in order, then each repeat. A suite whose cases depend on others runs in waves: its
+/// jobs are made at once and put in wave order (`docs/workspaces.md#dependencies`).
 pub fn expand(
     suites: Vec<(LoadedSuite, Vec<Arc<ResolvedTarget>>)>,
     expansion: Expansion,
@@ -92,38 +93,50 @@ pub fn expand(
     let expansion = Arc::new(expansion);
     suites.into_iter().flat_map(move |(suite, targets)| {
         let expansion = expansion.clone();
-        suite.into_cases().flat_map(move |loaded| {
-            let mut kept: Vec<(&Arc<ResolvedTarget>, u32)> = Vec::new();
-            for target in &targets {
-                for trial in 1..=expansion.trials() {
-                    let key = JobKey {
-                        dataset: &loaded.case.dataset,
-                        eval_id: &loaded.case.id,
-                        target: &target.name,
-                        trial,
-                    };
-                    if expansion.keeps(&key) {
-                        kept.push((target, trial));
-                    }
-                }
-            }
-            // The last job takes the case itself: a plain run clones nothing.
-            let mut jobs = Vec::with_capacity(kept.len());
-            let mut case = Some(loaded.case);
-            let last = kept.len().saturating_sub(1);
-            for (i, (target, trial)) in kept.into_iter().enumerate() {
-                let case = if i == last { case.take() } else { case.clone() };
-                if let Some(case) = case {
-                    jobs.push(Job {
-                        case,
-                        graders: loaded.graders.clone(),
-                        turn_graders: loaded.turn_graders.clone(),
-                        target: target.clone(),
-                        trial: expansion.trial_field(trial),
-                    });
-                }
-            }
-            jobs
-        })
+        let waves = suite.cases.iter().any(|c| c.case.dependencies.is_some());
+        let jobs = suite
+            .into_cases()
+            .flat_map(move |loaded| case_jobs(loaded, &targets, &expansion));
+        if waves {
+            Box::new(super::waves::link(jobs.collect()).into_iter()) as Box<dyn Iterator<Item = Job> + Send>
+        } else {
+            Box::new(jobs)
+        }
     })
+}
+
+/// The jobs of one case: each target, each repeat, less those the filter leaves out.
+fn case_jobs(loaded: LoadedCase, targets: &[Arc<ResolvedTarget>], expansion: &Expansion) -> Vec<Job> {
+    let mut kept: Vec<(&Arc<ResolvedTarget>, u32)> = Vec::new();
+    for target in targets {
+        for trial in 1..=expansion.trials() {
+            let key = JobKey {
+                dataset: &loaded.case.dataset,
+                eval_id: &loaded.case.id,
+                target: &target.name,
+                trial,
+            };
+            if expansion.keeps(&key) {
+                kept.push((target, trial));
+            }
+        }
+    }
+    // The last job takes the case itself: a plain run clones nothing.
+    let mut jobs = Vec::with_capacity(kept.len());
+    let mut case = Some(loaded.case);
+    let last = kept.len().saturating_sub(1);
+    for (i, (target, trial)) in kept.into_iter().enumerate() {
+        let case = if i == last { case.take() } else { case.clone() };
+        if let Some(case) = case {
+            jobs.push(Job {
+                case,
+                graders: loaded.graders.clone(),
+                turn_graders: loaded.turn_graders.clone(),
+                target: target.clone(),
+                trial: expansion.trial_field(trial),
+                links: None,
+            });
+        }
+    }
+    jobs
 }

@@ -1,12 +1,15 @@
 //! Run: schedules cases with bounded concurrency, calls the target with retries, grades, and
 //! hands each record to the sink as soon as it is complete.
 
+mod batch;
 mod budget;
 mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod throttling;
 mod tool_loop;
+mod waves;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,10 +26,12 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Sink, Summary};
 use crate::resolve::Plan;
+pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, state_path};
 pub use budget::{Budget, uncountable};
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
 pub use outcome::{Outcome, RunFacts, decide};
+pub use throttling::TargetThrottling;
 
 /// One case, its graders and the target that answers it.
 #[derive(Debug, Clone)]
@@ -38,6 +43,8 @@ pub struct Job {
     pub target: Arc<ResolvedTarget>,
     /// Which repeat of the case this is, when the run repeats cases (`--repeat`).
     pub trial: Option<u32>,
+    /// Set in a suite whose cases depend on others: what the job waits for.
+    pub links: Option<Arc<waves::Links>>,
 }
 
 /// How a run behaves.
@@ -56,6 +63,13 @@ pub struct RunOptions {
     pub context: RunContext,
     /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
     pub budget: Option<Budget>,
+    /// The run's workspaces (`docs/workspaces.md`); `None` runs every case where its target
+    /// says.
+    pub workspaces: Option<Arc<crate::workspace::Runtime>>,
+    /// `--batch`: which targets answer through their provider's batch API (`docs/batch.md`).
+    pub batch: BatchMode,
+    /// Where the ids of submitted batch jobs are written (beside the results).
+    pub batch_state: Option<PathBuf>,
 }
 
 /// Progress callbacks, on the dispatcher task (no locking needed).
@@ -69,6 +83,9 @@ pub trait RunObserver {
 
     /// A problem worth telling the user that did not fail anything.
     fn warning(&mut self, _message: &str) {}
+
+    /// A batch job was submitted, changed state or ended (one line, `docs/batch.md`).
+    fn batch_progress(&mut self, _line: &str) {}
 
     /// The run was interrupted; `in_flight` cases are still finishing.
     fn interrupted(&mut self, _in_flight: usize, _grace: Duration) {}
@@ -108,6 +125,10 @@ pub struct RunReport {
     pub unfinished: usize,
     /// Cases recorded as not run because the run's cost reached `--budget-usd`.
     pub over_budget: usize,
+    /// The adaptive concurrency of each LLM target that was called.
+    pub throttling: Vec<TargetThrottling>,
+    /// What the cases answered in batch cost, against the online price.
+    pub batch_savings: BatchSavings,
 }
 
 impl RunReport {
@@ -201,13 +222,15 @@ pub async fn run(
     interrupt: &Interrupt,
 ) -> RunReport {
     let total = jobs.total;
+    let throttles = throttling::open(&jobs.probes, options.workers.max(1));
     let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
     // Set when the interrupt was already announced (during a batch call).
     let mut announced = false;
     // Cases whose batch answer arrived within the grace period of an interrupt: they were in
     // flight, so they are still graded and written.
     let mut finish_in_flight = false;
-    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if jobs.batching {
+    let batching = jobs.batching || options.batch != BatchMode::Targets;
+    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if batching {
         let mut all: Vec<Job> = jobs.iter.collect();
         let mut prefetched = prefetch_batches(&all, &unhealthy, options, observer, interrupt, &mut announced).await;
         if interrupt.stop.is_cancelled() {
@@ -240,19 +263,35 @@ pub async fn run(
             let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
             async move {
                 let started = Instant::now();
-                if let Some(message) = sick {
-                    return Some((case::unhealthy_target_record(&job, &message), started.elapsed()));
+                let failed = match &job.links {
+                    Some(links) => tokio::select! {
+                        failed = links.wait() => failed,
+                        _ = abort.cancelled() => return None,
+                    },
+                    None => Vec::new(),
+                };
+                let blocked = job.links.as_ref().and_then(|links| links.blocked(&failed));
+                let record = if let Some(message) = blocked {
+                    case::dependency_failed_record(&job, &message)
+                } else if let Some(message) = sick {
+                    case::unhealthy_target_record(&job, &message)
+                } else {
+                    tokio::select! {
+                        record = run_case(&job, early, options) => record,
+                        _ = abort.cancelled() => return None,
+                    }
+                };
+                if let Some(links) = &job.links {
+                    links.finish(record.execution_status);
                 }
-                tokio::select! {
-                    record = run_case(&job, early, options) => Some((record, started.elapsed())),
-                    _ = abort.cancelled() => None,
-                }
+                Some((record, started.elapsed()))
             }
         })
         .buffer_unordered(workers);
     tokio::pin!(stream);
 
     let mut summary = Summary::default();
+    let mut batch_savings = BatchSavings::default();
     let mut unwritten = 0;
     let mut failed_sinks = vec![false; sinks.len()];
     let mut done = 0;
@@ -288,6 +327,7 @@ pub async fn run(
                     }
                     observer.case_finished(&record, elapsed, done, total);
                     summary.add_timed(&record, elapsed);
+                    batch_savings.add(&record);
                     spending.add(&record);
                 }
             },
@@ -330,6 +370,8 @@ pub async fn run(
         unwritten,
         unfinished,
         over_budget,
+        throttling: throttling::report(&throttles),
+        batch_savings,
     }
 }
 
@@ -438,7 +480,9 @@ async fn prefetch_batches(
 ) -> Prefetched {
     let mut groups: Vec<(Arc<ResolvedTarget>, Vec<usize>)> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        if !job.target.batching || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
+        let asked =
+            job.target.batching || (options.batch != BatchMode::Targets && job.target.provider.batch_api().is_some());
+        if !asked || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
             continue;
         }
         match groups.iter_mut().find(|(t, _)| Arc::ptr_eq(t, &job.target)) {
@@ -448,6 +492,19 @@ async fn prefetch_batches(
     }
     let mut out = HashMap::new();
     for (target, members) in groups {
+        if let Some(api) = target.provider.batch_api() {
+            if interrupt.stop.is_cancelled() {
+                break;
+            }
+            let members = members.into_iter().filter(|&i| batch::fits(&jobs[i])).collect();
+            let group = batch::Group {
+                target: &target,
+                api,
+                members,
+            };
+            out.extend(batch::answer(jobs, group, options, observer, interrupt).await);
+            continue;
+        }
         if !target.provider.supports_batch() {
             // Not a configuration error (spec): a verbose note, then per-case calls.
             tracing::info!(

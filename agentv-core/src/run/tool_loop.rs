@@ -78,15 +78,16 @@ pub async fn answer(
     run.go(provider, request.clone(), dump).await
 }
 
-/// One provider call within `timeout`.
+/// One provider call within `timeout`; time spent waiting for a slot of the target's
+/// throttle does not count (`docs/running.md#rate-limits`).
 async fn bounded(
     provider: &dyn Provider,
     request: &ProviderRequest,
     timeout: Duration,
 ) -> Result<ProviderResponse, ProviderError> {
-    match tokio::time::timeout(timeout, provider.invoke(request)).await {
-        Ok(result) => result,
-        Err(_) => Err(ProviderError::Timeout(timeout)),
+    match crate::providers::throttle::within(timeout, provider.invoke(request)).await {
+        Some(result) => result,
+        None => Err(ProviderError::Timeout(timeout)),
     }
 }
 

@@ -23,7 +23,8 @@
 //! The step is the number of tool-calling turns already in the request; past the last step the
 //! last one repeats. `raw_arguments: "{bad"` instead of `arguments` sends arguments that are not
 //! a JSON object (as text to Chat Completions, as a string value to the others). `verdict` is
-//! the answer to an LLM judge whose prompt holds `when`.
+//! the answer to an LLM judge whose prompt holds `when`; `judge_steps` (as `steps`) make that
+//! judge call tools first.
 
 use serde_json::{Value, json};
 
@@ -42,6 +43,9 @@ pub struct Rule {
     pub steps: Vec<Step>,
     /// The judge's reply (JSON text) for this question.
     pub verdict: Option<String>,
+    /// A judge that explores with tools: its steps, as `steps` are the model's (the last one
+    /// answers the verdict as text). Empty: the judge answers `verdict` at once.
+    pub judge_steps: Vec<Step>,
 }
 
 /// One model answer: text, tool calls, or both.
@@ -116,10 +120,15 @@ impl Rule {
             Some(Value::String(s)) => Some(s.clone()),
             Some(other) => Some(other.to_string()),
         };
+        let judge_steps = match value.get("judge_steps").and_then(Value::as_array) {
+            None => Vec::new(),
+            Some(items) => items.iter().map(Step::from_value).collect::<Result<Vec<_>, _>>()?,
+        };
         Ok(Self {
             when: when.to_owned(),
             steps,
             verdict,
+            judge_steps,
         })
     }
 
@@ -228,6 +237,16 @@ impl Call {
             name: name.to_owned(),
             arguments,
         })
+    }
+}
+
+impl Call {
+    /// The arguments as the JSON text an API that sends them as a string carries.
+    pub fn arguments_text(&self) -> String {
+        match &self.arguments {
+            Arguments::Json(v) => v.to_string(),
+            Arguments::Raw(text) => text.clone(),
+        }
     }
 }
 

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::eval_file::LoadedCase;
-use crate::config::{Diagnostics, Node, NodeValue};
+use super::invalid::InvalidCase;
+use crate::config::{Diagnostics, Node, NodeValue, Severity};
 use crate::evaluators::{ConfiguredGrader, Generation, ParseContext, parse_graders};
 use crate::model::{Content, EvalCase, Message, Role, SourceRef};
 use crate::paths::Workspace;
@@ -24,15 +25,16 @@ pub use providers::Provider;
 
 /// What a config loads into.
 pub struct Config {
-    /// Every row's case (test × prompt), in promptfoo's order; `None` for a row that cannot
-    /// run (reported).
-    pub cases: Vec<Option<LoadedCase>>,
+    /// Every row's case (test × prompt), in promptfoo's order; an invalid case, with its
+    /// errors, for a row that cannot run (reported).
+    pub cases: Vec<Result<LoadedCase, InvalidCase>>,
     /// The providers, as targets.
     pub targets: TargetsFile,
     pub providers: Vec<Provider>,
     pub description: Option<String>,
-    /// A prompt or a provider could not be read: no row runs (they are still checked).
-    pub broken: bool,
+    /// Why no row runs when a prompt or a provider could not be read (the rows are still
+    /// checked).
+    pub broken: Option<String>,
 }
 
 /// Top-level keys agentv reads.
@@ -77,6 +79,7 @@ pub fn load(
 ) -> Config {
     check_keys(root, diags);
     let before = diags.error_count();
+    let mark = diags.len();
     let prompts = root
         .get("prompts")
         .map(|n| prompts::read(n, dir, diags))
@@ -105,7 +108,21 @@ pub fn load(
             )
         }
     };
-    let broken = diags.error_count() > before || providers.is_empty();
+    let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
+        diags
+            .since(mark)
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map_or_else(
+                || {
+                    format!(
+                        "{}: error: the config's prompts or providers have errors",
+                        file.display()
+                    )
+                },
+                ToString::to_string,
+            )
+    });
     let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
     if let Some(node) = root.get("scenarios") {
         tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
@@ -113,7 +130,9 @@ pub fn load(
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     for (test_index, test) in tests.iter().enumerate() {
+        let test_mark = diags.len();
         let graders = graders_of(test, ws, dir, diags);
+        let grader_errors = diags.since(test_mark).to_vec();
         for (prompt_index, prompt) in prompts.iter().enumerate() {
             let row = Row {
                 test,
@@ -124,14 +143,22 @@ pub fn load(
                 providers: &providers,
                 description: description.as_deref(),
             };
+            let row_mark = diags.len();
             let case = graders
                 .clone()
                 .and_then(|g| row.case(file, dataset, diags).map(|case| (case, g)));
-            cases.push(case.map(|(case, graders)| LoadedCase {
-                case,
-                graders,
-                turn_graders: Arc::from(Vec::new()),
-            }));
+            cases.push(
+                case.map(|(case, graders)| LoadedCase {
+                    case,
+                    graders,
+                    turn_graders: Arc::from(Vec::new()),
+                    depends_at: None,
+                })
+                .ok_or_else(|| {
+                    let reported: Vec<_> = grader_errors.iter().chain(diags.since(row_mark)).cloned().collect();
+                    InvalidCase::new(Some(row.id()), file, test.pos.line, &reported)
+                }),
+            );
         }
     }
     Config {
@@ -183,6 +210,15 @@ struct Row<'r> {
 }
 
 impl Row<'_> {
+    /// The case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
+    fn id(&self) -> String {
+        if self.prompt_count > 1 {
+            format!("test-{}-prompt-{}", self.test_index + 1, self.prompt_index + 1)
+        } else {
+            format!("test-{}", self.test_index + 1)
+        }
+    }
+
     /// The case of this row; `None` (reported) when its prompt does not render.
     fn case(&self, file: &Arc<Path>, dataset: &Arc<str>, diags: &mut Diagnostics) -> Option<EvalCase> {
         let rendered = match template::render(&self.prompt.raw, &self.test.vars) {
@@ -197,11 +233,7 @@ impl Row<'_> {
             }
         };
         let input_messages = messages_of(&rendered);
-        let id = if self.prompt_count > 1 {
-            format!("test-{}-prompt-{}", self.test_index + 1, self.prompt_index + 1)
-        } else {
-            format!("test-{}", self.test_index + 1)
-        };
+        let id = self.id();
         let mut metadata = self.test.metadata.clone().unwrap_or_default();
         metadata.insert("promptfoo".to_owned(), self.keys(file, &rendered));
         Some(EvalCase {

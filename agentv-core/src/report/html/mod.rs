@@ -60,7 +60,7 @@ struct IndexRow {
     s: f64,
     /// Verdict: `pass`, `borderline`, `fail`.
     v: &'static str,
-    /// Status: `ok`, `execution_error`, `grader_error`.
+    /// Status: `ok`, `execution_error`, `grader_error`, `invalid`.
     x: &'static str,
     /// Duration in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,6 +217,7 @@ impl HtmlReport {
                     eval_id: row.k.to_string(),
                     target: String::new(),
                     dataset: row.d.clone(),
+                    trial: None,
                     score: row.s,
                     status: status_of(row.x),
                 })
@@ -264,6 +265,7 @@ fn status_of(x: &str) -> ExecutionStatus {
     match x {
         "execution_error" => ExecutionStatus::ExecutionError,
         "grader_error" => ExecutionStatus::GraderError,
+        "invalid" => ExecutionStatus::Invalid,
         _ => ExecutionStatus::Ok,
     }
 }

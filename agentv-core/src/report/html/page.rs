@@ -83,6 +83,10 @@ fn totals(groups: &[Group]) -> Markup {
             groups.iter().map(|g| g.tally.grader_errors.to_string()).collect(),
         ),
         (
+            "Invalid cases",
+            groups.iter().map(|g| g.tally.invalid.to_string()).collect(),
+        ),
+        (
             "Total duration",
             groups
                 .iter()

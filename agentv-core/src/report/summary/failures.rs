@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::text::{Paint, Tone, cut_end, cut_middle, width};
 use super::{Shown, name_width, plural};
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
+use crate::report::counted_misses;
 
 /// How many failing cases are listed.
 pub(super) const LISTED: usize = 10;
@@ -16,11 +17,13 @@ pub(super) const DETAILS: usize = 3;
 /// Indent of a detail line under its case.
 const DETAIL_INDENT: &str = "      ";
 
-/// Why a case is listed. The order is the listing order: cases that did not run first, then
-/// cases that could not be graded, then low scores.
+/// Why a case is listed. The order is the listing order: invalid cases first, then cases that
+/// did not run, then cases that could not be graded, then low scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
+    Invalid,
     ExecutionError,
+    NotRun,
     GraderError,
     Fail,
 }
@@ -70,6 +73,8 @@ pub(super) struct Failures {
 impl Failures {
     pub(super) fn add(&mut self, record: &EvaluationRecord, seq: u64) {
         let kind = match (record.execution_status, record.verdict) {
+            (ExecutionStatus::Invalid, _) => Kind::Invalid,
+            (ExecutionStatus::ExecutionError, _) if record.is_not_run() => Kind::NotRun,
             (ExecutionStatus::ExecutionError, _) => Kind::ExecutionError,
             (ExecutionStatus::GraderError, _) => Kind::GraderError,
             (ExecutionStatus::Ok, Verdict::Fail | Verdict::Skip) => Kind::Fail,
@@ -91,7 +96,7 @@ impl Failures {
                 kind,
                 score: record.score,
                 seq,
-                id: record.eval_id.clone(),
+                id: crate::report::case_label(record).into_owned(),
                 target: record.target.clone(),
                 details,
                 more,
@@ -134,7 +139,7 @@ impl Failures {
 /// there are.
 fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usize) {
     let all: Vec<(Label, String)> = match kind {
-        Kind::ExecutionError => vec![(
+        Kind::ExecutionError | Kind::NotRun | Kind::Invalid => vec![(
             Label::Error,
             record
                 .error
@@ -146,10 +151,14 @@ fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usiz
             .iter()
             .filter_map(|r| r.error.as_ref().map(|e| (Label::Grader(r.name.clone()), e.clone())))
             .collect(),
-        Kind::Fail if record.misses.is_empty() => {
-            record.reasoning.iter().map(|r| (Label::Reasoning, r.clone())).collect()
+        Kind::Fail => {
+            let misses: Vec<(Label, String)> = counted_misses(record).map(|m| (Label::Miss, m.to_owned())).collect();
+            if misses.is_empty() {
+                record.reasoning.iter().map(|r| (Label::Reasoning, r.clone())).collect()
+            } else {
+                misses
+            }
         }
-        Kind::Fail => record.misses.iter().map(|m| (Label::Miss, m.clone())).collect(),
     };
     let kept = if all.len() <= DETAILS { all.len() } else { DETAILS - 1 };
     let more = all.len() - kept;
@@ -158,7 +167,9 @@ fn details(record: &EvaluationRecord, kind: Kind) -> (Vec<(Label, String)>, usiz
 
 fn render_one(out: &mut String, f: &Failure, with_target: bool, shown: &Shown<'_>, paint: Paint, columns: usize) {
     let (mark, tone, status) = match f.kind {
+        Kind::Invalid => ("✘", Tone::Bad, "invalid".to_owned()),
         Kind::ExecutionError => ("✘", Tone::Bad, "execution error".to_owned()),
+        Kind::NotRun => ("-", Tone::SoSo, "not run".to_owned()),
         Kind::GraderError => ("!", Tone::SoSo, format!("{:.3} grader error", f.score)),
         Kind::Fail => ("✘", Tone::Bad, format!("{:.3} fail", f.score)),
     };
@@ -185,8 +196,10 @@ fn render_one(out: &mut String, f: &Failure, with_target: bool, shown: &Shown<'_
             Label::Grader(name) => format!("grader '{}'", cut_middle(&shown.line(name), name_width(columns))),
         };
         let room = columns.saturating_sub(DETAIL_INDENT.len() + width(&label) + 2);
-        // An error names its cause at its end (a traceback); a miss or reasoning at its start.
+        // An error names its cause at its end (a traceback); a miss or reasoning at its start,
+        // and so does an invalid case's diagnostic (its help lines follow).
         let text = match kind {
+            Label::Error if matches!(f.kind, Kind::Invalid) => shown.first_line(text),
             Label::Error | Label::Grader(_) => shown.cause(text, room),
             Label::Miss | Label::Reasoning => shown.first_line(text),
         };

@@ -40,7 +40,7 @@ impl Ranking {
         let entry = || Entry {
             score: record.score,
             seq,
-            id: record.eval_id.clone(),
+            id: crate::report::case_label(record).into_owned(),
             target: record.target.clone(),
         };
         let probe = Entry {

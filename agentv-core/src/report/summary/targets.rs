@@ -24,6 +24,8 @@ pub struct TargetStats {
     pub pass: usize,
     pub execution_errors: usize,
     pub grader_errors: usize,
+    /// Cases not run because their definition has errors.
+    pub invalid: usize,
     /// Sum of the graded cases' scores.
     pub score_sum: f64,
     /// Tokens of the cases that reported usage, and how many did.
@@ -51,6 +53,7 @@ impl TargetStats {
         match r.execution_status {
             ExecutionStatus::ExecutionError => self.execution_errors += 1,
             ExecutionStatus::GraderError => self.grader_errors += 1,
+            ExecutionStatus::Invalid => self.invalid += 1,
             ExecutionStatus::Ok => {
                 self.graded += 1;
                 if r.score.is_finite() {
@@ -88,8 +91,9 @@ impl TargetStats {
         (self.cases > 0).then(|| self.pass as f64 / self.cases as f64)
     }
 
+    /// Cases that could not be run or graded, invalid ones included.
     pub fn errors(&self) -> usize {
-        self.execution_errors + self.grader_errors
+        self.execution_errors + self.grader_errors + self.invalid
     }
 
     /// The `p`-th percentile (0–100) of the cases' wall times, by nearest rank.

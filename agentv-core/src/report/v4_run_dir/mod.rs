@@ -164,13 +164,15 @@ fn segment(text: &str, fallback: &str) -> String {
 }
 
 /// AgentV 4.x's status of a record: `ok`, `quality_failure` (graded below the pass mark) or
-/// `execution_error` (could not be run or graded), with the stage that failed.
+/// `execution_error` (could not be run or graded, or invalid), with the stage that failed.
 fn v4_status(r: &EvaluationRecord) -> (&'static str, Option<&'static str>) {
     match r.execution_status {
         ExecutionStatus::Ok if r.verdict == Verdict::Pass => ("ok", None),
         ExecutionStatus::Ok => ("quality_failure", None),
         ExecutionStatus::GraderError => ("execution_error", Some("evaluator")),
         ExecutionStatus::ExecutionError => ("execution_error", Some("agent")),
+        // The case definition has errors: it never reached the agent.
+        ExecutionStatus::Invalid => ("execution_error", Some("setup")),
     }
 }
 

@@ -6,8 +6,13 @@
 //! (`agentv_testkit::llm::script`): the tool examples run offline against it.
 //!
 //! ```text
-//! fake-model-server [--port P] [--latency-ms MS] [--script FILE]
+//! fake-model-server [--port P] [--latency-ms MS] [--script FILE] [--rps R]
 //!                                                     serve; prints the URL on stdout
+//!                                                     (--rps: a token bucket of R requests a
+//!                                                     second, burst R, 429 beyond; its counts
+//!                                                     in `/stats` under `bucket`). OpenAI's
+//!                                                     batch API (files, batches) is served too;
+//!                                                     its counts under `batch`.
 //! fake-model-server --capacity [--seconds S] [--connections C]
 //!                                                     measure its own throughput at 0 ms latency
 //! ```
@@ -17,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentv_testkit::llm::{ANSWER, Counters, Script, VERDICT, reply_scripted};
+use agentv_testkit::llm::{ANSWER, BatchApi, BatchBehaviour, Bucket, Counters, Script, VERDICT, reply_scripted};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -30,6 +35,7 @@ struct Options {
     seconds: u64,
     connections: usize,
     script: Option<Arc<Script>>,
+    bucket: Option<Arc<Bucket>>,
 }
 
 fn options() -> Result<Options, String> {
@@ -40,6 +46,7 @@ fn options() -> Result<Options, String> {
         seconds: 3,
         connections: 64,
         script: None,
+        bucket: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -54,6 +61,12 @@ fn options() -> Result<Options, String> {
                 let text = std::fs::read_to_string(&value).map_err(|e| format!("cannot read {value}: {e}"))?;
                 let script = Script::parse(&text).map_err(|e| format!("{value}: {e}"))?;
                 o.script = Some(Arc::new(script));
+            }
+            "--rps" => {
+                let rps: u32 = value
+                    .parse()
+                    .map_err(|_| format!("--rps takes a whole number, not {value}"))?;
+                o.bucket = Some(Arc::new(Bucket::new(f64::from(rps), rps, Duration::from_secs(5))));
             }
             "--capacity" => {
                 o.capacity = true;
@@ -89,7 +102,13 @@ fn main() -> std::process::ExitCode {
         };
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let counters = Arc::new(Counters::default());
-        let server = tokio::spawn(serve(listener, counters.clone(), o.latency, o.script.clone()));
+        let server = tokio::spawn(serve(
+            listener,
+            counters.clone(),
+            o.latency,
+            o.script.clone(),
+            o.bucket.clone(),
+        ));
         if o.capacity {
             capacity(&url, o.seconds, o.connections).await;
         } else {
@@ -105,7 +124,9 @@ async fn serve(
     counters: Arc<Counters>,
     latency: Duration,
     script: Option<Arc<Script>>,
+    bucket: Option<Arc<Bucket>>,
 ) {
+    let batch = Arc::new(BatchApi::new(BatchBehaviour::default()));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -113,11 +134,23 @@ async fn serve(
         let _ = stream.set_nodelay(true);
         let counters = counters.clone();
         let script = script.clone();
+        let bucket = bucket.clone();
+        let batch = batch.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let counters = counters.clone();
                 let script = script.clone();
-                async move { Ok::<_, Infallible>(handle(req, &counters, latency, script.as_deref()).await) }
+                let bucket = bucket.clone();
+                let batch = batch.clone();
+                async move {
+                    let served = Served {
+                        counters: &counters,
+                        script: script.as_deref(),
+                        bucket: bucket.as_deref(),
+                        batch: &batch,
+                    };
+                    Ok::<_, Infallible>(handle(req, latency, served).await)
+                }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -134,16 +167,46 @@ fn respond(status: u16, content_type: &'static str, body: String) -> Response<Fu
     r
 }
 
-async fn handle(
-    req: Request<Incoming>,
-    counters: &Counters,
-    latency: Duration,
-    script: Option<&Script>,
-) -> Response<Full<Bytes>> {
+/// What one request is served from.
+struct Served<'a> {
+    counters: &'a Counters,
+    script: Option<&'a Script>,
+    bucket: Option<&'a Bucket>,
+    batch: &'a BatchApi,
+}
+
+async fn handle(req: Request<Incoming>, latency: Duration, served: Served<'_>) -> Response<Full<Bytes>> {
+    let Served {
+        counters,
+        script,
+        bucket,
+        batch,
+    } = served;
     let path = req.uri().path().to_owned();
+    let method = req.method().as_str().to_owned();
     if path == "/stats" {
-        return respond(200, "application/json", counters.to_json().to_string());
+        let mut stats = counters.to_json();
+        if let Some(b) = bucket {
+            stats["bucket"] = b.to_json();
+        }
+        stats["batch"] = batch.counters.to_json();
+        return respond(200, "application/json", stats.to_string());
     }
+    if path.contains("/files") || path.contains("/batches") {
+        let body = req
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let items = Counters::default();
+        let answers = |b: &[u8]| reply_scripted("/v1/chat/completions", b, script, ANSWER, VERDICT, &items);
+        if let Some(reply) = batch.reply(&method, &path, &body, &answers) {
+            return respond(reply.status, reply.content_type, reply.body);
+        }
+        return respond(404, "application/json", "{}".to_owned());
+    }
+    let admission = bucket.map(Bucket::admit);
     let body = req
         .into_body()
         .collect()
@@ -153,8 +216,23 @@ async fn handle(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let answer = reply_scripted(&path, &body, script, ANSWER, VERDICT, counters);
-    respond(answer.status, answer.content_type, answer.body)
+    let mut response = match &admission {
+        Some(a) if !a.allowed => respond(
+            429,
+            "application/json",
+            r#"{"error": {"type": "rate_limit_exceeded", "message": "Rate limit reached for requests"}}"#.to_owned(),
+        ),
+        _ => {
+            let answer = reply_scripted(&path, &body, script, ANSWER, VERDICT, counters);
+            respond(answer.status, answer.content_type, answer.body)
+        }
+    };
+    for (name, value) in admission.iter().flat_map(|a| &a.headers) {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(value) {
+            response.headers_mut().insert(*name, value);
+        }
+    }
+    response
 }
 
 /// Floods the server with `connections` keep-alive clients for `seconds`; prints requests/s.

@@ -1,0 +1,181 @@
+//! `workspace.docker` (`docs/workspaces.md#containers`): a case's code graders and command
+//! checks run in a container of the suite's image, through the `docker` CLI (or `podman` when
+//! that is what is installed), with the case's workspace mounted at its own path.
+//!
+//! Before any case runs, the engine must answer and every image must be present or pulled.
+//! Per case, after the target answered: `create` (limits, mount, `sleep infinity`), `start`;
+//! each grading program runs as `exec -i`; the container is removed (`rm -f`) when the case's
+//! workspace session ends, however it ends.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::model::workspace::Docker;
+
+/// The seconds `create`, `start` and the checks before the run may take.
+const STEP: Duration = Duration::from_secs(30);
+/// The image pull's default limit.
+const PULL: Duration = Duration::from_secs(1800);
+
+/// The container engine on PATH: `docker`, else `podman`.
+pub fn engine() -> Option<PathBuf> {
+    which::which("docker").or_else(|_| which::which("podman")).ok()
+}
+
+/// Checks, before any case runs, that an engine is installed and answering and that every
+/// image of `dockers` is present (pulling the missing ones). The message says what to fix.
+pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), String> {
+    let mut images: Vec<&Docker> = Vec::new();
+    for d in dockers {
+        if !images.iter().any(|seen| seen.image == d.image) {
+            images.push(d);
+        }
+    }
+    if images.is_empty() {
+        return Ok(());
+    }
+    let Some(engine) = engine() else {
+        return Err("`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned());
+    };
+    let shown = engine.display().to_string();
+    let version = run_blocking(&engine, &["version", "--format", "{{.Server.Version}}"], STEP)
+        .map_err(|e| format!("`{shown} version` failed: {e}: is the engine running?"))?;
+    tracing::debug!("container engine {shown}: {}", version.trim());
+    for d in images {
+        if run_blocking(&engine, &["image", "inspect", &d.image], STEP).is_ok() {
+            continue;
+        }
+        let limit = d.timeout.map_or(PULL, Duration::from_secs);
+        run_blocking(&engine, &["pull", &d.image], limit)
+            .map_err(|e| format!("`{shown} pull {}` failed: {e}", d.image))?;
+    }
+    Ok(())
+}
+
+/// Runs `engine args` to its end within `limit`; its stdout, or why it failed (exit code and
+/// the tail of stderr).
+fn run_blocking(engine: &Path, args: &[&str], limit: Duration) -> Result<String, String> {
+    let mut child = std::process::Command::new(engine)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("it did not finish within {}s", limit.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    Err(failure(out.status, &out.stderr))
+}
+
+fn failure(status: std::process::ExitStatus, stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let tail: String = text
+        .trim()
+        .chars()
+        .rev()
+        .take(500)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    match status.code() {
+        Some(code) => format!("exit {code}: {tail}"),
+        None => format!("killed by a signal: {tail}"),
+    }
+}
+
+/// A running container of one case; removed when dropped.
+#[derive(Debug)]
+pub struct Container {
+    engine: PathBuf,
+    id: String,
+    workspace: PathBuf,
+}
+
+impl Container {
+    /// Creates and starts a container of `docker.image` with `workspace` mounted at the same
+    /// path (so the paths graders are given hold inside it too) and as its working directory.
+    pub async fn start(docker: &Docker, workspace: &Path) -> Result<Self, String> {
+        let engine = engine().ok_or("neither `docker` nor `podman` is on PATH any more")?;
+        let dir = workspace.display().to_string();
+        let mut args: Vec<String> = vec!["create".into()];
+        if let Some(memory) = &docker.memory {
+            args.push(format!("--memory={memory}"));
+        }
+        if let Some(cpus) = docker.cpus {
+            args.push(format!("--cpus={cpus}"));
+        }
+        args.extend(["-v".into(), format!("{dir}:{dir}"), "-w".into(), dir.clone()]);
+        args.extend([docker.image.clone(), "sleep".into(), "infinity".into()]);
+        let id = step(&engine, &args)
+            .await
+            .map_err(|e| format!("docker create failed ({e})"))?;
+        let id = id.trim().to_owned();
+        let container = Self {
+            engine,
+            id,
+            workspace: workspace.to_path_buf(),
+        };
+        step(&container.engine, &["start".to_owned(), container.id.clone()])
+            .await
+            .map_err(|e| format!("docker start failed ({e})"))?;
+        Ok(container)
+    }
+
+    /// `engine exec -i -e AGENTV_WORKSPACE_PATH=… <id>`: what runs a program in the container
+    /// ([`WorkspaceView::container_argv`](crate::model::workspace::WorkspaceView::container_argv)
+    /// adds the working directory before the id).
+    pub fn exec(&self) -> Vec<String> {
+        let dir = self.workspace.display().to_string();
+        vec![
+            self.engine.display().to_string(),
+            "exec".into(),
+            "-i".into(),
+            "-e".into(),
+            format!("AGENTV_WORKSPACE_PATH={dir}"),
+            self.id.clone(),
+        ]
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.engine)
+            .args(["rm", "-f", &self.id])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// One engine call of a case, within [`STEP`]; its stdout.
+async fn step(engine: &Path, args: &[String]) -> Result<String, String> {
+    let run = tokio::process::Command::new(engine)
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(STEP, run).await {
+        Err(_) => Err(format!("did not finish within {}s", STEP.as_secs())),
+        Ok(Err(e)) => Err(format!("cannot start {}: {e}", engine.display())),
+        Ok(Ok(out)) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(Ok(out)) => Err(failure(out.status, &out.stderr)),
+    }
+}

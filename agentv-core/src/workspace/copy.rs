@@ -1,0 +1,325 @@
+//! Template copies (`docs/workspaces.md#how-a-template-is-copied`): every file, dotfiles
+//! included, except `.git` at any depth; symlinks are copied as links with their target as
+//! written and never followed; modes and modification times are kept (the diff's baseline
+//! relies on them to skip unchanged files).
+//!
+//! Files are cloned (copy-on-write, `FICLONE`) where the file system offers it and copied
+//! otherwise, by several threads at once. Hard links are never used: a tool that rewrites a
+//! file in place (most editors, `fs.writeFile`) would change the template, and every other
+//! workspace, through the shared inode.
+
+use std::fs::{self, File, FileTimes, OpenOptions};
+use std::io;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+/// One entry of a template, relative to its root.
+#[derive(Debug, Clone)]
+enum Entry {
+    File {
+        rel: PathBuf,
+        mode: u32,
+        modified: SystemTime,
+    },
+    Symlink {
+        rel: PathBuf,
+        target: PathBuf,
+    },
+}
+
+/// A template read once: its directories and entries, copied as often as cases need.
+#[derive(Debug)]
+pub struct Template {
+    pub root: PathBuf,
+    dirs: Vec<PathBuf>,
+    entries: Vec<Entry>,
+    /// Cleared when the file system refuses a clone: every later file is copied.
+    reflink: AtomicBool,
+}
+
+/// How a copy was made, for the benchmark and `--verbose`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Copy-on-write clones.
+    Reflink,
+    /// Byte copies (`copy_file_range`), in parallel.
+    Copy,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reflink => "copy-on-write clones",
+            Self::Copy => "a parallel copy",
+        }
+    }
+}
+
+impl Template {
+    /// Reads the tree under `root` without following symlinks.
+    pub fn scan(root: &Path) -> io::Result<Self> {
+        let meta = fs::metadata(root)?;
+        if !meta.is_dir() {
+            return Err(io::Error::other(format!(
+                "the template {} is not a directory",
+                root.display()
+            )));
+        }
+        let mut dirs = Vec::new();
+        let mut entries = Vec::new();
+        let walk = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git");
+        for item in walk {
+            let item = item.map_err(io::Error::other)?;
+            let Ok(rel) = item.path().strip_prefix(root) else {
+                continue;
+            };
+            if rel.as_os_str().is_empty() {
+                continue;
+            }
+            let rel = rel.to_path_buf();
+            let kind = item.file_type();
+            if kind.is_dir() {
+                dirs.push(rel);
+            } else if kind.is_symlink() {
+                entries.push(Entry::Symlink {
+                    target: fs::read_link(item.path())?,
+                    rel,
+                });
+            } else if kind.is_file() {
+                let meta = item.metadata().map_err(io::Error::other)?;
+                entries.push(Entry::File {
+                    rel,
+                    mode: meta.permissions().mode(),
+                    modified: meta.modified()?,
+                });
+            }
+            // Sockets, fifos and devices are not copied.
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            dirs,
+            entries,
+            reflink: AtomicBool::new(true),
+        })
+    }
+
+    /// Number of files and links.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Copies the template into `dest` (created; it must not exist, or be an empty directory).
+    pub fn copy_to(&self, dest: &Path) -> io::Result<Method> {
+        fs::create_dir_all(dest)?;
+        for dir in &self.dirs {
+            fs::create_dir(dest.join(dir)).or_else(|e| {
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })?;
+        }
+        self.copy_entries(dest, false)
+    }
+
+    /// Copies the template over an existing `dest`, replacing what is there: an entry of
+    /// `dest` is removed before it is written, so a symlink left in its place is never
+    /// written through. Directories named in `skip` (repositories) are left alone.
+    pub fn copy_over(&self, dest: &Path, skip: &[String]) -> io::Result<Method> {
+        let skipped = |rel: &Path| {
+            rel.components()
+                .any(|c| skip.iter().any(|s| c.as_os_str() == std::ffi::OsStr::new(s)))
+        };
+        for dir in self.dirs.iter().filter(|d| !skipped(d)) {
+            let path = dest.join(dir);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    fs::remove_file(&path)?;
+                    fs::create_dir(&path)?;
+                }
+                Err(_) => fs::create_dir_all(&path)?,
+            }
+        }
+        self.copy_entries(dest, true)
+    }
+
+    fn copy_entries(&self, dest: &Path, replace: bool) -> io::Result<Method> {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let next = AtomicUsize::new(0);
+        let failure: std::sync::Mutex<Option<io::Error>> = std::sync::Mutex::new(None);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(entry) = self.entries.get(i) else { break };
+                if let Err(e) = self.copy_entry(entry, dest, replace) {
+                    if let Ok(mut slot) = failure.lock() {
+                        slot.get_or_insert(e);
+                    }
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    break;
+                }
+            }
+        };
+        if self.entries.len() < 64 || threads == 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(work);
+                }
+            });
+        }
+        if let Some(e) = failure.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        Ok(if self.reflink.load(Ordering::Relaxed) && !self.entries.is_empty() {
+            Method::Reflink
+        } else {
+            Method::Copy
+        })
+    }
+
+    fn copy_entry(&self, entry: &Entry, dest: &Path, replace: bool) -> io::Result<()> {
+        let rel = match entry {
+            Entry::File { rel, .. } | Entry::Symlink { rel, .. } => rel,
+        };
+        let to = dest.join(rel);
+        if replace {
+            match fs::symlink_metadata(&to) {
+                Ok(m) if m.is_dir() => fs::remove_dir_all(&to)?,
+                Ok(_) => fs::remove_file(&to)?,
+                Err(_) => {}
+            }
+        }
+        match entry {
+            Entry::Symlink { target, .. } => std::os::unix::fs::symlink(target, &to),
+            Entry::File { rel, mode, modified } => {
+                let from = File::open(self.root.join(rel))?;
+                let mut out = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .mode(0o600)
+                    .open(&to)?;
+                if !(self.reflink.load(Ordering::Relaxed) && clone_file(&from, &out)) {
+                    self.reflink.store(false, Ordering::Relaxed);
+                    let mut from = from;
+                    io::copy(&mut from, &mut out)?;
+                }
+                out.set_permissions(fs::Permissions::from_mode(*mode))?;
+                out.set_times(FileTimes::new().set_modified(*modified))
+            }
+        }
+    }
+}
+
+/// A copy-on-write clone of `from` into `to` (`FICLONE`); false when the file system cannot.
+#[cfg(target_os = "linux")]
+fn clone_file(from: &File, to: &File) -> bool {
+    use std::os::fd::AsRawFd as _;
+    // _IOW(0x94, 9, int)
+    const FICLONE: libc::c_ulong = 0x4004_9409;
+    // SAFETY: both descriptors are open for the duration of the call; FICLONE reads the source
+    // descriptor number passed by value and touches no memory of ours.
+    unsafe { libc::ioctl(to.as_raw_fd(), FICLONE as _, from.as_raw_fd()) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clone_file(_from: &File, _to: &File) -> bool {
+    false
+}
+
+/// Removes `dir` and everything in it without following symlinks; retries while a process
+/// that was just killed may still be creating files in it.
+pub fn remove_tree(dir: &Path) -> io::Result<()> {
+    let mut last = Ok(());
+    for attempt in 0..5 {
+        match fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => last = Err(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20 * (attempt + 1)));
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().expect("tmp");
+        let root = t.path();
+        fs::create_dir_all(root.join("src/deep")).expect("dirs");
+        fs::create_dir_all(root.join(".git/objects")).expect("git");
+        fs::create_dir_all(root.join("sub/.git")).expect("nested git");
+        fs::create_dir_all(root.join("empty")).expect("empty");
+        fs::write(root.join(".env.example"), "A=1").expect("dotfile");
+        fs::write(root.join("src/deep/a.txt"), "hello").expect("file");
+        fs::write(root.join(".git/HEAD"), "ref").expect("git file");
+        fs::write(root.join("run.sh"), "#!/bin/sh\n").expect("script");
+        fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).expect("mode");
+        std::os::unix::fs::symlink("/etc", root.join("outside")).expect("link");
+        std::os::unix::fs::symlink("src/deep/a.txt", root.join("inside")).expect("link");
+        t
+    }
+
+    #[test]
+    fn copies_everything_but_git_and_keeps_links_as_links() {
+        let src = tree();
+        let dest = tempfile::tempdir().expect("dest");
+        let to = dest.path().join("ws");
+        let template = Template::scan(src.path()).expect("scan");
+        template.copy_to(&to).expect("copy");
+        assert_eq!(fs::read_to_string(to.join("src/deep/a.txt")).expect("a"), "hello");
+        assert_eq!(fs::read_to_string(to.join(".env.example")).expect("dotfile"), "A=1");
+        assert!(to.join("empty").is_dir(), "empty directories are kept");
+        assert!(
+            !to.join(".git").exists() && !to.join("sub/.git").exists(),
+            "no .git at any depth"
+        );
+        assert_eq!(fs::read_link(to.join("outside")).expect("link"), Path::new("/etc"));
+        assert!(fs::symlink_metadata(to.join("outside")).expect("meta").is_symlink());
+        assert_eq!(
+            fs::read_link(to.join("inside")).expect("link"),
+            Path::new("src/deep/a.txt")
+        );
+        let mode = fs::metadata(to.join("run.sh")).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let (a, b) = (
+            fs::metadata(src.path().join("src/deep/a.txt")).expect("src"),
+            fs::metadata(to.join("src/deep/a.txt")).expect("dst"),
+        );
+        assert_eq!(a.modified().ok(), b.modified().ok(), "modification time kept");
+    }
+
+    #[test]
+    fn copying_over_never_writes_through_a_symlink() {
+        let src = tree();
+        let outside = tempfile::tempdir().expect("outside");
+        let victim = outside.path().join("victim.txt");
+        fs::write(&victim, "untouched").expect("victim");
+        let dest = tempfile::tempdir().expect("dest");
+        let to = dest.path().join("ws");
+        let template = Template::scan(src.path()).expect("scan");
+        template.copy_to(&to).expect("copy");
+        fs::remove_file(to.join("src/deep/a.txt")).expect("rm");
+        std::os::unix::fs::symlink(&victim, to.join("src/deep/a.txt")).expect("planted link");
+        template.copy_over(&to, &[]).expect("copy over");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "untouched");
+        assert_eq!(fs::read_to_string(to.join("src/deep/a.txt")).expect("a"), "hello");
+    }
+}

@@ -1,0 +1,247 @@
+//! Workspace costs (`docs/workspaces.md`), in process with the release build:
+//!
+//! 1. a per-case workspace from a 5 000-file, 50 MB template, made by 8 workers at once: wall
+//!    per workspace (total wall / workspaces), and the method (clone or copy);
+//! 2. `file_changes` of a 5-file edit in such a workspace;
+//! 3. 200 cases through the workspace runtime with a small template and an agent that edits one
+//!    file: agentv's own CPU per case (this process, without git's) and git's, and the disk left
+//!    behind.
+//!
+//! Usage: `workspace-bench [DIR]` (default: a temporary directory; use one on the file system
+//! the workspaces will live on).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agentv_core::model::EvalCase;
+use agentv_core::model::workspace::{CaseWorkspace, Isolation, WorkspaceConfig};
+use agentv_core::workspace::{Git, Runtime, Template, WorkspaceOptions, remove_tree};
+
+const FILES: usize = 5000;
+const FILE_BYTES: usize = 10 * 1024;
+const WORKERS: usize = 8;
+const COPIES: usize = 24;
+
+fn main() {
+    let base = std::env::args().nth(1).map(PathBuf::from);
+    let tmp = match &base {
+        Some(dir) => tempfile::tempdir_in(dir),
+        None => tempfile::tempdir(),
+    }
+    .expect("a temporary directory");
+    let root = tmp.path();
+    let template = root.join("template");
+    make_template(&template, FILES, FILE_BYTES);
+    println!("template: {FILES} files, {} MB", FILES * FILE_BYTES / 1_000_000);
+
+    let tree = Arc::new(Template::scan(&template).expect("scan"));
+    let copies = root.join("copies");
+    std::fs::create_dir_all(&copies).expect("dir");
+    let cpu0 = cpu();
+    let started = Instant::now();
+    let method = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let tree = tree.clone();
+                let copies = copies.clone();
+                s.spawn(move || {
+                    let mut method = None;
+                    for i in (w..COPIES).step_by(WORKERS) {
+                        method = Some(tree.copy_to(&copies.join(format!("ws-{i}"))).expect("copy"));
+                    }
+                    method
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok().flatten()).next_back()
+    });
+    let wall = started.elapsed();
+    let cpu_copy = cpu() - cpu0;
+    let removed = Instant::now();
+    for i in 0..COPIES {
+        remove_tree(&copies.join(format!("ws-{i}"))).expect("remove");
+    }
+    let remove_wall = removed.elapsed();
+    let per = wall / COPIES as u32;
+    println!(
+        "per_test workspace, {WORKERS} workers, {COPIES} workspaces: {:.1} ms wall per workspace (target ≤ 30 ms: {}), {:.1} ms CPU each, by {}; removal {:.1} ms each",
+        ms(per),
+        verdict(per <= Duration::from_millis(30)),
+        ms(cpu_copy) / COPIES as f64,
+        method.map_or("?", |m| m.name()),
+        ms(remove_wall) / COPIES as f64,
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        diff_cost(root, &tree).await;
+        suite_cost(root).await;
+    });
+}
+
+/// `file_changes` of a 5-file edit in a copy of the big template.
+async fn diff_cost(root: &Path, tree: &Template) {
+    let git = Git::new(root.join("baseline.git"));
+    let first = root.join("first");
+    tree.copy_to(&first).expect("copy");
+    let baseline = git
+        .snapshot(&first, None, &root.join("first.index"))
+        .await
+        .expect("baseline");
+    let mut times = Vec::new();
+    for round in 0..7 {
+        let ws = root.join(format!("diff-{round}"));
+        tree.copy_to(&ws).expect("copy");
+        let index = root.join(format!("diff-{round}.index"));
+        std::fs::copy(&baseline.index, &index).expect("index");
+        for d in 0..5 {
+            let file = ws.join(format!("d{d}/f{round}.txt"));
+            let mut text = std::fs::read_to_string(&file).expect("read");
+            text.push_str("\nedited\n");
+            std::fs::write(&file, text).expect("edit");
+        }
+        let started = Instant::now();
+        let diff = git
+            .changes(&ws, &baseline, &index)
+            .await
+            .expect("diff")
+            .expect("changed");
+        times.push(started.elapsed());
+        assert_eq!(diff.matches("diff --git").count(), 5, "{diff}");
+        remove_tree(&ws).expect("remove");
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    println!(
+        "file_changes of a 5-file edit in the {FILES}-file tree: {:.1} ms median of 7 (target ≤ 20 ms: {})",
+        ms(median),
+        verdict(median <= Duration::from_millis(20))
+    );
+}
+
+/// 200 per_test cases through the runtime: open (copy, baseline), an agent edit, the diff,
+/// finish (removal).
+async fn suite_cost(root: &Path) {
+    const CASES: usize = 200;
+    let template = root.join("small");
+    make_template(&template, 20, 2048);
+    let eval = root.join("e.yaml");
+    std::fs::write(&eval, "").expect("eval");
+    let data = root.join("data");
+    let spec = Arc::new(CaseWorkspace {
+        config: Some(WorkspaceConfig {
+            template: Some(template),
+            isolation: Some(Isolation::PerTest),
+            ..WorkspaceConfig::default()
+        }),
+        suite_file: Arc::from(eval.as_path()),
+        target_hooks: Arc::from(Vec::new()),
+    });
+    let options = WorkspaceOptions {
+        data_dir: Some(data.clone()),
+        ..WorkspaceOptions::default()
+    };
+    let rt = Arc::new(Runtime::new(options, Arc::from(Vec::new()), Default::default()));
+    let (self0, children0) = (cpu(), children_cpu());
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    let gate = Arc::new(tokio::sync::Semaphore::new(WORKERS));
+    for i in 0..CASES {
+        let rt = rt.clone();
+        let spec = spec.clone();
+        let gate = gate.clone();
+        tasks.spawn(async move {
+            let _slot = gate.acquire().await.expect("gate");
+            let case = EvalCase {
+                id: format!("case-{i}"),
+                workspace: Some(spec),
+                ..EvalCase::default()
+            };
+            let mut session = rt.open(&case, "agent").await.expect("open").expect("a workspace");
+            std::fs::write(session.path().join("d0/f0.txt"), format!("edited by {i}\n")).expect("agent edit");
+            let view = session.after_agent().await;
+            assert!(view.file_changes.is_some());
+            let mut record: agentv_core::model::EvaluationRecord = serde_json::from_value(serde_json::json!({
+                "timestamp": "", "eval_id": case.id, "dataset": "d", "target": "agent", "attempt": 1,
+                "execution_status": "ok", "score": 1.0, "verdict": "pass", "hits": [], "misses": [],
+                "candidate_answer": "", "evaluator_results": []
+            }))
+            .expect("record");
+            session.finish(&mut record);
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+    let kept = rt.finish().await;
+    let wall = started.elapsed();
+    let own = cpu() - self0;
+    let git = children_cpu() - children0;
+    let left = du(&data.join("workspaces"));
+    println!(
+        "{CASES} per_test cases (20-file template, one edit each, {WORKERS} workers): {:.2} ms of agentv's own CPU per case (target ≤ 5 ms: {}), {:.2} ms of git's, {:.1} ms wall per case; {} kept, {left} bytes left under workspaces/ (target 0: {})",
+        ms(own) / CASES as f64,
+        verdict(own / CASES as u32 <= Duration::from_millis(5)),
+        ms(git) / CASES as f64,
+        ms(wall) / CASES as f64,
+        kept.len(),
+        verdict(left == 0),
+    );
+}
+
+fn make_template(dir: &Path, files: usize, bytes: usize) {
+    let per_dir = 50;
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..files {
+        let sub = dir.join(format!("d{}", i / per_dir));
+        std::fs::create_dir_all(&sub).expect("dir");
+        let mut text = String::with_capacity(bytes);
+        while text.len() < bytes {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push_str(&format!("line {seed:016x}\n"));
+        }
+        std::fs::write(sub.join(format!("f{}.txt", i % per_dir)), &text[..bytes]).expect("file");
+    }
+}
+
+/// This process's CPU time (user + system).
+fn cpu() -> Duration {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// CPU time of the children this process waited for (git).
+fn children_cpu() -> Duration {
+    rusage(libc::RUSAGE_CHILDREN)
+}
+
+fn rusage(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut usage) };
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Bytes of files under `dir`.
+fn du(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => du(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}

@@ -1,0 +1,3 @@
+import assert from "node:assert/strict";
+const { multiply } = await import("../src/index.js");
+assert.equal(multiply(3, 4), 12);
