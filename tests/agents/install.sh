@@ -12,7 +12,7 @@ if [ -x "$bin/claude" ] && [ -x "$bin/codex" ]; then
 fi
 command -v npm >/dev/null 2>&1 || { echo "npm is not installed" >&2; exit 1; }
 npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-    @anthropic-ai/claude-code@2 @openai/codex >&2
+    @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 >&2
 "$bin/claude" --version >&2
 "$bin/codex" --version >&2
 echo "$bin"

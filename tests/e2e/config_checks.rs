@@ -256,3 +256,29 @@ fn diagnostics_are_capped_with_a_count_of_the_rest() {
     let all = p.run(&["--verbose", "validate", "d.jsonl"]);
     assert_eq!(all.stderr.matches("unknown key `colour`").count(), 300);
 }
+
+/// A secret holding a quote, `$(...)`, backquotes or `;` is one word of a `command_template`
+/// (shell-quoted, as placeholders are): it never runs as a command, and it is still redacted.
+#[test]
+fn env_reference_in_a_command_template_is_shell_quoted() {
+    let secret = r#"abc"; touch injected-1; echo "$(touch injected-2)`touch injected-3`"#;
+    let targets = "targets:\n  - name: default\n    provider: cli\n    command_template: printf '%s' ${{ AGENTV_E2E_KEY }} > key.txt && echo ok > {OUTPUT_FILE}\n";
+    let p = Project::new()
+        .file("targets.yaml", targets)
+        .file(".env", &format!("AGENTV_E2E_KEY='{secret}'\n"))
+        .file(
+            "e.yaml",
+            "evalcases:\n  - id: c1\n    expected_outcome: ok\n    input_messages: [{role: user, content: q}]\n    evaluators: [{name: k, type: keywords, expected: [ok]}]\n",
+        );
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(0);
+    for name in ["injected-1", "injected-2", "injected-3"] {
+        assert!(
+            !p.path().join(name).exists(),
+            "{name} was created: the secret ran as a command"
+        );
+    }
+    let written = std::fs::read_to_string(p.path().join("key.txt")).expect("the command ran");
+    assert_eq!(written, secret, "the command received the value as one word");
+    let results = std::fs::read_to_string(p.path().join("r.jsonl")).expect("results");
+    assert!(!results.contains("injected-1"), "{results}");
+}

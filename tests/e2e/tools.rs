@@ -531,6 +531,24 @@ fn tool_mistakes_are_reported_with_their_position_and_stop_the_case() {
         .stderr_has("e.yaml:7:5: error: `tool_choice` names `refund`, which is not one of the tools");
 }
 
+/// A `tool_results` entry for a tool the model cannot call would never be used: the case would
+/// pass on the tool's mock instead. It is an error of the case, with a suggestion.
+#[test]
+fn a_tool_result_naming_an_undeclared_tool_is_an_error() {
+    let p = Project::new()
+        .file("targets.yaml", "targets:\n  - name: default\n    provider: mock\n")
+        .file(
+            "e.yaml",
+            "tools: [{name: lookup_order, parameters: {type: object}, mock: {status: shipped}}]\nevalcases:\n  - id: ok\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    tool_results: [{tool: lookup_order, result: {status: lost}}]\n    evaluators: [{name: k, type: keywords, expected: [q]}]\n  - id: typo\n    expected_outcome: x\n    input_messages: [{role: user, content: q}]\n    tool_results: [{tool: lookup_ordr, result: {status: lost}}]\n    evaluators: [{name: k, type: keywords, expected: [q]}]\n",
+        );
+    p.run(&["validate", "e.yaml"])
+        .code(1)
+        .stderr_has("e.yaml:8:5: error: `tool_results` names `lookup_ordr`, which is not one of the tools")
+        .stderr_has("did you mean `lookup_order`?");
+    p.run(&["eval", "e.yaml", "--out", "r.jsonl"]).code(3);
+    assert_eq!(p.result("r.jsonl", "typo")["execution_status"], "invalid");
+}
+
 /// `examples/tools` against the fake service following its own script, for each of its three
 /// targets (their URLs pointed at the fake).
 #[tokio::test]

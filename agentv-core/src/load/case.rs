@@ -436,6 +436,9 @@ impl Loader {
         {
             crate::tools::read::check_choice(choice, tools, f.pos, diags);
         }
+        if let Some(tools) = &merged.tools {
+            crate::tools::read::check_results(&merged.results, tools, f.pos, diags);
+        }
         (!merged.is_empty()).then(|| Arc::new(merged))
     }
 

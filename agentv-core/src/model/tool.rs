@@ -110,6 +110,15 @@ pub enum ToolChoice {
 }
 
 impl ToolChoice {
+    /// The choice for the steps after the model has called tools: a forced call (`required`, a
+    /// named tool) has happened, so the model is free again; `auto` and `none` stay.
+    pub fn after_calls(self) -> Self {
+        match self {
+            Self::Required | Self::Tool(_) => Self::Auto,
+            other => other,
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Self::Auto => "auto".to_owned(),

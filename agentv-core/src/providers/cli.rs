@@ -465,7 +465,7 @@ fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, P
 /// A `cli` target from its settings.
 fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let template_pos = s.node("command_template").map(|n| n.pos);
-    let command_template = s.string("command_template", true);
+    let command_template = s.shell_string("command_template", true);
     match (&command_template, template_pos) {
         (None, None) => s.error(
             ctx.pos,
@@ -547,7 +547,7 @@ fn healthcheck(s: &mut TargetSettings<'_>) -> Option<Healthcheck> {
         }
         Some("command") => {
             let template_pos = s.node("command_template").map_or(pos, |n| n.pos);
-            let template = s.string("command_template", true);
+            let template = s.shell_string("command_template", true);
             let cwd = s.dir("cwd");
             match template {
                 Some(template) => {

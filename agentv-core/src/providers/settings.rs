@@ -150,7 +150,7 @@ impl<'a> TargetSettings<'a> {
     /// of each variable and the whole resolved text are registered as secrets: a key inside a
     /// URL is as secret as the URL. A value too short to be redacted is warned about, naming the
     /// variable and setting, never the value.
-    fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str) -> Resolved {
+    fn resolve_str(&mut self, text: &str, pos: Pos, setting: &str, quote: bool) -> Resolved {
         if !text.contains("${{") {
             return Resolved::Text(text.to_owned());
         }
@@ -161,7 +161,13 @@ impl<'a> TargetSettings<'a> {
             if !self.secrets.add(&value) && !short.iter().any(|v| v == var) {
                 short.push(var.to_owned());
             }
-            Some(value)
+            // A setting that is one `${{ VAR }}` is the whole command, written in the variable.
+            if !quote || whole {
+                return Some(value);
+            }
+            let quoted = super::template::shell_quote(&value);
+            let _ = self.secrets.add(&quoted);
+            Some(quoted)
         });
         if !unset.is_empty() {
             return Resolved::Unset(unset);
@@ -199,7 +205,7 @@ impl<'a> TargetSettings<'a> {
     /// `responses.greeting` or `args[2]`) and their nodes become null.
     pub fn resolve(&mut self, node: &Node, path: &str) -> Node {
         let value = match &node.value {
-            NodeValue::Str(text) => match self.resolve_str(text, node.pos, path) {
+            NodeValue::Str(text) => match self.resolve_str(text, node.pos, path, false) {
                 Resolved::Text(t) => NodeValue::Str(t),
                 Resolved::Unset(vars) => {
                     for var in vars {
@@ -238,10 +244,22 @@ impl<'a> TargetSettings<'a> {
     /// `required`; an optional setting is then left unset, as AgentV does, with a warning (the
     /// user asked for a variable and would not otherwise learn it is not set).
     pub fn string(&mut self, name: &str, required: bool) -> Option<String> {
+        self.string_quoting(name, required, false)
+    }
+
+    /// A command line run by `sh -c` (`command_template`): each `${{ VAR }}` inside it is
+    /// replaced by its value shell-quoted, as placeholders are, so a secret holding a quote,
+    /// `$(...)` or `;` stays one word and never changes the command; a setting that is only
+    /// `${{ VAR }}` is the command itself (`docs/architecture.md#secrets`).
+    pub fn shell_string(&mut self, name: &str, required: bool) -> Option<String> {
+        self.string_quoting(name, required, true)
+    }
+
+    fn string_quoting(&mut self, name: &str, required: bool, quote: bool) -> Option<String> {
         let setting = self.key(name);
         let node = self.fields.take(name)?;
         let text = text_of(node, &setting, &mut self.diags)?;
-        match self.resolve_str(&text, node.pos, &setting) {
+        match self.resolve_str(&text, node.pos, &setting, quote) {
             Resolved::Text(t) if matches!(self.fields.key(name).map(|k| k.kind), Some(Kind::Url)) => {
                 self.checked_url(t, &text, node.pos, &setting)
             }

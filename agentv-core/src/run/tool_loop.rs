@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Job, RunOptions};
 use crate::model::{
-    INPUT_ERROR, OutputMessage, TokenUsage, ToolExchange, ToolOutcome, ToolReply, ToolRequest, ToolSettings,
-    TraceEvent, TraceEventKind,
+    INPUT_ERROR, OutputMessage, TokenUsage, ToolChoice, ToolExchange, ToolOutcome, ToolReply, ToolRequest,
+    ToolSettings, TraceEvent, TraceEventKind,
 };
 use crate::providers::{Provider, ProviderClass, ProviderError, ProviderRequest, ProviderResponse};
 use crate::tools::ToolRunner;
@@ -170,6 +170,10 @@ impl Loop<'_> {
                     message: message.clone(),
                     replies,
                 });
+                // A forced choice (`required`, a named tool) holds for the call that made it:
+                // sent again, it would force a tool call at every step and the model could never
+                // answer (`docs/tools.md#tool-loops`).
+                tools.choice = tools.choice.take().map(ToolChoice::after_calls);
             }
             steps.push(Step {
                 response,
@@ -405,6 +409,16 @@ mod tests {
         tools: Vec<ToolDef>,
         max_steps: u32,
     ) -> (ProviderResponse, Arc<Scripted>) {
+        run_loop_choosing(answers, tools, max_steps, None)
+    }
+
+    /// [`run_loop`] with a `tool_choice`.
+    fn run_loop_choosing(
+        answers: Vec<ProviderResponse>,
+        tools: Vec<ToolDef>,
+        max_steps: u32,
+        choice: Option<ToolChoice>,
+    ) -> (ProviderResponse, Arc<Scripted>) {
         let provider = Arc::new(Scripted {
             answers: Mutex::new(answers.into()),
             requests: Mutex::default(),
@@ -435,6 +449,7 @@ mod tests {
         let request = ProviderRequest {
             tools: Some(ToolRequest {
                 tools: settings.tools.clone().unwrap_or_else(|| Arc::from(Vec::new())),
+                choice,
                 ..ToolRequest::default()
             }),
             ..ProviderRequest::default()
@@ -554,6 +569,45 @@ mod tests {
                 let total = response.token_usage.expect("usage");
                 prop_assert_eq!((total.input, total.output), (7 * (steps.len() as u64 + 1), 3 * (steps.len() as u64 + 1)));
             }
+        }
+    }
+
+    #[test]
+    fn a_forced_tool_choice_holds_for_the_first_step_only() {
+        let calling = || {
+            let mut m = OutputMessage::assistant("");
+            m.tool_calls = vec![ToolCall {
+                tool: "lookup".into(),
+                input: Some(json!({"id": "A1"})),
+                id: Some("c1".into()),
+                ..ToolCall::default()
+            }];
+            ProviderResponse {
+                output_messages: vec![m],
+                ..ProviderResponse::default()
+            }
+        };
+        let cases = [
+            (ToolChoice::Tool("lookup".into()), ToolChoice::Auto),
+            (ToolChoice::Required, ToolChoice::Auto),
+            (ToolChoice::Auto, ToolChoice::Auto),
+            (ToolChoice::None, ToolChoice::None),
+        ];
+        for (first, later) in cases {
+            let answers = vec![calling(), calling(), ProviderResponse::text("Shipped.")];
+            let (_, p) = run_loop_choosing(answers, vec![mocked("lookup")], 3, Some(first.clone()));
+            let sent: Vec<Option<ToolChoice>> = p
+                .requests
+                .lock()
+                .expect("lock")
+                .iter()
+                .map(|r| r.tools.as_ref().and_then(|t| t.choice.clone()))
+                .collect();
+            assert_eq!(
+                sent,
+                vec![Some(first.clone()), Some(later.clone()), Some(later)],
+                "{first:?}"
+            );
         }
     }
 

@@ -55,6 +55,23 @@ pub fn check_choice(choice: &ToolChoice, tools: &[ToolDef], pos: Pos, diags: &mu
     }
 }
 
+/// Checks that every `tool_results` entry names one of `tools`: an entry for a tool the model
+/// cannot call is never used, and the case would be graded on the tool's mock instead.
+pub fn check_results(results: &[ToolResultRule], tools: &[ToolDef], pos: Pos, diags: &mut Diagnostics) {
+    let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for rule in results.iter().filter(|r| !known.contains(&r.tool.as_str())) {
+        let help = match crate::config::did_you_mean(&rule.tool, &known) {
+            Some(close) => format!("did you mean `{close}`? declared tools: {}", names(tools)),
+            None => format!("declared tools: {}", names(tools)),
+        };
+        diags.error(
+            pos,
+            format!("`tool_results` names `{}`, which is not one of the tools", rule.tool),
+            Some(help),
+        );
+    }
+}
+
 /// The names of `tools`, for messages.
 pub fn names(tools: &[ToolDef]) -> String {
     if tools.is_empty() {
