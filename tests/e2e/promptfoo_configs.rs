@@ -176,13 +176,27 @@ fn a_promptfoo_config_whose_rows_all_pass_exits_0() {
 fn an_unsupported_assertion_makes_its_rows_invalid_and_the_run_incomplete() {
     let p = Project::new().file(
         "promptfooconfig.yaml",
-        "prompts: ['Hi']\nproviders: [echo]\ntests:\n  - assert: [{type: no-such-type}]\n  - assert: [{type: contains, value: Hi}]\n",
+        "prompts: ['Hi']\nproviders: [echo, 'exec:echo Hi']\ntests:\n  - assert: [{type: no-such-type}]\n  - assert: [{type: contains, value: Hi}]\n",
     );
     p.run(&["eval", "promptfooconfig.yaml", "--out", "r.jsonl"])
         .code(3)
         .stderr_has("promptfooconfig.yaml:4:")
         .stderr_has("assertion type `no-such-type` is not supported by agentv");
-    assert_eq!(p.results("r.jsonl").len(), 1, "the other test still runs");
+    let got: Vec<(Value, Value, Value)> = p
+        .results("r.jsonl")
+        .iter()
+        .map(|r| (r["eval_id"].clone(), r["target"].clone(), r["execution_status"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (json!("test-1"), json!("echo"), json!("invalid")),
+            (json!("test-1"), json!("exec:echo Hi"), json!("invalid")),
+            (json!("test-2"), json!("echo"), json!("ok")),
+            (json!("test-2"), json!("exec:echo Hi"), json!("ok")),
+        ],
+        "the invalid row is recorded on each provider, and the other test still runs"
+    );
 }
 
 #[test]
