@@ -3,6 +3,9 @@
 //! Parsing ([`cli`]), printing ([`printer`]) and exit codes ([`exit`]); every decision is
 //! `agentv_core`'s.
 
+// Only the printer writes to the terminal (`printer/mod.rs`).
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
+
 mod cli;
 mod commands;
 mod exit;

@@ -161,7 +161,7 @@ impl TargetProblem {
     /// The problem as diagnostics of the suite in `eval_file` (for `agentv validate`). Problems
     /// in files are errors; problems of the machine (no targets file found, an unset variable,
     /// an agent CLI not installed) are of severity `machine`: `validate` checks files, not the
-    /// machine it runs on, unless `--strict` (`docs/running.md#validate`). Problems inside the
+    /// machine it runs on, unless `--strict` (`docs/running.md#agentv-validate-paths`). Problems inside the
     /// targets file point there, by a path relative to the working directory when it is below
     /// it.
     pub fn diagnostics(&self, eval_file: &Path, ws: &Workspace, machine: Severity) -> Vec<Diagnostic> {
@@ -467,6 +467,7 @@ impl<'a> TargetResolver<'a> {
             return r.clone().map_err(TargetProblem::TargetsFile);
         }
         let file = load_targets_file(&path);
+        self.withhold_every_reference(&path);
         let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) = file
             .diagnostics
             .iter()
@@ -483,6 +484,23 @@ impl<'a> TargetResolver<'a> {
         };
         self.registries.insert(path, registry.clone());
         registry.map_err(TargetProblem::TargetsFile)
+    }
+
+    /// Registers as secrets the values of every `${{ VAR }}` the targets file at `path` names,
+    /// whether or not its target runs: a key written for another target is still a key, so it is
+    /// redacted and withheld from tool commands and hooks (`docs/architecture.md#secrets`).
+    fn withhold_every_reference(&self, path: &Path) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let mut names = Vec::new();
+        let _ = crate::config::interpolate::substitute_env(&text, |var| {
+            names.push(var.to_owned());
+            None
+        });
+        for value in names.iter().filter_map(|n| Env::get(&self.env, n.as_str())) {
+            let _ = self.secrets.add(&value);
+        }
     }
 
     /// Warnings found since the last call (`.env` files, targets files, target settings).

@@ -191,3 +191,120 @@ fn a_cycle_is_found_and_listed() {
     let listed: Vec<String> = cycles(&graph).iter().map(|c| c.join(" -> ")).collect();
     assert_eq!(listed, ["a -> b -> c -> a"]);
 }
+
+/// The module table of `docs/architecture.md#modules`: each row's modules (first cell) and the
+/// modules it says they use (the names in backticks of the last cell outside parentheses;
+/// "nothing" is none).
+fn documented(doc: &str) -> Graph {
+    let backticked = |cell: &str| -> Vec<String> {
+        let mut depth = 0;
+        let outside: String = cell
+            .chars()
+            .filter(|c| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && *c != ')'
+            })
+            .collect();
+        outside.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+    };
+    let mut table = Graph::new();
+    let rows = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| module |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    for row in rows {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+        let uses: BTreeSet<String> = backticked(cells.last().copied().unwrap_or_default())
+            .into_iter()
+            .collect();
+        for module in backticked(cells[0]) {
+            assert!(
+                table.insert(module.clone(), uses.clone()).is_none(),
+                "`{module}` has two rows in the module table"
+            );
+        }
+    }
+    table
+}
+
+#[test]
+fn the_module_table_of_the_architecture_doc_is_the_module_graph() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../docs/architecture.md")).expect("docs/architecture.md");
+    let table = documented(&doc);
+    let graph = graph(&root.join("src"));
+    let mut wrong = Vec::new();
+    for (module, deps) in &graph {
+        match table.get(module) {
+            None => wrong.push(format!("`{module}` has no row (it uses {deps:?})")),
+            Some(said) if said != deps => wrong.push(format!(
+                "`{module}`: the table says it uses {said:?}, the code uses {deps:?}"
+            )),
+            Some(_) => {}
+        }
+    }
+    wrong.extend(
+        table
+            .keys()
+            .filter(|m| !graph.contains_key(*m))
+            .map(|m| format!("`{m}` has a row but is no module of agentv-core")),
+    );
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md#modules does not match the code:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn the_module_table_is_read_from_its_cells() {
+    let doc = "| module | what it is | uses |\n|---|---|---|\n| `a` | the `b`-less one | nothing |\n| `c`, `d` | two | `a` (for `x`), `b` |\n\nafter\n| `e` | not in the table | `a` |\n";
+    let table = documented(doc);
+    let rendered: Vec<String> = table.iter().map(|(m, d)| format!("{m}: {d:?}")).collect();
+    assert_eq!(rendered, ["a: {}", "c: {\"a\", \"b\"}", "d: {\"a\", \"b\"}"]);
+}
+
+/// The package name of a `Cargo.toml` (the `name` of its `[package]` table).
+fn package_name(manifest: &str) -> Option<String> {
+    let package = &manifest[manifest.find("[package]")?..];
+    let line = package.lines().find(|l| l.starts_with("name = "))?;
+    Some(line.trim_start_matches("name = ").trim_matches('"').to_owned())
+}
+
+#[test]
+fn the_architecture_doc_names_every_crate_of_the_workspace() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let workspace = read(&root.join("Cargo.toml"));
+    let members = &workspace[workspace.find("members = [").expect("members")..];
+    let members = &members[..members.find(']').expect("the end of members")];
+    let mut crates: Vec<String> = package_name(&workspace).into_iter().collect();
+    for member in members.split('"').skip(1).step_by(2) {
+        crates.extend(package_name(&read(&root.join(member).join("Cargo.toml"))));
+    }
+    assert!(crates.len() >= 7, "{crates:?}");
+    let doc = read(&root.join("docs/architecture.md"));
+    let modules = &doc[doc.find("## Modules").expect("## Modules")..];
+    let modules = &modules[..modules.find("| module |").expect("the module table")];
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let count = format!(
+        "The workspace has {} crates",
+        words.get(crates.len()).copied().unwrap_or("many")
+    );
+    assert!(
+        modules.contains(&count),
+        "docs/architecture.md#modules should say {count:?}"
+    );
+    let missing: Vec<&String> = crates.iter().filter(|c| !modules.contains(&format!("`{c}`"))).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md#modules does not describe {missing:?}"
+    );
+}

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a spawned child may run unless a test says otherwise.
@@ -87,8 +87,8 @@ pub struct Spawned {
     what: String,
     started: Instant,
     limit: Duration,
-    stdout: Option<mpsc::Receiver<Vec<u8>>>,
-    stderr: Option<mpsc::Receiver<Vec<u8>>>,
+    stdout: Option<Captured>,
+    stderr: Option<Captured>,
 }
 
 impl Spawned {
@@ -128,6 +128,22 @@ impl Spawned {
         self.child.id()
     }
 
+    /// Waits until the child has printed `text` on stderr, and returns when it saw it. The
+    /// wait is on the child's output, not on time; past the child's deadline the test fails
+    /// with what it printed.
+    #[track_caller]
+    pub fn wait_for_stderr(&mut self, text: &str) -> Instant {
+        let deadline = self.started + self.limit;
+        let seen = self
+            .stderr
+            .as_ref()
+            .is_some_and(|c| c.wait_for(text.as_bytes(), deadline));
+        if !seen {
+            self.fail_hung_waiting(&format!("print {text:?} on stderr"));
+        }
+        Instant::now()
+    }
+
     /// Waits for the child to exit. Past the deadline the child and every process it started
     /// are killed and the test fails with what they printed.
     #[track_caller]
@@ -148,13 +164,18 @@ impl Spawned {
 
     #[track_caller]
     fn fail_hung(&mut self) -> ! {
+        self.fail_hung_waiting("finish")
+    }
+
+    #[track_caller]
+    fn fail_hung_waiting(&mut self, doing: &str) -> ! {
         kill_tree(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
         let stdout = collect(self.stdout.take(), Duration::from_secs(2));
         let stderr = collect(self.stderr.take(), Duration::from_secs(2));
         panic!(
-            "{} did not finish within {:?} (AGENTV_TEST_TIMEOUT sets the limit); it was killed with every process it started\n--- stdout so far\n{}\n--- stderr so far\n{}",
+            "{} did not {doing} within {:?} (AGENTV_TEST_TIMEOUT sets the limit); it was killed with every process it started\n--- stdout so far\n{}\n--- stderr so far\n{}",
             self.what,
             self.limit,
             String::from_utf8_lossy(&stdout),
@@ -174,21 +195,69 @@ impl Drop for Spawned {
     }
 }
 
-/// Reads `stream` to its end on a thread; the bytes arrive on the channel.
-fn drain(mut stream: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
+/// What a reader thread has read of a stream so far, and whether it reached the end; waiters
+/// are woken at each chunk.
+#[derive(Clone, Default)]
+struct Captured(Arc<(Mutex<Stream>, Condvar)>);
+
+/// The bytes read so far, and whether the stream ended.
+type Stream = (Vec<u8>, bool);
+
+impl Captured {
+    /// Blocks until the bytes read so far pass `done`, the stream ends or `deadline` passes;
+    /// whether they passed.
+    fn wait_until(&self, deadline: Instant, done: impl Fn(&[u8], bool) -> bool) -> bool {
+        let (lock, woken) = &*self.0;
+        let mut state = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if done(&state.0, state.1) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if state.1 || left.is_zero() {
+                return false;
+            }
+            state = woken.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    fn wait_for(&self, text: &[u8], deadline: Instant) -> bool {
+        self.wait_until(deadline, |bytes, _| bytes.windows(text.len().max(1)).any(|w| w == text))
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.0.0.lock().unwrap_or_else(|e| e.into_inner()).0.clone()
+    }
+}
+
+/// Reads `stream` to its end on a thread, chunk by chunk.
+fn drain(mut stream: impl Read + Send + 'static) -> Captured {
+    let captured = Captured::default();
+    let shared = captured.clone();
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stream.read_to_end(&mut bytes);
-        let _ = tx.send(bytes);
+        let mut chunk = [0u8; 8192];
+        loop {
+            let n = stream.read(&mut chunk).unwrap_or(0);
+            let (lock, woken) = &*shared.0;
+            let mut state = lock.lock().unwrap_or_else(|e| e.into_inner());
+            state.0.extend_from_slice(&chunk[..n]);
+            state.1 = n == 0;
+            woken.notify_all();
+            if n == 0 {
+                break;
+            }
+        }
     });
-    rx
+    captured
 }
 
 /// What a reader collected. A grandchild that escaped and still holds the pipe must not hang
-/// the test, so the wait is bounded.
-fn collect(rx: Option<mpsc::Receiver<Vec<u8>>>, limit: Duration) -> Vec<u8> {
-    rx.and_then(|rx| rx.recv_timeout(limit).ok()).unwrap_or_default()
+/// the test, so the wait for the end is bounded.
+fn collect(captured: Option<Captured>, limit: Duration) -> Vec<u8> {
+    captured.map_or_else(Vec::new, |c| {
+        c.wait_until(Instant::now() + limit, |_, ended| ended);
+        c.bytes()
+    })
 }
 
 fn describe(cmd: &Command) -> String {
@@ -258,6 +327,25 @@ pub fn send_signal(pid: u32, signal: &str) {
     assert_eq!(sent, 0, "kill -{signal} {pid}");
 }
 
+/// Waits until `ready` holds, for states only the file system shows (a marker file a command
+/// touched, a line of a results file): checked every few milliseconds until
+/// [`default_timeout`], then the test fails naming `what`. A guard against a hung run, not a
+/// speed assertion.
+#[track_caller]
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + default_timeout();
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}: not within {:?}", default_timeout());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until `path` exists (see [`wait_until`]).
+#[track_caller]
+pub fn wait_for_file(path: &std::path::Path) {
+    wait_until(&format!("{} never appeared", path.display()), || path.exists());
+}
+
 /// Whether `pid` is gone (or a zombie) within a few seconds. A killed process is not gone the
 /// instant `kill` returns, least of all on a busy machine.
 pub fn gone_soon(pid: &str) -> Result<(), String> {
@@ -277,6 +365,18 @@ pub fn gone_soon(pid: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waiting_for_stderr_returns_while_the_child_still_runs() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo one >&2; echo ready >&2; exec sleep 300"]);
+        let mut child = Spawned::start_within(&mut cmd, Duration::from_secs(60));
+        child.wait_for_stderr("ready");
+        assert!(matches!(child.child.try_wait(), Ok(None)), "still running");
+        send_signal(child.pid(), "KILL");
+        let run = child.wait();
+        assert_eq!(run.stderr, "one\nready\n");
+    }
 
     #[test]
     fn a_hung_child_is_killed_with_its_children_and_fails_the_test() {

@@ -85,10 +85,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     if let Some(path) = promptfoo_json(&args) {
-        report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(
-            &path,
-            printer::secrets(),
-        )));
+        report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(&path)));
     }
     let plan = match agentv_core::plan(ws, loaded, &options) {
         Ok(plan) => plan,

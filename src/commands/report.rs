@@ -34,9 +34,9 @@ pub fn open_sinks(
             let failed =
                 |e: std::io::Error| format!("cannot create the {} report {}: {e}", format.name(), path.display());
             Ok(match format {
-                ReportFormat::Junit => Box::new(JunitReport::create(path, secrets.clone()).map_err(failed)?),
+                ReportFormat::Junit => Box::new(JunitReport::create(path).map_err(failed)?),
                 ReportFormat::Markdown => Box::new(MarkdownReport::new(path, title, secrets.clone())),
-                ReportFormat::Html => Box::new(HtmlReport::create(path, title, secrets.clone()).map_err(failed)?),
+                ReportFormat::Html => Box::new(HtmlReport::create(path, title).map_err(failed)?),
             })
         })
         .collect()
@@ -172,7 +172,7 @@ fn build(
             return;
         }
         for sink in sinks.iter_mut() {
-            if let Err(e) = sink.write(record.row()) {
+            if let Err(e) = sink.write(&record.row(secrets)) {
                 write_error = Some(format!("cannot write the {}: {e}", sink.describe()));
                 return;
             }
@@ -213,14 +213,14 @@ fn build_compare(
     let Some((_, path)) = reports.first() else {
         return Ok(());
     };
-    let mut html = HtmlReport::create_compare(path, title, secrets.clone(), labels)
+    let mut html = HtmlReport::create_compare(path, title, labels)
         .map_err(|e| printer.error(&format!("cannot create the HTML report {}: {e}", path.display())))?;
     for (i, file) in files.iter().enumerate() {
         html.start_run(i);
         let mut write_error: Option<String> = None;
         let read = read_all(file, |record| {
             if write_error.is_none()
-                && let Err(e) = html.write(record.row())
+                && let Err(e) = html.write(&record.row(secrets))
             {
                 write_error = Some(format!("cannot write the {}: {e}", html.describe()));
             }

@@ -1,8 +1,9 @@
 //! Everything the user sees goes through here: progress, the summary, warnings, errors,
 //! diagnostics, notes and logs. The level (`--quiet`, `--verbose`) and colour (`--color`,
 //! `NO_COLOR`, `CLICOLOR_FORCE`, whether the stream is a terminal) are decided once, in
-//! [`Printer::new`], and nothing else in the binary writes to stdout or stderr (a test and
-//! clippy's `disallowed_macros` hold it to that).
+//! [`Printer::new`], and nothing else in the binary writes to stdout or stderr (a test, and
+//! clippy's `print_stdout`, `print_stderr` and `dbg_macro`, denied in `main.rs`, hold it to
+//! that).
 //!
 //! Every write passes through the process's redaction layer (`docs/architecture.md#secrets`): [`secrets`] is the registry
 //! resolution fills, and both streams, logs included, are redacted with it, even for values

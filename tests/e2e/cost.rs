@@ -101,6 +101,26 @@ async fn budget_with_a_target_whose_cost_cannot_be_known_is_a_usage_error() {
     assert!((usd - 0.03).abs() < 1e-12, "20 × $0.001 + 5 × $0.002: {usd}");
 }
 
+/// Judges spend too: a judge target whose cost cannot be known makes `--budget-usd` a usage
+/// error before any call, as an unpriced eval target does.
+#[tokio::test]
+async fn budget_with_a_judge_target_whose_cost_cannot_be_known_is_a_usage_error() {
+    let server = FakeLlm::start().await;
+    let judge = Api::OpenAi
+        .target("judge", &server.uri(), "${{ E2E_COST_KEY }}")
+        .replace("model: gpt-4o-mini", "model: llama3");
+    let targets = format!(
+        "{}    judge_target: judge\n{judge}",
+        targets(Api::OpenAi, &server, "gpt-4o-mini", "")
+    );
+    let p = Project::new().file("targets.yaml", &targets).file("e.yaml", &suite(1));
+    run(&p, &["eval", "e.yaml", "--out", "r.jsonl", "--budget-usd", "5"])
+        .await
+        .code(2)
+        .stderr_has("--budget-usd cannot count judge target `judge` (of `default`), whose cost cannot be known");
+    assert!(server.requests().await.is_empty(), "nothing was called");
+}
+
 /// An Azure deployment's name says nothing of its model: `pricing: {model: …}` names it. A typo
 /// there is an error that suggests the table's name.
 #[tokio::test]

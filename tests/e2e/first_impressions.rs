@@ -198,3 +198,63 @@ fn readme_and_running_md_show_every_command_and_flag_of_help() {
     }
     assert!(missing.is_empty(), "not documented:\n{}", missing.join("\n"));
 }
+
+/// The long flags of the subcommands of `command` (`agentv batch list --help`, ...).
+fn subcommand_flags(command: &str) -> Vec<String> {
+    let help = |args: &[&str]| Run::of(&mut agentv(&repo_root(), args)).stdout;
+    help(&[command, "--help"])
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|sub| sub != "help")
+        .flat_map(|sub| {
+            help(&[command, &sub, "--help"])
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .filter(|w| w.starts_with("--") && w.len() > 2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The other way round: the README's synopsis shows no command `agentv --help` lacks, and no
+/// flag that the command's `--help` lacks.
+#[test]
+fn readme_synopsis_shows_only_commands_and_flags_of_help() {
+    const GLOBAL: [&str; 5] = ["--help", "--version", "--verbose", "--quiet", "--color"];
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("readme");
+    let synopsis = section(&readme, "## Running");
+    let synopsis = synopsis.split("```").nth(1).expect("the synopsis block");
+    let listed = commands_and_flags();
+    let mut unknown = Vec::new();
+    let mut command = None;
+    for line in synopsis.lines() {
+        if let Some(rest) = line.strip_prefix("agentv ") {
+            let name = rest.split_whitespace().next().unwrap_or_default();
+            command = listed.iter().find(|(c, _)| c == name);
+            if command.is_none() && !name.starts_with('[') {
+                unknown.push(format!("agentv {name}"));
+            }
+        }
+        let flags = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--") && w.len() > 2);
+        for flag in flags {
+            let known = GLOBAL.contains(&flag)
+                || command.is_some_and(|(name, own)| {
+                    own.iter().any(|f| f == flag) || subcommand_flags(name).iter().any(|f| f == flag)
+                });
+            if !known {
+                let name = command.map_or("", |(c, _)| c.as_str());
+                unknown.push(format!("agentv {name} {flag}"));
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "the README synopsis shows what --help does not:\n{}",
+        unknown.join("\n")
+    );
+}

@@ -346,17 +346,16 @@ wait
                 "{name: sh, type: code_judge, script: [sh, judge.sh], persistent: true}",
             ),
         );
-    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !p.path().join("judge.pid").exists() {
-        assert!(std::time::Instant::now() < deadline, "the judge never got its case");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    // The first SIGTERM stops scheduling, the second cancels the running case.
-    agentv_testkit::process::send_signal(child.pid(), "TERM");
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    agentv_testkit::process::send_signal(child.pid(), "TERM");
-    child.wait().code(143);
+    let mut child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    crate::signals::wait_for_file(&p, "judge.pid");
+    // The first SIGTERM stops scheduling; the second, once the window in which a program's
+    // second signal is the same stop has passed, cancels the running case (long before the
+    // grace period would end it).
+    crate::signals::stop_then_cancel(&mut child, "TERM");
+    child
+        .wait()
+        .code(143)
+        .stderr_has("interrupted again: cancelling the running cases");
     for file in ["judge.pid", "child.pid"] {
         let pid = std::fs::read_to_string(p.path().join(file)).expect("pid written");
         gone_soon(&pid).unwrap_or_else(|e| panic!("{file}: {e}"));

@@ -1,7 +1,5 @@
 //! Run-level behaviour from the binary: interrupts, provider batching, concurrency.
 
-use std::time::{Duration, Instant};
-
 use agentv_testkit::process::send_signal;
 use agentv_testkit::{Project, keyword_cases as cases};
 
@@ -12,15 +10,9 @@ fn ctrl_c_stops_scheduling_keeps_results_and_exits_130() {
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &cases(20));
     let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "2"]);
     let results = p.path().join("r.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(&results)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-        < 2
-    {
-        assert!(Instant::now() < deadline, "no results within 30s");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    agentv_testkit::process::wait_until("two results", || {
+        std::fs::read_to_string(&results).is_ok_and(|t| t.lines().count() >= 2)
+    });
     send_signal(child.pid(), "INT");
     let run = child.wait();
     run.code(130)

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use agentv_testkit::process::send_signal;
+use agentv_testkit::process::{send_signal, wait_until};
 use agentv_testkit::terminal::Session;
 use agentv_testkit::{Project, Run, Spawned};
 
@@ -27,12 +27,9 @@ fn slow_project() -> Project {
 fn start_and_wait_for_a_result(p: &Project) -> Spawned {
     let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "4"]);
     let results = p.path().join("r.jsonl");
-    // A guard against a hung run, not a speed assertion.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(&results).is_ok_and(|t| t.contains('\n')) {
-        assert!(Instant::now() < deadline, "no result within 60s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("no result", || {
+        std::fs::read_to_string(&results).is_ok_and(|t| t.contains('\n'))
+    });
     child
 }
 
@@ -89,14 +86,25 @@ fn sigterm_keeps_results_prints_the_summary_and_exits_143() {
 }
 
 /// Waits until `marker` exists in the project (a command of the run has started).
-fn wait_for_file(p: &Project, marker: &str) {
-    let path = p.path().join(marker);
-    // A guard against a hung run, not a speed assertion.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "{marker} never appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+pub(crate) fn wait_for_file(p: &Project, marker: &str) {
+    agentv_testkit::process::wait_for_file(&p.path().join(marker));
+}
+
+/// What agentv prints when a first stop signal has stopped scheduling.
+pub(crate) const STOPPED: &str = "interrupted: no new cases will start";
+
+/// Sends the first stop signal, waits until agentv has taken it (it says so), then until the
+/// window in which a program's second signal counts as the same stop has passed
+/// (`src/signals.rs`: one second from when agentv took the first), and sends the second, which
+/// must cancel the running cases.
+pub(crate) fn stop_then_cancel(child: &mut Spawned, signal: &str) {
+    send_signal(child.pid(), signal);
+    let taken = child.wait_for_stderr(STOPPED);
+    // The rule is about time, so the wait is on a deadline: the window measured from a moment
+    // no earlier than agentv's own.
+    let past_the_window = taken + Duration::from_millis(1200);
+    std::thread::sleep(past_the_window.saturating_duration_since(Instant::now()));
+    send_signal(child.pid(), signal);
 }
 
 #[test]
@@ -147,14 +155,13 @@ fn ctrl_c_during_a_provider_batch_lets_it_finish_within_the_grace_period() {
 #[test]
 fn a_second_ctrl_c_cancels_a_provider_batch() {
     let p = batching_project(60);
-    let child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    let mut child = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
     wait_for_file(&p, "batch-started");
-    send_signal(child.pid(), "INT");
-    // Signals closer together than a second count as one (`timeout` sends two).
-    std::thread::sleep(Duration::from_millis(1500));
-    send_signal(child.pid(), "INT");
+    stop_then_cancel(&mut child, "INT");
     let run = child.wait();
-    run.code(130).stderr_has("Interrupted: 2 case(s) did not run");
+    run.code(130)
+        .stderr_has("interrupted again: cancelling the running cases")
+        .stderr_has("Interrupted: 2 case(s) did not run");
     assert!(whole_lines(&p).is_empty());
 }
 

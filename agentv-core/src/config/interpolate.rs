@@ -170,6 +170,47 @@ mod tests {
     use super::*;
     use crate::config::node::parse_yaml;
 
+    /// Another reader of `${{ VAR }}` (a second regex, a `find("${{")` and a hand-made scan)
+    /// would accept another grammar: a reference one file takes and another leaves as text.
+    #[test]
+    fn the_env_reference_grammar_is_defined_once() {
+        fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("readable").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(&root.join("src"), &mut files);
+        sources(&root.join("../src"), &mut files);
+        assert!(files.len() > 50, "{} files", files.len());
+        let parsers = [
+            r"\$\{\{",
+            "find(\"${{",
+            "split(\"${{",
+            "split_once(\"${{",
+            "strip_prefix(\"${{",
+        ];
+        let mut found = Vec::new();
+        for file in files.iter().filter(|f| !f.ends_with("config/interpolate.rs")) {
+            let text = std::fs::read_to_string(file).expect("source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for parser in parsers.iter().filter(|p| code.contains(*p)) {
+                found.push(format!("{}: {parser}", file.display()));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "read `${{{{ VAR }}}}` with config::interpolate:\n{}",
+            found.join("\n")
+        );
+    }
+
     fn env(name: &str) -> Option<String> {
         match name {
             "CITY" => Some("Paris".into()),

@@ -36,7 +36,7 @@ use crate::load::{
 };
 use crate::providers::{CacheStats, ResponseCache};
 use crate::report::{
-    JsonlWriter, Prior, Repair, RunMetadata, RunStats, Sink, StatsReport, Summary, SummaryContext, SummaryStyle,
+    JsonlWriter, Prior, Repair, Row, RunMetadata, RunStats, Sink, StatsReport, Summary, SummaryContext, SummaryStyle,
     default_results_path, summary_path, write_summary,
 };
 use crate::resolve::{ResolveOptions, resolve};
@@ -405,8 +405,8 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
     );
     let out = options.results_path(ws);
     let opened = match &resume {
-        Some(_) => JsonlWriter::append(&out, resolved.secrets.clone()).map(|(w, repair)| (w, Some(repair))),
-        None => JsonlWriter::create(&out, resolved.secrets.clone()).map(|w| (w, None)),
+        Some(_) => JsonlWriter::append(&out).map(|(w, repair)| (w, Some(repair))),
+        None => JsonlWriter::create(&out).map(|w| (w, None)),
     };
     let (writer, repair) = match opened {
         Ok(opened) => opened,
@@ -622,9 +622,9 @@ pub async fn run(
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
     if let Some(prior) = &resume {
-        carry_over(prior, &mut stats, sinks, observer);
+        carry_over(prior, &mut stats, sinks, observer, &secrets);
     }
-    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer);
+    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer, &secrets);
     let mut report = {
         let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
         all.push(&mut writer);
@@ -689,14 +689,16 @@ fn write_invalid(
     stats: &mut RunStats,
     sinks: &mut [&mut dyn Sink],
     observer: &mut dyn RunObserver,
+    secrets: &Secrets,
 ) -> usize {
     let mut unwritten = 0;
     for record in records {
         stats.add(record);
         let mut failed = false;
+        let row = Row::redact(record, secrets);
         let all = std::iter::once(&mut *writer as &mut dyn Sink).chain(sinks.iter_mut().map(|s| &mut **s));
         for sink in all {
-            if let Err(e) = sink.write(record.into()) {
+            if let Err(e) = sink.write(&row) {
                 observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
                 failed = true;
             }
@@ -708,7 +710,13 @@ fn write_invalid(
 
 /// Feeds the complete records of a resumed file to the statistics and the reports, as if they
 /// had just run (the results file has them already).
-fn carry_over(prior: &Prior, stats: &mut RunStats, sinks: &mut [&mut dyn Sink], observer: &mut dyn RunObserver) {
+fn carry_over(
+    prior: &Prior,
+    stats: &mut RunStats,
+    sinks: &mut [&mut dyn Sink],
+    observer: &mut dyn RunObserver,
+    secrets: &Secrets,
+) {
     let records = match prior.carried() {
         Ok(records) => records,
         Err(e) => {
@@ -719,8 +727,9 @@ fn carry_over(prior: &Prior, stats: &mut RunStats, sinks: &mut [&mut dyn Sink], 
     let mut failed = vec![false; sinks.len()];
     for record in records {
         stats.add(&record);
+        let row = Row::redact(&record, secrets);
         for (sink, failed) in sinks.iter_mut().zip(failed.iter_mut()) {
-            if let Err(e) = sink.write((&record).into())
+            if let Err(e) = sink.write(&row)
                 && !*failed
             {
                 observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));

@@ -12,7 +12,7 @@ use super::retry::RetryPolicy;
 use super::{ProviderError, ProviderRequest, ProviderResponse};
 use crate::redact::Secrets;
 
-/// How large one job may be (`docs/batch.md#limits`).
+/// How large one job may be (`docs/batch.md#openai-and-azure-openai`, where the limits are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchLimits {
     pub requests: usize,

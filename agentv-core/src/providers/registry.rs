@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::agent::find_executable;
 use super::cache::{CachedProvider, ResponseCache};
@@ -197,9 +197,7 @@ impl TargetRegistry {
     /// A registry whose only target is `provider` (dry runs, tests).
     pub fn with_provider(provider: Arc<dyn Provider>, env: Arc<Env>) -> Self {
         let registry = Self::new(None, env, Secrets::default());
-        if let Ok(mut built) = registry.built.lock() {
-            built.insert(provider.target_name().to_owned(), provider);
-        }
+        locked(&registry.built).insert(provider.target_name().to_owned(), provider);
         registry
     }
 
@@ -219,11 +217,9 @@ impl TargetRegistry {
     /// Target names a caller may pick from.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.file.as_ref().map(TargetsFile::names).unwrap_or_default();
-        if let Ok(built) = self.built.lock() {
-            for name in built.keys() {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
+        for name in locked(&self.built).keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
             }
         }
         names
@@ -232,16 +228,13 @@ impl TargetRegistry {
     /// Warnings found while resolving (unknown settings, unknown providers); drained by the
     /// caller.
     pub fn take_warnings(&self) -> Vec<Diagnostic> {
-        self.warnings
-            .lock()
-            .map(|mut w| std::mem::take(&mut *w))
-            .unwrap_or_default()
+        std::mem::take(&mut *locked(&self.warnings))
     }
 
     /// The provider of target `name` (of the target it delegates to, through `use_target`),
     /// built on first use.
     pub fn resolve(&self, name: &str) -> Result<Arc<dyn Provider>, ResolveError> {
-        if let Some(p) = self.built.lock().ok().and_then(|c| c.get(name).cloned()) {
+        if let Some(p) = locked(&self.built).get(name).cloned() {
             return Ok(p);
         }
         let followed = self.follow(name)?;
@@ -263,9 +256,7 @@ impl TargetRegistry {
             pos: def.provider_pos,
         })?;
         let provider = self.build(def, entry)?;
-        if let Ok(mut built) = self.built.lock() {
-            built.insert(name.to_owned(), provider.clone());
-        }
+        locked(&self.built).insert(name.to_owned(), provider.clone());
         Ok(provider)
     }
 
@@ -426,9 +417,7 @@ impl TargetRegistry {
             .diagnostics
             .into_iter()
             .partition(|d| d.severity == Severity::Error);
-        if let Ok(mut w) = self.warnings.lock() {
-            w.extend(warnings);
-        }
+        locked(&self.warnings).extend(warnings);
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
@@ -463,10 +452,40 @@ fn check_executable(def: &TargetDef, entry: &ProviderEntry, provider: &dyn Provi
     })
 }
 
+/// The registry's caches, whatever happened to another thread holding them. A thread that
+/// panicked while holding one (a provider's constructor, a caller's bug) left it whole: every
+/// change under these locks is a single insert, extend or take. Ignoring the poison instead, as
+/// `if let Ok(..)` would, drops warnings and rebuilds targets without a word.
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::load::load_targets_file;
+
+    #[test]
+    fn a_poisoned_registry_keeps_its_targets_and_warnings() {
+        let (reg, _d) = registry("targets:\n  - {name: a, provider: mock, typo_key: 1}\n", &[]);
+        let first = reg.resolve("a").expect("resolves");
+        for lock in [0, 1] {
+            let reg = reg.clone();
+            let poisoned = std::thread::spawn(move || {
+                let _built = (lock == 0).then(|| reg.built.lock());
+                let _warnings = (lock == 1).then(|| reg.warnings.lock());
+                panic!("a thread dies holding the lock");
+            })
+            .join();
+            assert!(poisoned.is_err());
+        }
+        assert!(reg.built.is_poisoned() && reg.warnings.is_poisoned());
+        let again = reg.resolve("a").expect("still resolves");
+        assert!(Arc::ptr_eq(&first, &again), "built once, not rebuilt");
+        assert_eq!(reg.names(), ["a"]);
+        let warnings: Vec<String> = reg.take_warnings().iter().map(ToString::to_string).collect();
+        assert!(warnings.iter().any(|w| w.contains("typo_key")), "{warnings:?}");
+    }
 
     fn registry(yaml: &str, vars: &[(&str, &str)]) -> (Arc<TargetRegistry>, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("tmp");

@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::sink::{Row, Sink};
-use crate::redact::Secrets;
 
 /// `.agentv/results/eval_<timestamp>.jsonl` under `base` (`docs/architecture.md#outputs`).
 pub fn default_results_path(base: &Path) -> PathBuf {
@@ -19,14 +18,13 @@ pub fn default_results_path(base: &Path) -> PathBuf {
 pub struct JsonlWriter {
     path: PathBuf,
     out: File,
-    secrets: Secrets,
     line: Vec<u8>,
 }
 
 impl JsonlWriter {
     /// Creates `path` (and its parent directories), emptying an existing file: a new run makes
     /// a new results file (`docs/architecture.md#outputs`).
-    pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<Self> {
+    pub fn create(path: &Path) -> std::io::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
@@ -34,7 +32,6 @@ impl JsonlWriter {
         Ok(Self {
             path: path.to_path_buf(),
             out,
-            secrets,
             line: Vec::with_capacity(4096),
         })
     }
@@ -42,14 +39,13 @@ impl JsonlWriter {
     /// Opens `path` to add records at its end (`--resume`), first repairing an end left by a
     /// killed run: a last line cut off mid-write is removed (the case runs again), a whole
     /// last line without its newline gets one.
-    pub fn append(path: &Path, secrets: Secrets) -> std::io::Result<(Self, Repair)> {
+    pub fn append(path: &Path) -> std::io::Result<(Self, Repair)> {
         let repair = repair_end(path)?;
         let out = OpenOptions::new().append(true).open(path)?;
         Ok((
             Self {
                 path: path.to_path_buf(),
                 out,
-                secrets,
                 line: Vec::with_capacity(4096),
             },
             repair,
@@ -114,14 +110,12 @@ fn repair_end(path: &Path) -> std::io::Result<Repair> {
 }
 
 impl Sink for JsonlWriter {
-    fn write(&mut self, row: Row<'_>) -> std::io::Result<()> {
+    fn write(&mut self, row: &Row<'_>) -> std::io::Result<()> {
+        // One write per line, so a record is never split by another writer's line.
         self.line.clear();
-        serde_json::to_writer(&mut self.line, row.record)?;
+        self.line.extend_from_slice(&row.json()?);
         self.line.push(b'\n');
-        // Redacted whole (a secret cannot be cut by a line boundary inside one record), inside
-        // JSON strings only, so the line stays JSON whatever the secret.
-        let redacted = self.secrets.redact_json(&self.line);
-        self.out.write_all(&redacted)
+        self.out.write_all(&self.line)
     }
 
     fn describe(&self) -> String {
@@ -133,6 +127,7 @@ impl Sink for JsonlWriter {
 mod tests {
     use super::*;
     use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
+    use crate::redact::Secrets;
 
     fn record(id: &str) -> EvaluationRecord {
         EvaluationRecord {
@@ -171,9 +166,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("sub").join("r.jsonl");
         for _ in 0..2 {
-            let mut w = JsonlWriter::create(&path, Secrets::default()).expect("opens");
-            w.write((&record("a")).into()).expect("writes");
-            w.write((&record("b")).into()).expect("writes");
+            let mut w = JsonlWriter::create(&path).expect("opens");
+            w.write(&Row::redact(&record("a"), &Secrets::default()))
+                .expect("writes");
+            w.write(&Row::redact(&record("b"), &Secrets::default()))
+                .expect("writes");
         }
         let text = std::fs::read_to_string(&path).expect("written");
         let ids: Vec<String> = text
@@ -214,9 +211,10 @@ mod tests {
         ];
         for (name, text, repair, ids) in cases {
             std::fs::write(&path, text).expect("write");
-            let (mut w, found) = JsonlWriter::append(&path, Secrets::default()).expect("opens");
+            let (mut w, found) = JsonlWriter::append(&path).expect("opens");
             assert_eq!(found, *repair, "{name}");
-            w.write((&record("b")).into()).expect("writes");
+            w.write(&Row::redact(&record("b"), &Secrets::default()))
+                .expect("writes");
             let read: Vec<String> = std::fs::read_to_string(&path)
                 .expect("read")
                 .lines()
@@ -227,7 +225,7 @@ mod tests {
         // A cut-off line longer than one read block.
         let long = format!("{{\"eval_id\": \"{}", "x".repeat(200_000));
         std::fs::write(&path, format!("{whole}\n{long}")).expect("write");
-        let (_, found) = JsonlWriter::append(&path, Secrets::default()).expect("opens");
+        let (_, found) = JsonlWriter::append(&path).expect("opens");
         assert_eq!(found, Repair::DroppedCutLine(long.len() as u64));
         assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{whole}\n"));
     }
@@ -240,8 +238,8 @@ mod tests {
         secrets.add(r#"sk-"quoted"\back"#);
         let mut r = record("c");
         r.candidate_answer = r#"the key is sk-"quoted"\back, see"#.into();
-        let mut writer = JsonlWriter::create(&path, secrets).expect("open");
-        writer.write((&r).into()).expect("write");
+        let mut writer = JsonlWriter::create(&path).expect("open");
+        writer.write(&Row::redact(&r, &secrets)).expect("write");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(!text.contains("quoted"), "{text}");
         let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("still JSON");

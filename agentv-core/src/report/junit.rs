@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use super::sink::{Row, Sink, redacted};
+use super::sink::{Row, Sink};
 use super::tally::{counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
-use crate::redact::Secrets;
 
 /// Longest `message` attribute, in characters (the body has everything).
 const MESSAGE_WIDTH: usize = 500;
@@ -42,7 +41,6 @@ struct Suite {
 /// The JUnit report sink.
 pub struct JunitReport {
     path: PathBuf,
-    secrets: Secrets,
     spool: BufWriter<File>,
     spooled: u64,
     suites: Vec<Suite>,
@@ -51,10 +49,9 @@ pub struct JunitReport {
 
 impl JunitReport {
     /// A report to be written to `path` at [`Sink::finish`].
-    pub fn create(path: &Path, secrets: Secrets) -> io::Result<Self> {
+    pub fn create(path: &Path) -> io::Result<Self> {
         Ok(Self {
             path: path.to_path_buf(),
-            secrets,
             spool: BufWriter::new(tempfile::tempfile()?),
             spooled: 0,
             suites: Vec::new(),
@@ -334,9 +331,8 @@ pub fn xml_text(text: &str) -> String {
 }
 
 impl Sink for JunitReport {
-    fn write(&mut self, row: Row<'_>) -> io::Result<()> {
-        let record = redacted(row.record, &self.secrets);
-        let r = record.as_ref();
+    fn write(&mut self, row: &Row<'_>) -> io::Result<()> {
+        let r = row.record();
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let written = write_case(&mut buf, r);

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::sink::{Row, Sink, redacted};
+use super::sink::{Row, Sink};
 use super::tally::{Tallies, Tally, counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
@@ -230,9 +230,8 @@ fn fixed(v: Option<f64>) -> String {
 }
 
 impl Sink for MarkdownReport {
-    fn write(&mut self, row: Row<'_>) -> io::Result<()> {
-        let record = redacted(row.record, &self.secrets);
-        let r = record.as_ref();
+    fn write(&mut self, row: &Row<'_>) -> io::Result<()> {
+        let r = row.record();
         self.tallies.add(r);
         match r.execution_status {
             ExecutionStatus::Ok if r.verdict == Verdict::Fail => {
@@ -313,11 +312,17 @@ mod tests {
         let mut report = MarkdownReport::new(Path::new("r.md"), "agentv results", Secrets::default());
         for (id, score) in [("ok", 1.0), ("bad", 0.2), ("worse", 0.1), ("meh", 0.5)] {
             report
-                .write((&record(id, score, "ok", &["missed | pipe"])).into())
+                .write(&Row::redact(
+                    &record(id, score, "ok", &["missed | pipe"]),
+                    &Secrets::default(),
+                ))
                 .expect("write");
         }
         report
-            .write((&record("down", 0.0, "execution_error", &[])).into())
+            .write(&Row::redact(
+                &record("down", 0.0, "execution_error", &[]),
+                &Secrets::default(),
+            ))
             .expect("write");
         let text = report.render();
         assert!(
@@ -339,7 +344,10 @@ mod tests {
         let mut report = MarkdownReport::new(Path::new("r.md"), "t", Secrets::default());
         for i in 0..(LISTED + 30) {
             report
-                .write((&record(&format!("c{i}"), 0.3, "ok", &["m"])).into())
+                .write(&Row::redact(
+                    &record(&format!("c{i}"), 0.3, "ok", &["m"]),
+                    &Secrets::default(),
+                ))
                 .expect("write");
         }
         assert_eq!(report.failures.len(), LISTED);

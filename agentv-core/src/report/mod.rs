@@ -45,7 +45,7 @@ pub use run_summary::{
     MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
 };
 pub(crate) use sink::output_file;
-pub use sink::{Row, Sink, redacted};
+pub use sink::{Row, Sink};
 pub use stats::{
     CaseRef, CaseStats, GraderStats, Latency, PassAtK, RepeatStats, RunStats, StatsReport, StatusCounts, Tokens,
     pass_at_k, pass_hat_k,

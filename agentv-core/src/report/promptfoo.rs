@@ -9,24 +9,22 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::sink::{Row, Sink, redacted};
+use super::sink::{Row, Sink};
 use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict};
-use crate::redact::Secrets;
 
 /// The sink writing promptfoo's JSON file at the end of the run.
 pub struct PromptfooJson {
     path: PathBuf,
-    secrets: Secrets,
     /// (testIdx, promptIdx, row), sorted when written.
     rows: Vec<(u64, u64, Value)>,
     description: Option<String>,
 }
 
 impl PromptfooJson {
-    pub fn new(path: &Path, secrets: Secrets) -> Self {
+    /// The rows it is given are already redacted (`report::sink::Row`).
+    pub fn new(path: &Path) -> Self {
         Self {
             path: path.to_path_buf(),
-            secrets,
             rows: Vec::new(),
             description: None,
         }
@@ -189,9 +187,8 @@ fn row(record: &EvaluationRecord, keys: &Map<String, Value>, provider: Value, pr
 }
 
 impl Sink for PromptfooJson {
-    fn write(&mut self, row_in: Row<'_>) -> io::Result<()> {
-        let record = redacted(row_in.record, &self.secrets);
-        let record = record.as_ref();
+    fn write(&mut self, row_in: &Row<'_>) -> io::Result<()> {
+        let record = row_in.record();
         let Some(keys) = keys(record) else {
             return Ok(());
         };

@@ -67,8 +67,9 @@ pub struct ReadRecord {
 }
 
 impl ReadRecord {
-    pub fn row(&self) -> super::Row<'_> {
-        super::Row { record: &self.record }
+    /// The record redacted, for the sinks.
+    pub fn row(&self, secrets: &crate::redact::Secrets) -> super::Row<'_> {
+        super::Row::redact(&self.record, secrets)
     }
 }
 

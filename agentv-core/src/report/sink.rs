@@ -8,23 +8,92 @@ use std::io;
 use crate::model::EvaluationRecord;
 use crate::redact::Secrets;
 
-/// One record as a sink sees it (its full trace, when it has one, is the record's `trace`).
-#[derive(Debug, Clone, Copy)]
+/// One record as a sink sees it: redacted (`docs/architecture.md#secrets`). The only way to
+/// make one is [`Row::redact`], so a sink (a new report format included) cannot be handed a
+/// secret, and none has to remember to redact. Its full trace, when it has one, is the record's
+/// `trace`.
+#[derive(Debug, Clone)]
 pub struct Row<'a> {
-    pub record: &'a EvaluationRecord,
+    record: Cow<'a, EvaluationRecord>,
+    /// The record as JSON, when redacting it produced that text (it is then the record's
+    /// serialization), so the results file does not serialize it again.
+    json: Option<Vec<u8>>,
 }
 
-impl<'a> From<&'a EvaluationRecord> for Row<'a> {
-    fn from(record: &'a EvaluationRecord) -> Self {
-        Self { record }
+impl<'a> Row<'a> {
+    /// `record` with every secret of `secrets` replaced. Formats whose escaping (XML, HTML,
+    /// Markdown) is not among the forms the redaction layer searches are safe too: the record
+    /// is redacted as JSON, where it is, before any sink escapes it. Borrowed when nothing
+    /// needed replacing.
+    pub fn redact(record: &'a EvaluationRecord, secrets: &Secrets) -> Self {
+        if secrets.is_empty() {
+            return Self {
+                record: Cow::Borrowed(record),
+                json: None,
+            };
+        }
+        let Ok(json) = serde_json::to_vec(record) else {
+            return Self {
+                record: Cow::Owned(masked(record)),
+                json: None,
+            };
+        };
+        match secrets.redact_json(&json) {
+            Cow::Borrowed(_) => Self {
+                record: Cow::Borrowed(record),
+                json: Some(json),
+            },
+            Cow::Owned(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(clean) => Self {
+                    record: Cow::Owned(clean),
+                    json: Some(bytes),
+                },
+                // Redaction keeps the JSON valid, but a mask can still change a key the record
+                // needs (a secret that is also a field name): drop the text rather than leak it.
+                Err(_) => Self {
+                    record: Cow::Owned(masked(record)),
+                    json: None,
+                },
+            },
+        }
+    }
+
+    /// The redacted record.
+    pub fn record(&self) -> &EvaluationRecord {
+        &self.record
+    }
+
+    /// The redacted record as one line of JSON (without the newline).
+    pub fn json(&self) -> serde_json::Result<Cow<'_, [u8]>> {
+        match &self.json {
+            Some(json) => Ok(Cow::Borrowed(json)),
+            None => serde_json::to_vec(self.record.as_ref()).map(Cow::Owned),
+        }
+    }
+}
+
+/// `record` with every text that could hold a secret dropped.
+fn masked(record: &EvaluationRecord) -> EvaluationRecord {
+    EvaluationRecord {
+        candidate_answer: "***".into(),
+        hits: Vec::new(),
+        misses: Vec::new(),
+        reasoning: None,
+        lm_provider_request: None,
+        agent_provider_request: None,
+        evaluator_results: Vec::new(),
+        error: record.error.as_ref().map(|_| "***".into()),
+        output_messages: None,
+        trace: None,
+        ..record.clone()
     }
 }
 
 /// A destination for records: the JSONL results file, a JUnit, Markdown or HTML report, or a
 /// test's vector.
 pub trait Sink {
-    /// Takes one finished record. Called in completion order, once per record.
-    fn write(&mut self, row: Row<'_>) -> io::Result<()>;
+    /// Takes one finished record, redacted. Called in completion order, once per record.
+    fn write(&mut self, row: &Row<'_>) -> io::Result<()>;
 
     /// Called once after the last record (also after an interrupted run, so a report shows what
     /// ran): formats with a footer, totals in a header or a final rename do that here.
@@ -61,39 +130,6 @@ pub(crate) fn output_file_for(path: &std::path::Path) -> io::Result<tempfile::Na
     output_file(dir)
 }
 
-/// `record` with every secret replaced, for formats whose escaping (XML, HTML, Markdown) is
-/// not among the forms the redaction layer searches: the record is redacted as JSON, where it
-/// is, before it is escaped. Borrowed when nothing needed replacing.
-pub fn redacted<'a>(record: &'a EvaluationRecord, secrets: &Secrets) -> Cow<'a, EvaluationRecord> {
-    if secrets.is_empty() {
-        return Cow::Borrowed(record);
-    }
-    let Ok(json) = serde_json::to_vec(record) else {
-        return Cow::Borrowed(record);
-    };
-    match secrets.redact_json(&json) {
-        Cow::Borrowed(_) => Cow::Borrowed(record),
-        Cow::Owned(bytes) => match serde_json::from_slice(&bytes) {
-            Ok(clean) => Cow::Owned(clean),
-            // Redaction keeps the JSON valid, but a mask can still change a key the record
-            // needs (a secret that is also a field name): drop the text rather than leak it.
-            Err(_) => Cow::Owned(EvaluationRecord {
-                candidate_answer: "***".into(),
-                hits: Vec::new(),
-                misses: Vec::new(),
-                reasoning: None,
-                lm_provider_request: None,
-                agent_provider_request: None,
-                evaluator_results: Vec::new(),
-                error: record.error.as_ref().map(|_| "***".into()),
-                output_messages: None,
-                trace: None,
-                ..record.clone()
-            }),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,11 +145,14 @@ mod tests {
             "evaluator_results": []
         }))
         .expect("record");
-        let clean = redacted(&record, &secrets);
-        let text = serde_json::to_string(clean.as_ref()).expect("json");
+        let row = Row::redact(&record, &secrets);
+        let text = serde_json::to_string(row.record()).expect("json");
         assert!(!text.contains("sk-"), "{text}");
-        assert_eq!(clean.candidate_answer, "key: ***");
-        assert_eq!(clean.eval_id, "id ***");
-        assert!(matches!(redacted(&record, &Secrets::default()), Cow::Borrowed(_)));
+        let json = String::from_utf8(row.json().expect("json").into_owned()).expect("utf-8");
+        assert_eq!(json, text);
+        assert_eq!(row.record().candidate_answer, "key: ***");
+        assert_eq!(row.record().eval_id, "id ***");
+        let untouched = Row::redact(&record, &Secrets::default());
+        assert!(matches!(untouched.record, Cow::Borrowed(_)));
     }
 }

@@ -164,8 +164,8 @@ pub struct RunStats {
 }
 
 impl Sink for RunStats {
-    fn write(&mut self, row: Row<'_>) -> std::io::Result<()> {
-        self.add(row.record);
+    fn write(&mut self, row: &Row<'_>) -> std::io::Result<()> {
+        self.add(row.record());
         Ok(())
     }
 
@@ -245,6 +245,7 @@ impl RunStats {
             totals.by_status = totals.by_status.plus(acc.status);
             totals.tokens = totals.tokens.plus(acc.tokens);
             totals.cost.sum = totals.cost.sum.saturating_add(acc.cost.sum);
+            totals.cost.n = totals.cost.n.saturating_add(acc.cost.n);
         }
         let mut all_latencies: Vec<f64> = self
             .targets
@@ -256,7 +257,8 @@ impl RunStats {
             records: totals.records,
             by_status: totals.by_status,
             tokens: totals.tokens,
-            cost_usd: totals.cost.total(COST_UNIT),
+            cost_usd: (totals.cost.n > 0).then(|| totals.cost.total(COST_UNIT)),
+            records_with_cost: usize::try_from(totals.cost.n).unwrap_or(usize::MAX),
             duration_ms: all_latencies.iter().sum(),
             repeat: (repeats > 0).then_some(repeats),
             targets,
@@ -335,7 +337,11 @@ pub struct StatsReport {
     pub records: usize,
     pub by_status: StatusCounts,
     pub tokens: Tokens,
-    pub cost_usd: f64,
+    /// Sum of the known costs; absent when no record's cost is known (never a made-up $0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Records whose cost is known (the others' is unknown).
+    pub records_with_cost: usize,
     /// Sum of the records' `execution_metrics.duration_ms`.
     pub duration_ms: f64,
     /// Repeats per case, when the run repeated cases.
@@ -759,6 +765,24 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_cost_is_absent_from_the_totals_never_zero() {
+        let mut s = RunStats::default();
+        let mut r = record("a", "c1", None, 1.0, "ok");
+        if let Some(m) = r.execution_metrics.as_mut() {
+            m.cost_usd = None;
+        }
+        s.add(&r);
+        let report = s.compute();
+        assert_eq!((report.cost_usd, report.records_with_cost), (None, 0));
+        let json = serde_json::to_value(&report).expect("json");
+        assert!(json.get("cost_usd").is_none(), "{json}");
+        s.add(&record("a", "c2", None, 1.0, "ok"));
+        let report = s.compute();
+        assert_eq!(report.records_with_cost, 1);
+        assert!(report.cost_usd.is_some_and(|c| (c - 0.1).abs() < 1e-12));
+    }
+
+    #[test]
     fn targets_are_counted_side_by_side() {
         let mut s = RunStats::default();
         for (target, id, score, status) in [
@@ -792,7 +816,8 @@ mod tests {
             ("a", 2, Some(0.75), Some(0.5))
         );
         assert_eq!((b.graded, b.execution_errors, b.not_run, b.errors()), (1, 1, 1, 2));
-        assert!((a.cost_usd - 0.2).abs() < 1e-12 && (r.cost_usd - 0.4).abs() < 1e-12);
+        assert!((a.cost_usd - 0.2).abs() < 1e-12);
+        assert!(r.cost_usd.is_some_and(|c| (c - 0.4).abs() < 1e-12), "{:?}", r.cost_usd);
         assert_eq!(
             a.tokens,
             Tokens {
@@ -899,7 +924,7 @@ mod tests {
             serde_json::to_string(&f.targets).expect("json"),
             serde_json::to_string(&b.targets).expect("json")
         );
-        assert_eq!(f.cost_usd.to_bits(), b.cost_usd.to_bits());
+        assert_eq!(f.cost_usd.map(f64::to_bits), b.cost_usd.map(f64::to_bits));
     }
 
     #[test]

@@ -10,19 +10,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::model::{EvaluationRecord, ExecutionStatus};
 use crate::providers::{CostBasis, ResolvedTarget};
 
-/// Why `--budget-usd` cannot guard a run of `targets`: one message per target whose cost cannot
-/// be known (`docs/running.md#cost`). Empty when every target's can.
+/// Why `--budget-usd` cannot guard a run of `targets`: one message per target, or judge target
+/// (LLM judges and code judges' proxy calls are spent too), whose cost cannot be known
+/// (`docs/running.md#cost`). Empty when every one's can.
 pub fn uncountable(targets: &[Arc<ResolvedTarget>]) -> Vec<String> {
-    targets
-        .iter()
-        .filter_map(|t| match t.provider.cost_basis() {
-            CostBasis::Unknown(why) => Some(format!(
-                "--budget-usd cannot count target `{}`, whose cost cannot be known: {why}",
-                t.name
-            )),
-            CostBasis::Reported | CostBasis::Priced(_) | CostBasis::Free => None,
-        })
-        .collect()
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for t in targets {
+        let judge = (t.judge_name != t.name).then(|| {
+            (
+                t.judge_name.as_str(),
+                t.judge.as_ref(),
+                format!("judge target `{}` (of `{}`)", t.judge_name, t.name),
+            )
+        });
+        let own = (t.name.as_str(), t.provider.as_ref(), format!("target `{}`", t.name));
+        for (name, provider, what) in std::iter::once(own).chain(judge) {
+            if !seen.insert(name.to_owned()) {
+                continue;
+            }
+            if let CostBasis::Unknown(why) = provider.cost_basis() {
+                out.push(format!(
+                    "--budget-usd cannot count {what}, whose cost cannot be known: {why}"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The most a run may spend, in US dollars (finite, above 0).
@@ -81,7 +95,7 @@ impl Spending {
     pub(crate) fn uncounted_warning(&self) -> Option<String> {
         (self.limit.is_some() && self.uncounted > 0).then(|| {
             format!(
-                "{} case(s) ran without a reported cost: --budget-usd counted them as $0 (a command target reports cost by writing `cost_usd`; docs/running.md#cost)",
+                "{} case(s) ran without a known cost: --budget-usd counted them as $0 (an LLM API that sent no token usage cannot be priced; a command target reports cost by writing `cost_usd`; docs/running.md#cost)",
                 self.uncounted
             )
         })
@@ -159,10 +173,7 @@ mod tests {
         assert_eq!(s.uncounted_warning(), None);
         s.add(&costing(None));
         let warning = s.uncounted_warning().expect("one case was not counted");
-        assert!(
-            warning.starts_with("1 case(s) ran without a reported cost"),
-            "{warning}"
-        );
+        assert!(warning.starts_with("1 case(s) ran without a known cost"), "{warning}");
         s.add(&costing(Some(0.25)));
         assert!(s.reached(), "0.25 + 0.5 + 0.25 reaches 1.0");
     }

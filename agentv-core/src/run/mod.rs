@@ -24,7 +24,7 @@ use crate::evaluators::ConfiguredGrader;
 use crate::load::LoadedSuite;
 use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
-use crate::report::{Sink, Summary};
+use crate::report::{Row, Sink, Summary};
 use crate::resolve::Plan;
 pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, state_path};
 pub use budget::{Budget, uncountable};
@@ -322,7 +322,7 @@ pub async fn run(
                         observer.case_started(&id, &target);
                     }
                     done += 1;
-                    if !write_to_sinks(sinks, &record, &mut failed_sinks, observer) {
+                    if !write_to_sinks(sinks, &Row::redact(&record, &options.context.secrets), &mut failed_sinks, observer) {
                         unwritten += 1;
                     }
                     observer.case_finished(&record, elapsed, done, total);
@@ -347,7 +347,12 @@ pub async fn run(
             let record = case::not_run_record(&job, &message);
             done += 1;
             over_budget += 1;
-            if !write_to_sinks(sinks, &record, &mut failed_sinks, observer) {
+            if !write_to_sinks(
+                sinks,
+                &Row::redact(&record, &options.context.secrets),
+                &mut failed_sinks,
+                observer,
+            ) {
                 unwritten += 1;
             }
             observer.case_finished(&record, Duration::ZERO, done, total);
@@ -393,13 +398,13 @@ fn budget_gate(
 /// once; the run goes on so the summary (and the other sinks) still show every case.
 fn write_to_sinks(
     sinks: &mut [&mut dyn Sink],
-    record: &EvaluationRecord,
+    row: &Row<'_>,
     failed: &mut [bool],
     observer: &mut dyn RunObserver,
 ) -> bool {
     let mut all = true;
     for (sink, failed) in sinks.iter_mut().zip(failed.iter_mut()) {
-        if let Err(e) = sink.write(record.into()) {
+        if let Err(e) = sink.write(row) {
             if !*failed {
                 observer.warning(&format!("cannot write to the {}: {e}", sink.describe()));
                 *failed = true;

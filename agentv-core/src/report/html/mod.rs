@@ -20,10 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compare::{Comparison, Entry};
-use super::sink::{Row, Sink, redacted};
+use super::sink::{Row, Sink};
 use super::tally::{Tally, first_problem, shorten};
 use crate::model::{EvaluationRecord, ExecutionStatus};
-use crate::redact::Secrets;
 
 /// Longest first-miss text kept in the index, in characters (the drill-down has it whole).
 const FIRST_MISS_WIDTH: usize = 160;
@@ -79,7 +78,6 @@ struct IndexRow {
 pub struct HtmlReport {
     path: PathBuf,
     title: String,
-    secrets: Secrets,
     grouping: Grouping,
     run: usize,
     /// The page being written; `None` once finished.
@@ -92,17 +90,17 @@ pub struct HtmlReport {
 
 impl HtmlReport {
     /// A report of one run (grouped by target when it has several), written to `path`.
-    pub fn create(path: &Path, title: &str, secrets: Secrets) -> io::Result<Self> {
-        Self::start(path, title, secrets, Grouping::Targets)
+    pub fn create(path: &Path, title: &str) -> io::Result<Self> {
+        Self::start(path, title, Grouping::Targets)
     }
 
     /// A report of several runs side by side (`runs` are their labels, e.g. file names); call
     /// [`HtmlReport::start_run`] before each run's records.
-    pub fn create_compare(path: &Path, title: &str, secrets: Secrets, runs: Vec<String>) -> io::Result<Self> {
-        Self::start(path, title, secrets, Grouping::Runs(runs))
+    pub fn create_compare(path: &Path, title: &str, runs: Vec<String>) -> io::Result<Self> {
+        Self::start(path, title, Grouping::Runs(runs))
     }
 
-    fn start(path: &Path, title: &str, secrets: Secrets, grouping: Grouping) -> io::Result<Self> {
+    fn start(path: &Path, title: &str, grouping: Grouping) -> io::Result<Self> {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -123,7 +121,6 @@ impl HtmlReport {
         Ok(Self {
             path: path.to_path_buf(),
             title: title.to_owned(),
-            secrets,
             grouping,
             run: 0,
             out: Some(out),
@@ -300,9 +297,8 @@ pub fn write_script_json(out: &mut impl Write, json: &[u8]) -> io::Result<()> {
 }
 
 impl Sink for HtmlReport {
-    fn write(&mut self, row: Row<'_>) -> io::Result<()> {
-        let record = redacted(row.record, &self.secrets);
-        self.write_row(record.as_ref())
+    fn write(&mut self, row: &Row<'_>) -> io::Result<()> {
+        self.write_row(row.record())
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::sink::{Row, Sink, redacted};
+use super::sink::{Row, Sink};
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use crate::redact::{self, Secrets};
 
@@ -214,9 +214,8 @@ fn index_row(r: &EvaluationRecord, files: &case::Written, experiment: &str) -> V
 }
 
 impl Sink for RunDirectory {
-    fn write(&mut self, row: Row<'_>) -> io::Result<()> {
-        let record = redacted(row.record, &self.secrets);
-        let r = record.as_ref();
+    fn write(&mut self, row: &Row<'_>) -> io::Result<()> {
+        let r = row.record();
         let rel = self.case_dir(r);
         let context = case::Context {
             root: &self.dir,

@@ -51,10 +51,13 @@ fn run_directory_has_the_agentv_4_layout() {
     let stub = read_json(&dir.join("benchmark.json"));
     assert_eq!(stub["metadata"]["planned_test_count"], 3);
     assert_eq!(stub["notes"], json!(["No results to summarize"]));
-    sink.write((&record("add", "gpt", 1.0, json!({}))).into())
+    sink.write(&Row::redact(&record("add", "gpt", 1.0, json!({})), &Secrets::default()))
         .expect("written");
-    sink.write((&record("add", "claude", 0.5, json!({}))).into())
-        .expect("written");
+    sink.write(&Row::redact(
+        &record("add", "claude", 0.5, json!({})),
+        &Secrets::default(),
+    ))
+    .expect("written");
     sink.finish().expect("finished");
     let rows = index(&dir);
     assert_eq!(rows.len(), 2);
@@ -155,11 +158,12 @@ fn hostile_ids_stay_inside_and_secrets_never_reach_a_file() {
     let dir = tmp.path().join("out");
     let secrets = Secrets::default();
     secrets.add("sk-run-dir-secret");
-    let mut sink = RunDirectory::create(&dir, info(), secrets).expect("created");
+    let mut sink = RunDirectory::create(&dir, info(), secrets.clone()).expect("created");
     let long = "x".repeat(5000);
     for id in ["..", "../escape", "a/b", "tab\there", long.as_str()] {
         let leak = json!({"candidate_answer": "key sk-run-dir-secret", "error": "sk-run-dir-secret"});
-        sink.write((&record(id, "t", 1.0, leak)).into()).expect("written");
+        sink.write(&Row::redact(&record(id, "t", 1.0, leak), &secrets))
+            .expect("written");
     }
     sink.finish().expect("finished");
     let mut files = 0;

@@ -219,8 +219,9 @@ fn children_cpu() -> Duration {
 }
 
 fn rusage(who: libc::c_int) -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we own.
+    // SAFETY: `rusage` is plain integers, for which all zeros is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own, valid for the call.
     unsafe { libc::getrusage(who, &mut usage) };
     let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
     tv(usage.ru_utime) + tv(usage.ru_stime)
