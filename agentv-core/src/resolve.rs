@@ -11,7 +11,9 @@ use crate::env::Env;
 use crate::load::{LoadedSuite, TARGET_FILE_NAMES, find_targets_file, load_targets_file};
 use crate::paths::Workspace;
 use crate::providers::mock::{Delay, MockProvider};
-use crate::providers::{MissingVar, ResolveError, ResolvedTarget, ResponseCache, TargetRegistry, known_providers};
+use crate::providers::{
+    MissingVar, ResolveError, ResolvedTarget, ResponseCache, TargetRegistry, TargetsFile, known_providers,
+};
 use crate::redact::Secrets;
 
 /// The answer of dry-run mocks.
@@ -390,6 +392,32 @@ impl<'a> TargetResolver<'a> {
         }
     }
 
+    /// Every target a file declares itself (a promptfoo config's `providers`), resolved with
+    /// the run's variables, secrets and cache; the problems of every one that cannot be used.
+    pub fn resolve_inline(&mut self, file: &TargetsFile) -> Result<Vec<Arc<ResolvedTarget>>, Vec<TargetProblem>> {
+        let registry = Arc::new(
+            TargetRegistry::new(Some(file.clone()), self.env.clone(), self.secrets.clone())
+                .with_response_cache(self.options.cache.clone()),
+        );
+        let mut targets = Vec::new();
+        let mut problems = Vec::new();
+        for name in file.names() {
+            match registry.resolve_target(&name) {
+                Ok(target) => targets.push(Arc::new(target)),
+                Err(errors) => problems.push(TargetProblem::Target {
+                    file: file.path.clone(),
+                    errors,
+                }),
+            }
+        }
+        self.warnings.extend(registry.take_warnings());
+        if problems.is_empty() {
+            Ok(targets)
+        } else {
+            Err(problems)
+        }
+    }
+
     /// The target of the suite in `eval_file` whose own target is `suite_target`.
     pub fn resolve(
         &mut self,
@@ -518,8 +546,16 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
     let mut planned = Vec::new();
     for suite in suites {
         // A 4.x matrix (`execution.targets`) would be the suite's list here.
-        let own: Vec<&str> = suite.target.as_deref().into_iter().collect();
-        let suite_targets = match resolver.resolve_all(&suite.file, &own) {
+        let inline_names = suite.inline_targets.as_ref().map(|t| t.names()).unwrap_or_default();
+        let own: Vec<&str> = match &suite.inline_targets {
+            Some(_) => inline_names.iter().map(String::as_str).collect(),
+            None => suite.target.as_deref().into_iter().collect(),
+        };
+        let found = match &suite.inline_targets {
+            Some(file) if options.targets.is_empty() && !options.dry_run => resolver.resolve_inline(file),
+            _ => resolver.resolve_all(&suite.file, &own),
+        };
+        let suite_targets = match found {
             Ok(t) => t,
             Err(found) => {
                 problems.extend(found);

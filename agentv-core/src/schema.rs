@@ -79,14 +79,17 @@ fn tool() -> Value {
 
 /// A list of graders: each entry's `type` picks the keys it may have.
 fn graders() -> Value {
-    let names: Vec<&str> = crate::evaluators::entries()
-        .flat_map(|e| e.names.iter().copied())
+    // promptfoo's spellings belong to promptfoo configs, which this schema does not describe.
+    let agentv: Vec<_> = crate::evaluators::entries()
+        .filter(|e| !e.names.v2.is_empty() || !e.names.v4.is_empty())
         .collect();
-    let branches: Vec<Value> = crate::evaluators::entries()
+    let names: Vec<&str> = agentv.iter().flat_map(|e| e.agentv_names()).collect();
+    let branches: Vec<Value> = agentv
+        .iter()
         .map(|entry| {
             let keys: Vec<&Key> = GRADER_KEYS.keys().chain(entry.keys.keys()).collect();
-            let mut names: Vec<String> = entry.names.iter().map(|n| (*n).to_owned()).collect();
-            for name in entry.names {
+            let mut names: Vec<String> = entry.agentv_names().iter().map(|n| (*n).to_owned()).collect();
+            for name in entry.agentv_names() {
                 let snake = name.replace('-', "_");
                 if !names.contains(&snake) {
                     names.push(snake);
@@ -164,7 +167,9 @@ mod tests {
     #[test]
     fn every_grader_and_provider_name_is_in_the_schemas() {
         let eval = eval().to_string();
-        for name in crate::evaluators::entries().flat_map(|e| e.names.iter()) {
+        // Graders only promptfoo configs name (`assert-set`) are not in the eval schema.
+        let agentv = crate::evaluators::entries().filter(|e| !e.names.v2.is_empty() || !e.names.v4.is_empty());
+        for name in agentv.flat_map(|e| e.agentv_names()) {
             assert!(eval.contains(&format!("\"{name}\"")), "{name}");
         }
         let targets = targets().to_string();

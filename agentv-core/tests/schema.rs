@@ -61,7 +61,10 @@ fn example_files() -> Vec<(PathBuf, SchemaKind)> {
                 if !(path.ends_with("target") || path.ends_with("examples/ci")) {
                     visit(&path, out);
                 }
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                // promptfoo configs name promptfoo's own schema.
+                && !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("promptfooconfig."))
+            {
                 out.push(path);
             }
         }

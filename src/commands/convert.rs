@@ -83,6 +83,7 @@ fn name(g: Generation) -> &'static str {
     match g {
         Generation::V2 => "AgentV 2.x",
         Generation::V4 => "AgentV 4.x",
+        Generation::Promptfoo => "a promptfoo config",
     }
 }
 

@@ -84,6 +84,9 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
             return ExitStatus::Config;
         }
     };
+    if let Some(path) = promptfoo_json(&args) {
+        report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(&path)));
+    }
     let plan = match agentv_core::plan(ws, loaded, &options) {
         Ok(plan) => plan,
         Err(e) => {
@@ -171,8 +174,18 @@ fn execute(
         if let Some(dir) = &args.output {
             printer.note(&format!("AgentV 4.x run directory written to {}", dir.display()));
         }
+        if let Some(path) = promptfoo_json(args).filter(|p| p.exists()) {
+            printer.note(&format!("promptfoo JSON output written to {}", path.display()));
+        }
         ExitStatus::of_run(report.outcome, signal)
     })
+}
+
+/// `--out x.json`: promptfoo's JSON output goes there (`docs/promptfoo.md#results`).
+fn promptfoo_json(args: &EvalArgs) -> Option<PathBuf> {
+    args.out
+        .clone()
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")))
 }
 
 /// How the loaded suites are to run, as the flags say.
@@ -183,8 +196,13 @@ fn plan_options(args: &EvalArgs) -> PlanOptions {
         dry_run: args.dry_run,
         cache: args.cache,
         workers: args.workers.map(|w| w as usize),
-        // With --output, agentv's own results go in the run directory too.
-        out: args.out.clone().or_else(|| {
+        // With --output, agentv's own results go in the run directory too; beside promptfoo's
+        // JSON output (`--out x.json`) as x.jsonl.
+        out: match promptfoo_json(args) {
+            Some(json) => Some(json.with_extension("jsonl")),
+            None => args.out.clone(),
+        }
+        .or_else(|| {
             let dir = args.output.as_ref()?;
             args.resume.is_none().then(|| dir.join("results.jsonl"))
         }),

@@ -26,6 +26,7 @@ mod judge_economy;
 mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
+mod promptfoo_configs;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

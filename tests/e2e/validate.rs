@@ -224,6 +224,7 @@ const EXAMPLES: &[&str] = &[
     "contextual-precision",
     "judges",
     "mock",
+    "promptfoo",
     "providers",
     "results",
     "tools",

@@ -80,8 +80,9 @@ pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) 
         });
     }
     let (converted, diags) = pass(text, &root, diags, dir, part, |root, cx| match to {
-        Generation::V4 => to_v4::suite(root, cx),
         Generation::V2 => to_v2::suite(root, cx),
+        // A promptfoo config is not an AgentV target generation (`convert_to_v4` is the way).
+        Generation::V4 | Generation::Promptfoo => to_v4::suite(root, cx),
     })?;
     let (converted, diags) = if to == Generation::V2 {
         let root = parse_yaml(&converted).map_err(|_| only_errors(diags.clone()))?;

@@ -15,14 +15,19 @@ use serde_json::{Map, Value};
 
 use super::code_judge::{self, Execution, Program, ProxyBudget};
 use super::judge_pool::JudgePool;
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::keys::to_snake_case;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["code-grader", "code_grader"],
+    name: "code-grader",
+    names: Names {
+        v2: &[],
+        v4: &["code-grader"],
+        promptfoo: &[],
+    },
     doc: "Runs a program that reads the case on stdin (AgentV 4.x): a JSON `{score?, assertions?, details?}` on stdout, else the exit code, grades; other keys reach it as `config`.",
     keys: &KEYS,
     parse,

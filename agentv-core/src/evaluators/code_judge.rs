@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::judge_pool::{CaseRequest, JudgePool, Recycle};
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
 use crate::model::Message;
 use crate::process::{self, ProcessError, ProcessSpec};
@@ -20,7 +20,12 @@ use crate::redact::Secrets;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["code_judge", "code", "code-judge"],
+    name: "code_judge",
+    names: Names {
+        v2: &["code_judge", "code", "code-judge"],
+        v4: &[],
+        promptfoo: &[],
+    },
     doc: "Runs a program that reads the case on stdin and prints `{score, hits?, misses?, reasoning?, details?}`; other keys reach it as `config`.",
     keys: &KEYS,
     parse,

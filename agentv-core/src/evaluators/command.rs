@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::code_judge::JUDGE_TIMEOUT_RANGE;
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe};
 use crate::model::Assertion;
 use crate::process::{self, ProcessError, ProcessSpec};
@@ -20,7 +20,12 @@ use crate::process::{self, ProcessError, ProcessSpec};
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["command"],
+    name: "command",
+    names: Names {
+        v2: &["command"],
+        v4: &["command"],
+        promptfoo: &[],
+    },
     doc: "Runs a command in the case's workspace after the target (e.g. the project's tests); passes when it exits with the expected code.",
     keys: &KEYS,
     parse,

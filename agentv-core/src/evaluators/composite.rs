@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::llm_prompt::{FREEFORM_SYSTEM, js_number};
 use super::llm_reply;
 use super::{
-    ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Need, ParseContext,
+    ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, Need, ParseContext,
 };
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe};
 use crate::process::{self, ProcessSpec};
@@ -29,7 +29,12 @@ mod aggregator_v2;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["composite"],
+    name: "composite",
+    names: Names {
+        v2: &["composite"],
+        v4: &["composite"],
+        promptfoo: &[],
+    },
     doc: "Runs its member graders together and combines their results with an aggregator.",
     keys: &KEYS,
     parse,
@@ -168,7 +173,7 @@ fn usable_members(node: &Node, generation: Generation, cx: &mut ParseContext<'_>
             (None, _, _) => Some(format!("a composite member must be a mapping, found {}", describe(item))),
             (Some(_), None, _) => Some("a composite member needs a `name`".to_owned()),
             (Some(_), Some(_), None) => Some("a composite member needs a `type`".to_owned()),
-            (Some(_), Some(_), Some(t)) if super::find(t).is_none() => {
+            (Some(_), Some(_), Some(t)) if super::find(Generation::V2, t).is_none() => {
                 Some(format!("composite member type `{t}` is not a built-in grader"))
             }
             (Some(_), Some(_), Some(t)) if generation == Generation::V4 && t.contains('_') => Some(format!(
@@ -214,12 +219,8 @@ fn read_aggregator(node: &Node, generation: Generation, cx: &mut ParseContext<'_
     let type_node = f.take("type");
     let ty = type_node.and_then(Node::as_str).unwrap_or_default().to_owned();
     let ty_pos = type_node.map_or(pos, |n| n.pos);
-    // The contract of a code aggregator is the file's generation's; in a grader list read on
-    // its own, the spelling's (2.x named it `code_judge`).
-    let code_generation = cx.file_generation.unwrap_or(match ty.as_str() {
-        "code_judge" | "code" => Generation::V2,
-        _ => Generation::V4,
-    });
+    // The contract of a code aggregator is the file's generation's.
+    let code_generation = cx.file_generation;
     // 2.x spelled these aggregators after its judges; 4.x drops a composite that does.
     let ty = match ty.as_str() {
         "code_judge" | "llm_judge" if generation == Generation::V2 => ty.replace("_judge", "-grader"),
@@ -547,7 +548,7 @@ async fn code_aggregator(
     let records: Vec<Value> = members.iter().map(|m| m.record(Some(1.0))).collect();
     let request = match generation {
         Generation::V2 => json!({"aggregator": "code_judge", "script": command}),
-        Generation::V4 => json!({"aggregator": "code-grader", "script": command}),
+        Generation::V4 | Generation::Promptfoo => json!({"aggregator": "code-grader", "script": command}),
     };
     let failed = |why: String, records: Vec<Value>| {
         let mut request = request.clone();
@@ -555,7 +556,7 @@ async fn code_aggregator(
         let reason = format!("Code aggregator failed: {why}");
         let grade = match generation {
             Generation::V2 => Grade::crashed(reason),
-            Generation::V4 => Grade {
+            Generation::V4 | Generation::Promptfoo => Grade {
                 crashed: true,
                 ..Grade::failed_with(reason).with_verdict(GradeVerdict::Fail)
             },
@@ -570,7 +571,7 @@ async fn code_aggregator(
         Generation::V2 => serde_json::to_vec_pretty(&Input {
             results: aggregator_v2::results(members),
         }),
-        Generation::V4 => serde_json::to_vec_pretty(&Input {
+        Generation::V4 | Generation::Promptfoo => serde_json::to_vec_pretty(&Input {
             results: results_json(members),
         }),
     };
@@ -602,7 +603,7 @@ async fn code_aggregator(
     let obj = parsed.as_ref().and_then(Value::as_object);
     let grade = match generation {
         Generation::V2 => aggregator_v2::grade(obj),
-        Generation::V4 => v4_aggregate_grade(obj),
+        Generation::V4 | Generation::Promptfoo => v4_aggregate_grade(obj),
     };
     with_members(grade, records, request)
 }

@@ -5,13 +5,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::string_check::{VALUE_LIST, candidate, quoted_list, value_list};
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["contains-all", "contains_all"],
+    name: "contains-all",
+    names: Names {
+        v2: &[],
+        v4: &["contains-all"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer contains every string in `value` (case-sensitive).",
     keys: &KEYS,
     parse,

@@ -7,13 +7,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::metric_check::{dollars, required_number};
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["cost"],
+    name: "cost",
+    names: Names {
+        v2: &["cost"],
+        v4: &["cost"],
+        promptfoo: &[],
+    },
     doc: "Passes when the target's answer cost at most `budget` US dollars.",
     keys: &KEYS,
     parse,

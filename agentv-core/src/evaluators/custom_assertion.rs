@@ -23,7 +23,8 @@ use crate::config::{Fields, KeyTable};
 
 /// What results call a custom assertion's grader (its own name is the entry's `name`).
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["custom-assertion"],
+    name: "custom-assertion",
+    names: super::Names::NONE,
     doc: "An AgentV 4.x custom assertion type (`.agentv/assertions/<type>.ts`), run under bun or node.",
     keys: &KEYS,
     parse: |_, _| None,

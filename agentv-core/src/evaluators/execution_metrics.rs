@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::metric_check::{counts, dollars, optional_number};
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 use crate::model::{ExecutionMetrics, OutputMessage, TokenUsage};
@@ -22,7 +22,12 @@ use crate::model::{ExecutionMetrics, OutputMessage, TokenUsage};
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["execution-metrics", "execution_metrics"],
+    name: "execution-metrics",
+    names: Names {
+        v2: &["execution_metrics"],
+        v4: &["execution-metrics"],
+        promptfoo: &[],
+    },
     doc: "Checks tool calls, LLM calls, tokens, cost, duration and exploration against thresholds.",
     keys: &KEYS,
     parse,

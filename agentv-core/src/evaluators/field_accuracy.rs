@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::candidate::parse_lenient;
 use super::string_check::candidate;
-use super::{Generation, Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Generation, Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NumberRange, describe};
 use crate::model::{Content, EvalCase, Role};
@@ -30,7 +30,12 @@ use crate::model::{Content, EvalCase, Role};
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["field-accuracy", "field_accuracy"],
+    name: "field-accuracy",
+    names: Names {
+        v2: &["field_accuracy"],
+        v4: &["field-accuracy"],
+        promptfoo: &[],
+    },
     doc: "Compares fields of the JSON answer with the expected answer's (exact, numeric tolerance, date).",
     keys: &KEYS,
     parse,

@@ -20,9 +20,11 @@ use crate::providers::ResolvedTarget;
 
 /// One row of the grader table.
 pub struct GraderEntry {
-    /// The `type` written in results first, then every other spelling a file may use
-    /// (`llm_judge`, `llm-judge`).
-    pub names: &'static [&'static str],
+    /// The `type` written in results.
+    pub name: &'static str,
+    /// The spellings a file of each generation may use; they decide a file's generation
+    /// (`docs/architecture.md#generations`).
+    pub names: Names,
     /// One line for the schema and the documentation.
     pub doc: &'static str,
     /// Its own keys; the common ones (`name`, `type`, `weight`) are read by the list parser.
@@ -35,7 +37,66 @@ pub struct GraderEntry {
 impl GraderEntry {
     /// The `type` written in results.
     pub fn type_name(&self) -> &'static str {
-        self.names.first().copied().unwrap_or_default()
+        self.name
+    }
+
+    /// The spellings AgentV eval files (2.x and 4.x) may use: the results type first, then the
+    /// others as listed, each once (for schemas and messages).
+    pub fn agentv_names(&self) -> Vec<&'static str> {
+        let mut out = vec![self.name];
+        for name in self.names.v2.iter().chain(self.names.v4) {
+            if !out.contains(name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+}
+
+/// The spellings of one grader type, per file generation. A spelling listed only for 4.x makes
+/// a file that uses it a 4.x file; one listed for 2.x never does, so adding a kebab-case alias
+/// to a 2.x grader leaves 2.x files where they are (`docs/architecture.md#generations`). A 4.x
+/// file may also write a 4.x spelling in snake_case (`llm_grader` for `llm-grader`).
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    /// AgentV 2.x eval files (and agentv's own graders in them).
+    pub v2: &'static [&'static str],
+    /// AgentV 4.x eval files.
+    pub v4: &'static [&'static str],
+    /// promptfoo configs (`assert` entries); a `not-` prefix is read by the list parser.
+    pub promptfoo: &'static [&'static str],
+}
+
+impl Names {
+    /// No spelling in any generation.
+    pub const NONE: Self = Self {
+        v2: &[],
+        v4: &[],
+        promptfoo: &[],
+    };
+
+    /// The spellings a file of `generation` may use.
+    pub fn of(&self, generation: Generation) -> &'static [&'static str] {
+        match generation {
+            Generation::V2 => self.v2,
+            Generation::V4 => self.v4,
+            Generation::Promptfoo => self.promptfoo,
+        }
+    }
+
+    /// Every spelling of every generation (with repeats).
+    pub fn all(&self) -> impl Iterator<Item = &'static str> + use<> {
+        self.v2.iter().chain(self.v4).chain(self.promptfoo).copied()
+    }
+
+    /// Whether a file of `generation` may write `written`: exactly, or for 4.x also in
+    /// snake_case.
+    pub fn spells(&self, generation: Generation, written: &str) -> bool {
+        let list = self.of(generation);
+        list.contains(&written)
+            || (generation == Generation::V4
+                && written.contains('_')
+                && list.iter().any(|n| n.replace('-', "_") == written))
     }
 }
 
@@ -59,6 +120,12 @@ pub trait Grader: Send + Sync + fmt::Debug {
     /// configuration (`contains-Paris`, `regex-<pattern>`); `None` means the type.
     fn default_name(&self) -> Option<String> {
         None
+    }
+
+    /// Whether it reads the answer's token log probabilities (`perplexity`): an
+    /// OpenAI-compatible target asks for them only for a case with such a grader.
+    fn wants_logprobs(&self) -> bool {
+        false
     }
 
     /// Grades one answer.
@@ -104,6 +171,9 @@ pub struct ConfiguredGrader {
     /// Invert the result: score `1 − s`, pass and fail swapped, hits and misses swapped. Applied
     /// by the case score, not by a grader made of graders.
     pub negate: bool,
+    /// promptfoo's `metric`: the named score this grader adds to (rendered with the test's
+    /// `vars`).
+    pub metric: Option<String>,
     pub entry: &'static GraderEntry,
     pub grader: Arc<dyn Grader>,
 }
@@ -121,11 +191,14 @@ pub struct ParseContext<'p> {
     /// The eval file's directory: relative paths in a grader resolve against it.
     pub eval_dir: &'p Path,
     pub diags: &'p mut Diagnostics,
-    /// The file's generation, when the loader has decided it.
-    pub file_generation: Option<Generation>,
-    /// The grader being parsed, as the list parser found it: its `type` as written and
-    /// whether its mapping names any kebab-case type (for [`ParseContext::generation`]).
-    pub(crate) current: Option<(String, bool)>,
+    /// The file's generation (`docs/architecture.md#generations`); 2.x until the loader says.
+    pub file_generation: Generation,
+    /// The `type` of the grader being parsed, as written.
+    pub(crate) current: Option<String>,
+    /// A promptfoo assertion's `not-` prefix, until the grader being parsed takes it to invert
+    /// its own check ([`ParseContext::take_inverse`]); the list parser negates the grade of a
+    /// grader that leaves it.
+    pub(crate) inverse: bool,
     /// Variables for `${{ VAR }}` in files a list includes (`{include: NAME}`, 4.x).
     pub env: Option<&'p Env>,
 }
@@ -136,17 +209,17 @@ impl<'p> ParseContext<'p> {
             ws,
             eval_dir,
             diags,
-            file_generation: None,
+            file_generation: Generation::V2,
             current: None,
+            inverse: false,
             env: None,
         }
     }
 
-    /// The same context for a file whose generation the loader has decided
-    /// (`docs/architecture.md#generations`).
+    /// The same context for a file of `generation` (`docs/architecture.md#generations`).
     pub fn with_generation(self, generation: Generation) -> Self {
         Self {
-            file_generation: Some(generation),
+            file_generation: generation,
             ..self
         }
     }
@@ -160,23 +233,23 @@ impl<'p> ParseContext<'p> {
     /// is invalid (reported).
     pub fn graders(&mut self, node: &Node) -> Option<Vec<ConfiguredGrader>> {
         let outer = self.current.take();
+        let inverse = std::mem::take(&mut self.inverse);
         let graders = super::list::parse_graders(node, self);
         self.current = outer;
+        self.inverse = inverse;
         graders
     }
 
-    /// The generation whose semantics the grader being parsed follows: the file's when it is
-    /// known, else the spelling of the grader's `type` decides (a kebab-case type is 4.x; a
-    /// type spelled the same in both, like `composite`, is 4.x when a member's type is).
+    /// The generation whose semantics the grader being parsed follows: its file's.
     pub fn generation(&self) -> Generation {
-        if let Some(g) = self.file_generation {
-            return g;
-        }
-        match &self.current {
-            Some((written, _)) if written.contains('-') => Generation::V4,
-            Some((written, nested_kebab)) if !written.contains('_') && *nested_kebab => Generation::V4,
-            _ => Generation::V2,
-        }
+        self.file_generation
+    }
+
+    /// Whether the promptfoo assertion being parsed is written `not-<type>`; a grader that
+    /// calls this inverts its own check (with promptfoo's texts), and the list parser then
+    /// leaves its grade as it is.
+    pub fn take_inverse(&mut self) -> bool {
+        std::mem::take(&mut self.inverse)
     }
 
     /// Where a check whose failure drops only this grader starts (see
@@ -210,6 +283,10 @@ pub struct GradeContext<'a> {
     pub trace: &'a [TraceEvent],
     pub trace_summary: &'a TraceSummary,
     pub metrics: &'a ExecutionMetrics,
+    /// Why the model stopped (`stop`, `length`, `tool_calls`), when the provider says.
+    pub finish_reason: Option<&'a str>,
+    /// The answer's token log probabilities, when they were asked for and returned.
+    pub logprobs: Option<&'a [f64]>,
     pub target: &'a ResolvedTarget,
     pub run: &'a RunContext,
     /// The case's workspace after the target ran, when it has one (`docs/workspaces.md`).

@@ -5,13 +5,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::string_check::{VALUE_TEXT, candidate, value_text};
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["icontains"],
+    name: "icontains",
+    names: Names {
+        v2: &[],
+        v4: &["icontains"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer contains `value`, ignoring letter case.",
     keys: &KEYS,
     parse,

@@ -7,13 +7,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["is-json", "is_json"],
+    name: "is-json",
+    names: Names {
+        v2: &[],
+        v4: &["is-json"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer is valid JSON (any value; a Markdown fence fails).",
     keys: &KEYS,
     parse,

@@ -11,14 +11,19 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable};
 use crate::model::{Assertion, INPUT_ERROR, ToolCall, ToolDef, ToolSettings};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["is-valid-tool-call", "is_valid_tool_call"],
+    name: "is-valid-tool-call",
+    names: Names {
+        v2: &["is_valid_tool_call"],
+        v4: &["is-valid-tool-call"],
+        promptfoo: &[],
+    },
     doc: "Passes when every tool call names a declared tool and its arguments validate against the tool's JSON Schema.",
     keys: &KEYS,
     parse,

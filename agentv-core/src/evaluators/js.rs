@@ -189,6 +189,57 @@ pub fn parse_float(s: &str) -> Option<f64> {
     s[..end].parse::<f64>().ok()
 }
 
+/// `JSON.parse(text)` as Node reads it: the value, or V8's error message (`Unexpected token
+/// 'o', "not json" is not valid JSON`, `Unexpected end of JSON input`, …). Positions come from
+/// serde_json's error, so a message may name a neighbouring position in rare texts.
+pub fn json_parse(text: &str) -> Result<Value, String> {
+    let e = match serde_json::from_str::<Value>(text) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let at = error_index(text, e.line(), e.column());
+    let message = e.to_string();
+    if e.is_eof() || at >= chars.len() {
+        return Err("Unexpected end of JSON input".to_owned());
+    }
+    if message.starts_with("trailing characters") {
+        return Err(format!(
+            "Unexpected non-whitespace character after JSON at position {at}"
+        ));
+    }
+    if message.starts_with("key must be a string") {
+        return Err(format!("Expected property name or '}}' in JSON at position {at}"));
+    }
+    if message.starts_with("control character") {
+        return Err(format!(
+            "Bad control character in string literal in JSON at position {at}"
+        ));
+    }
+    let shown: String = if chars.len() <= 40 {
+        format!("\"{text}\"")
+    } else {
+        let from = at.saturating_sub(10);
+        let to = (at + 10).min(chars.len());
+        let before = if from > 0 { "..." } else { "" };
+        let after = if to < chars.len() { "..." } else { "" };
+        format!("{before}\"{}\"{after}", chars[from..to].iter().collect::<String>())
+    };
+    Err(format!("Unexpected token '{}', {shown} is not valid JSON", chars[at]))
+}
+
+/// The character index serde_json's (1-based line, column) error points at.
+fn error_index(text: &str, line: usize, column: usize) -> usize {
+    let mut index = 0;
+    for (n, l) in text.split('\n').enumerate() {
+        if n + 1 == line {
+            return index + column.saturating_sub(1).min(l.chars().count());
+        }
+        index += l.chars().count() + 1;
+    }
+    index
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

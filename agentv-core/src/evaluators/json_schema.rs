@@ -10,14 +10,19 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, Node, Pos};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["json-schema", "json_schema"],
+    name: "json-schema",
+    names: Names {
+        v2: &["json_schema"],
+        v4: &["json-schema"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer is JSON that validates against a JSON Schema (inline or from a file).",
     keys: &KEYS,
     parse,
@@ -77,7 +82,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 }
 
 /// Reads a schema file (JSON, else YAML), found through the search roots.
-fn load(path: &str, pos: Pos, cx: &mut ParseContext<'_>) -> Option<Value> {
+pub(super) fn load(path: &str, pos: Pos, cx: &mut ParseContext<'_>) -> Option<Value> {
     let file = match cx.ws.resolve_file(path, cx.eval_dir) {
         Ok(file) => file,
         Err(tried) => {

@@ -6,13 +6,18 @@ use futures::future::BoxFuture;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["keywords"],
+    name: "keywords",
+    names: Names {
+        v2: &["keywords"],
+        v4: &[],
+        promptfoo: &[],
+    },
     doc: "Heuristic grading by expected and forbidden words, plus error detection.",
     keys: &KEYS,
     parse,

@@ -6,13 +6,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::metric_check::required_number;
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["latency"],
+    name: "latency",
+    names: Names {
+        v2: &["latency"],
+        v4: &["latency"],
+        promptfoo: &[],
+    },
     doc: "Passes when the target's answer took at most `threshold` milliseconds.",
     keys: &KEYS,
     parse,

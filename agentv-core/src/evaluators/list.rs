@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::grader::{ConfiguredGrader, GradeContext, GradeVerdict, GraderEntry, ParseContext};
+use super::grader::{ConfiguredGrader, GradeContext, GraderEntry, ParseContext};
 use crate::config::interpolate::interpolate_env;
 use crate::config::node::parse_yaml;
 use crate::config::{Diagnostics, Fields, Key, KeyTable, Kind, Node, NodeValue, NumberRange, Pos, describe};
-use crate::model::{EvaluatorResult, Generation, Verdict};
+use crate::model::{EvaluatorResult, Generation};
 use crate::paths::Workspace;
 
 /// Scores from 0 to 1.
@@ -115,6 +115,7 @@ pub fn parse_graders(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<Confi
             diags,
             file_generation: cx.file_generation,
             current: cx.current.clone(),
+            inverse: false,
             env: cx.env,
         };
         if let Some(grader) = parse_grader(&entry.node, &mut sub) {
@@ -330,6 +331,9 @@ pub(crate) fn rubrics_entry(criteria: Vec<Node>, pos: Pos) -> Node {
 }
 
 fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrader> {
+    if cx.generation() == Generation::Promptfoo {
+        return parse_assertion(node, cx);
+    }
     let mut f = Fields::of_named(node, &GRADER_KEYS, "a grader".to_owned(), cx.diags)?;
     let type_name = f.required_string("type", "grader", cx.diags)?;
     let name = f.string("name", cx.diags);
@@ -346,7 +350,7 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
     let entry = if custom.is_some() {
         None
     } else {
-        lookup(&type_name, cx.generation())
+        super::find(cx.generation(), &type_name)
     };
     let Some(entry) = entry else {
         if let Some(file) = custom {
@@ -358,36 +362,11 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
                 required,
                 min_score,
                 negate,
+                metric: None,
                 entry: &super::custom_assertion::ENTRY,
             });
         }
-        if cx.generation() == Generation::V4 {
-            // AgentV 4.x reads any other type as a custom one and fails it when it grades: the
-            // case still runs, this grader scores 0 (`agentv-4.md` §2.2 step 5, §3.2).
-            cx.diags.warn(
-                type_pos,
-                format!("unknown grader type `{type_name}`: it scores 0 when it grades, as in AgentV 4.x"),
-                Some(format!("use {}", super::known_types())),
-            );
-            let name = name.unwrap_or_else(|| type_name.clone());
-            return Some(ConfiguredGrader {
-                grader: Arc::new(UnknownType {
-                    message: format!("Grader '{name}' failed: Unknown grader type: \"{type_name}\""),
-                }),
-                name,
-                weight,
-                required,
-                min_score,
-                negate,
-                entry: &UNKNOWN_ENTRY,
-            });
-        }
-        cx.diags.error(
-            type_pos,
-            format!("unknown grader type `{type_name}`"),
-            Some(format!("use {}", super::known_types())),
-        );
-        return None;
+        return unknown_type(&type_name, name, type_pos, (weight, required, min_score, negate), cx);
     };
     if cx.generation() == Generation::V4 && V2_ONLY_TYPES.contains(&entry.type_name()) {
         cx.diags.warn(
@@ -401,14 +380,9 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
             )),
         );
     }
-    let generated = (cx.generation() == Generation::V4).then(|| generated_name(entry.type_name(), node));
-    f.add(entry.keys);
-    f.rename(entry.type_name());
-    cx.current = Some((type_name.clone(), names_kebab_type(node)));
-    let grader = (entry.parse)(&mut f, cx);
-    cx.current = None;
-    f.warn_unknown(cx.diags);
-    let grader = grader?;
+    let generated =
+        super::rules::names_from_configuration(cx.generation()).then(|| generated_name(entry.type_name(), node));
+    let grader = parse_own_keys(&mut f, entry, &type_name, cx)?;
     Some(ConfiguredGrader {
         name: name
             .or_else(|| grader.default_name())
@@ -418,27 +392,143 @@ fn parse_grader(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrad
         required,
         min_score,
         negate,
+        metric: None,
         entry,
         grader,
     })
 }
 
-/// Whether `node` (a grader's mapping, members included) has a kebab-case `type` anywhere:
-/// until the loader decides a file's generation, a grader spelled the same in both
-/// generations (`composite`) follows 4.x when its members do.
-fn names_kebab_type(node: &Node) -> bool {
-    let Some(entries) = node.as_map() else {
-        return node.as_seq().is_some_and(|items| items.iter().any(names_kebab_type));
-    };
-    entries.iter().any(|(k, v)| {
-        (k.as_str() == Some("type") && v.as_str().is_some_and(|t| t.contains('-'))) || names_kebab_type(v)
+/// The grader's own keys, read by its entry; then the keys nobody declared are reported.
+fn parse_own_keys(
+    f: &mut Fields<'_>,
+    entry: &'static GraderEntry,
+    written: &str,
+    cx: &mut ParseContext<'_>,
+) -> Option<Arc<dyn super::Grader>> {
+    f.add(entry.keys);
+    f.rename(entry.type_name());
+    cx.current = Some(written.to_owned());
+    let grader = (entry.parse)(f, cx);
+    cx.current = None;
+    f.warn_unknown(cx.diags);
+    grader
+}
+
+/// A `type` no grader of the file's generation has: an error in a 2.x file (and a promptfoo
+/// config); in a 4.x file a grader that scores 0 when it grades, as AgentV 4.x does with a
+/// custom type it cannot find.
+fn unknown_type(
+    type_name: &str,
+    name: Option<String>,
+    type_pos: Pos,
+    (weight, required, min_score, negate): (f64, bool, Option<f64>, bool),
+    cx: &mut ParseContext<'_>,
+) -> Option<ConfiguredGrader> {
+    if cx.generation() != Generation::V4 {
+        cx.diags.error(
+            type_pos,
+            format!("unknown grader type `{type_name}`"),
+            Some(format!("use {}", super::known_types())),
+        );
+        return None;
+    }
+    // AgentV 4.x reads any other type as a custom one and fails it when it grades: the
+    // case still runs, this grader scores 0 (`agentv-4.md` §2.2 step 5, §3.2).
+    cx.diags.warn(
+        type_pos,
+        format!("unknown grader type `{type_name}`: it scores 0 when it grades, as in AgentV 4.x"),
+        Some(format!("use {}", super::known_types())),
+    );
+    let name = name.unwrap_or_else(|| type_name.to_owned());
+    Some(ConfiguredGrader {
+        grader: Arc::new(UnknownType {
+            message: format!("Grader '{name}' failed: Unknown grader type: \"{type_name}\""),
+        }),
+        name,
+        weight,
+        required,
+        min_score,
+        negate,
+        metric: None,
+        entry: &UNKNOWN_ENTRY,
     })
 }
 
+const ASSERTION_COMMON: &[Key] = &[
+    Key::new(
+        "type",
+        Kind::Text,
+        "Which assertion; `not-` in front inverts it (`not-contains`).",
+    )
+    .required(),
+    Key::new(
+        "weight",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Share in the row's score (default 1); 0 reports it without counting it, and it never fails the row.",
+    ),
+    Key::new("metric", Kind::Text, "The named score it adds to."),
+    Key::new(
+        "transform",
+        Kind::Any,
+        "A JavaScript expression applied to the output before the check.",
+    ),
+];
+
+/// The keys every promptfoo assertion has, whatever its type (`docs/promptfoo.md#assertions`).
+pub const ASSERTION_KEYS: KeyTable = KeyTable::new("an assertion", "One promptfoo assertion.", &[ASSERTION_COMMON]);
+
+/// One promptfoo assertion (`docs/promptfoo.md#assertions`): its type looked up among
+/// promptfoo's spellings after a `not-` prefix is taken off; a grader that does not invert its
+/// own check (with promptfoo's texts) is negated as `negate: true` does. A type agentv does not
+/// have makes the row invalid, as an unusable grader does.
+fn parse_assertion(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredGrader> {
+    let mut f = Fields::of_named(node, &ASSERTION_KEYS, "an assertion".to_owned(), cx.diags)?;
+    let written = f.required_string("type", "assertion", cx.diags)?;
+    let weight = f.number("weight", cx.diags).unwrap_or(1.0);
+    let metric = f.string("metric", cx.diags);
+    let type_pos = f.take("type").map_or(node.pos, |n| n.pos);
+    if let Some(transform) = f.take("transform") {
+        cx.drop_grader(
+            transform.pos,
+            format!("`transform` on a `{written}` assertion runs JavaScript, which agentv does not run yet"),
+            Some("remove `transform`, or check the output as it is".to_owned()),
+        );
+        return None;
+    }
+    let (inverse, base) = match written.strip_prefix("not-") {
+        Some(base) => (true, base),
+        None => (false, written.as_str()),
+    };
+    let Some(entry) = super::find(Generation::Promptfoo, base) else {
+        cx.drop_grader(
+            type_pos,
+            format!("assertion type `{written}` is not supported by agentv"),
+            Some(format!(
+                "use {} (each also as `not-<type>`)",
+                super::known_types_of(&[Generation::Promptfoo])
+            )),
+        );
+        return None;
+    };
+    cx.inverse = inverse;
+    let grader = parse_own_keys(&mut f, entry, &written, cx);
+    let negate = std::mem::take(&mut cx.inverse);
+    Some(ConfiguredGrader {
+        name: written,
+        weight,
+        required: false,
+        min_score: None,
+        negate,
+        metric,
+        entry,
+        grader: grader?,
+    })
+}
 /// The entry of a 4.x grader whose type agentv does not know: kept so that it fails when it
 /// grades, as AgentV 4.x's custom types do; never in the grader table.
 static UNKNOWN_ENTRY: GraderEntry = GraderEntry {
-    names: &["custom"],
+    name: "custom",
+    names: super::Names::NONE,
     doc: "A 4.x grader type agentv does not know; it scores 0.",
     keys: &UNKNOWN_KEYS,
     parse: |_, _| None,
@@ -457,15 +547,6 @@ impl super::Grader for UnknownType {
     fn grade<'a>(&'a self, _ctx: &'a GradeContext<'a>) -> futures::future::BoxFuture<'a, super::Grade> {
         let grade = super::Grade::failed_with(self.message.clone());
         Box::pin(async move { grade })
-    }
-}
-
-/// The grader a `type` names. A 4.x file's type names are matched with every `_` read as `-`
-/// (`llm_grader` is `llm-grader`); a 2.x file's exactly.
-fn lookup(type_name: &str, generation: Generation) -> Option<&'static GraderEntry> {
-    match generation {
-        Generation::V2 => super::find(type_name),
-        Generation::V4 => super::find(&type_name.replace('_', "-")).or_else(|| super::find(type_name)),
     }
 }
 
@@ -550,13 +631,13 @@ pub fn default_graders() -> Arc<[ConfiguredGrader]> {
     default_graders_for(Generation::V2)
 }
 
-/// [`default_graders`] for a file of `generation`.
+/// [`default_graders`] for a file of `generation` ([`super::rules::default_grader`]).
 pub fn default_graders_for(generation: Generation) -> Arc<[ConfiguredGrader]> {
-    let v4 = (generation == Generation::V4)
-        .then(|| super::find("llm-grader"))
-        .flatten()
-        .filter(|e| e.type_name() != super::llm_judge::ENTRY.type_name());
-    if let Some(entry) = v4 {
+    let Some(wanted) = super::rules::default_grader(generation) else {
+        return Arc::from(Vec::new());
+    };
+    let own = super::find(generation, wanted).filter(|e| e.type_name() != super::llm_judge::ENTRY.type_name());
+    if let Some(entry) = own {
         let node = Node::new(NodeValue::Map(Vec::new()), Pos::default());
         let mut diags = Diagnostics::new(Path::new(""));
         let ws = crate::paths::Workspace::from_cwd(PathBuf::new());
@@ -570,6 +651,7 @@ pub fn default_graders_for(generation: Generation) -> Arc<[ConfiguredGrader]> {
                 required: false,
                 min_score: None,
                 negate: false,
+                metric: None,
                 entry,
                 grader,
             }]);
@@ -582,6 +664,7 @@ pub fn default_graders_for(generation: Generation) -> Arc<[ConfiguredGrader]> {
         required: false,
         min_score: None,
         negate: false,
+        metric: None,
         entry,
         grader: Arc::new(super::llm_judge::LlmJudge::default()),
     }])
@@ -611,13 +694,15 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
     {
         misses.push(agentv_eval_sdk::failure_miss(&grader.name, e));
     }
-    let verdict = match (grade.verdict, ctx.generation()) {
-        (Some(GradeVerdict::Pass), _) => Verdict::Pass,
-        (Some(GradeVerdict::Fail), _) => Verdict::Fail,
-        (Some(GradeVerdict::Skip), _) => Verdict::Skip,
-        (None, Generation::V2) => Verdict::from_score(score),
-        // A 4.x grader's own verdict is its score against 0.8, whatever the case threshold.
-        (None, Generation::V4) => Verdict::pass_fail(score, crate::model::DEFAULT_THRESHOLD),
+    let verdict = super::rules::grader_verdict(ctx.generation(), grade.verdict, score, grader.weight);
+    // promptfoo's `metric`: the named score this result adds to (`docs/promptfoo.md#results`).
+    let details = match &grader.metric {
+        Some(metric) => {
+            let mut details = grade.details.unwrap_or_default();
+            details.insert("metric".to_owned(), serde_json::Value::from(metric.clone()));
+            Some(details)
+        }
+        None => grade.details,
     };
     let result = EvaluatorResult {
         name: grader.name.clone(),
@@ -629,7 +714,7 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
         misses,
         assertions: grade.assertions,
         reasoning: grade.reasoning,
-        details: grade.details,
+        details,
         error: grade.error,
         evaluator_provider_request: grade.request,
     };
@@ -651,6 +736,7 @@ pub fn aggregate(results: &[EvaluatorResult]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verdict;
     use crate::paths::Workspace;
 
     /// Parses `yaml` (a grader list) the way a grader made of graders parses its members.

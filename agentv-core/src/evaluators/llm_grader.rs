@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::llm_prompt::{self, DEPRECATED_VARIABLES, FREEFORM_SYSTEM, Inputs, VARIABLES};
 use super::llm_reply;
 use super::rubrics::{self, RubricItem};
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe, did_you_mean};
 use crate::process::{self, ProcessSpec};
 use crate::providers::{Provider, ProviderClass, ProviderRequest};
@@ -22,7 +22,12 @@ use crate::template;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["llm-grader", "llm_grader"],
+    name: "llm-grader",
+    names: Names {
+        v2: &[],
+        v4: &["llm-grader"],
+        promptfoo: &[],
+    },
     doc: "Asks the grader target for `{score, assertions, details}` (AgentV 4.x), or to check `rubrics`; other keys reach prompt scripts as `config`.",
     keys: &KEYS,
     parse,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{CaseField, Grade, GradeContext, Grader, GraderEntry, Need, ParseContext};
+use super::{CaseField, Grade, GradeContext, Grader, GraderEntry, Names, Need, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 use crate::model::Message;
 use crate::providers::ProviderRequest;
@@ -14,7 +14,12 @@ use crate::template;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["llm_judge", "llm-judge"],
+    name: "llm_judge",
+    names: Names {
+        v2: &["llm_judge", "llm-judge"],
+        v4: &[],
+        promptfoo: &[],
+    },
     doc: "Asks the judge target to grade the answer against the expected outcome.",
     keys: &KEYS,
     parse,

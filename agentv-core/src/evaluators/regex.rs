@@ -8,13 +8,18 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["regex"],
+    name: "regex",
+    names: Names {
+        v2: &[],
+        v4: &["regex"],
+        promptfoo: &[],
+    },
     doc: "Passes when the JavaScript regular expression `value` matches anywhere in the answer.",
     keys: &KEYS,
     parse,

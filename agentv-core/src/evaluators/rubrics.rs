@@ -15,13 +15,18 @@ use serde_json::{Map, Value, json};
 use super::llm_grader::{self, LlmGrader};
 use super::llm_prompt::{Inputs, js_number};
 use super::llm_reply::{kind, object};
-use super::{ConfiguredGrader, Grade, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{ConfiguredGrader, Grade, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, NumberRange, Pos, describe};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["rubrics", "rubric"],
+    name: "rubrics",
+    names: Names {
+        v2: &["rubric"],
+        v4: &["rubrics", "rubric"],
+        promptfoo: &[],
+    },
     doc: "Asks the grader target whether the answer meets each rubric item (or scores each 0-10 against its score ranges).",
     keys: &KEYS,
     parse,
@@ -518,7 +523,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 }
 
 fn written_type<'a>(cx: &'a ParseContext<'_>) -> Option<&'a str> {
-    cx.current.as_ref().map(|(t, _)| t.as_str())
+    cx.current.as_deref()
 }
 
 /// The grader bare strings in a grader list become (quirk 2): one `rubrics` grader named
@@ -554,6 +559,7 @@ fn configured(items: Vec<RubricItem>, weight: f64) -> ConfiguredGrader {
         required: false,
         min_score: None,
         negate: false,
+        metric: None,
         entry: &ENTRY,
         grader: Arc::new(LlmGrader {
             rubrics: items,

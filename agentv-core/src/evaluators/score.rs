@@ -1,8 +1,8 @@
 //! A case's score, verdict and status from its graders' results
 //! (`docs/architecture.md#generations`).
 //!
-//! The same rules serve both file generations; what differs is the verdict (2.x: pass,
-//! borderline, fail at 0.8 and 0.6; 4.x: pass or fail against the case's threshold). In order:
+//! The same steps serve every file generation; what differs (the verdict, the score of a case
+//! without graders, which grader failures are errors) is in [`super::rules`]. In order:
 //!
 //! 1. (`negate` has already turned a grader's result around when it ran;)
 //! 2. a grader whose verdict is `skip` could not grade: the case scores 0 and is a grader
@@ -19,6 +19,7 @@
 //! quality failure, as AgentV 4.x counts it.
 
 use super::grader::ConfiguredGrader;
+use super::rules::{self, CaseThreshold};
 use crate::model::{EvaluatorResult, ExecutionStatus, Generation, Verdict};
 
 /// What a case's graders amount to.
@@ -32,38 +33,33 @@ pub struct CaseScore {
 }
 
 /// Scores a case from its graders and their results (same order; `negate` was applied when
-/// each grader ran, [`super::negate`]); `crashed[i]` says result `i`'s process crashed.
-/// `threshold` is the case's pass threshold ([`crate::model::EvalCase::pass_threshold`]).
+/// each grader ran, [`super::negate`]); `crashed[i]` says result `i`'s process crashed. The
+/// generation's rules ([`super::rules`]) read the score, the verdict and the status.
 pub fn score_case(
     graders: &[ConfiguredGrader],
     results: &mut [EvaluatorResult],
     crashed: &[bool],
     generation: Generation,
-    threshold: f64,
+    threshold: CaseThreshold,
 ) -> CaseScore {
     let skipped: Vec<&EvaluatorResult> = results.iter().filter(|r| r.verdict == Verdict::Skip).collect();
     let error = skip_message(&skipped);
     let gated = graders
         .iter()
         .zip(results.iter())
-        .any(|(g, r)| g.required && r.score < g.min_score.unwrap_or(threshold));
+        .any(|(g, r)| g.required && r.score < g.min_score.unwrap_or(threshold.value()));
     let score = if !skipped.is_empty() || gated {
         0.0
     } else {
-        super::list::aggregate(results)
+        rules::case_score(generation, results)
     };
-    let verdict = match generation {
-        Generation::V2 => Verdict::from_score(score),
-        Generation::V4 => Verdict::pass_fail(score, threshold),
-    };
-    // 2.x: a grader that could not grade makes the case a grader error. 4.x counts such a
-    // grader as a quality failure (score 0 in the mean); only a skip (§3.2, §3.3) or a crashed
-    // process is an error.
-    let could_not_grade = |(i, r): (usize, &EvaluatorResult)| match generation {
-        Generation::V2 => r.error.is_some() || crashed.get(i).copied().unwrap_or(false),
-        Generation::V4 => r.verdict == Verdict::Skip || crashed.get(i).copied().unwrap_or(false),
-    };
-    let status = if results.iter().enumerate().any(could_not_grade) {
+    let verdict = rules::case_verdict(generation, score, threshold, results);
+    // A crashed process is a grader error in every generation.
+    let could_not_grade = results
+        .iter()
+        .enumerate()
+        .any(|(i, r)| rules::could_not_grade(generation, r) || crashed.get(i).copied().unwrap_or(false));
+    let status = if could_not_grade {
         ExecutionStatus::GraderError
     } else {
         ExecutionStatus::Ok
@@ -106,6 +102,13 @@ mod tests {
 
     use super::*;
     use crate::model::Assertion;
+
+    fn at(threshold: f64) -> CaseThreshold {
+        CaseThreshold {
+            own: Some(threshold),
+            cli: None,
+        }
+    }
 
     fn result(score: f64, weight: f64) -> EvaluatorResult {
         EvaluatorResult {
@@ -185,7 +188,7 @@ mod tests {
         for (name, graders, threshold, want) in cases {
             let configured: Vec<ConfiguredGrader> = graders.iter().map(|g| grader(g.1, g.2, g.3)).collect();
             let mut results: Vec<EvaluatorResult> = graders.iter().map(|g| result(g.0, 1.0)).collect();
-            let got = score_case(&configured, &mut results, &[], Generation::V4, *threshold);
+            let got = score_case(&configured, &mut results, &[], Generation::V4, at(*threshold));
             assert!((got.score - want).abs() < 1e-9, "{name}: {} != {want}", got.score);
             assert_eq!(got.status, ExecutionStatus::Ok, "{name}");
             let verdict = if got.score >= *threshold {
@@ -206,9 +209,9 @@ mod tests {
             (0.5, 0.5, Verdict::Fail, Verdict::Pass),
             (0.9, 0.95, Verdict::Pass, Verdict::Fail),
         ] {
-            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V2, threshold);
+            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V2, at(threshold));
             assert_eq!(got.verdict, v2, "2.x {score}");
-            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V4, threshold);
+            let got = score_case(&g, &mut [result(score, 1.0)], &[], Generation::V4, at(threshold));
             assert_eq!(got.verdict, v4, "4.x {score} at {threshold}");
         }
     }
@@ -226,7 +229,7 @@ mod tests {
         skipped.error = Some("Grader parse failure after 3 attempts: bad".into());
         skipped.assertions = vec![Assertion::new("Grader parse failure after 3 attempts: bad", false)];
         let mut results = vec![result(1.0, 1.0), skipped.clone(), result(1.0, 1.0)];
-        let got = score_case(&g, &mut results, &[], Generation::V4, 0.8);
+        let got = score_case(&g, &mut results, &[], Generation::V4, at(0.8));
         assert_eq!(got.score, 0.0);
         assert_eq!(got.status, ExecutionStatus::GraderError);
         assert_eq!(
@@ -236,7 +239,7 @@ mod tests {
         let mut other = skipped.clone();
         other.name = "second".into();
         let mut results = vec![result(1.0, 1.0), skipped, other];
-        let got = score_case(&g, &mut results, &[], Generation::V4, 0.8);
+        let got = score_case(&g, &mut results, &[], Generation::V4, at(0.8));
         assert_eq!(
             got.error.as_deref(),
             Some(
@@ -250,14 +253,32 @@ mod tests {
         let g = [grader(false, None, false), grader(false, None, false)];
         let mut failed = result(0.0, 1.0);
         failed.error = Some("boom".into());
-        let got = score_case(&g, &mut [result(1.0, 1.0), failed.clone()], &[], Generation::V2, 0.8);
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed.clone()],
+            &[],
+            Generation::V2,
+            at(0.8),
+        );
         assert_eq!(got.score, 0.5);
         assert_eq!(got.status, ExecutionStatus::GraderError);
         assert_eq!(got.error, None);
-        let got = score_case(&g, &mut [result(1.0, 1.0), failed.clone()], &[], Generation::V4, 0.8);
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed.clone()],
+            &[],
+            Generation::V4,
+            at(0.8),
+        );
         assert_eq!(got.score, 0.5);
         assert_eq!(got.status, ExecutionStatus::Ok, "4.x: a quality failure");
-        let got = score_case(&g, &mut [result(1.0, 1.0), failed], &[false, true], Generation::V4, 0.8);
+        let got = score_case(
+            &g,
+            &mut [result(1.0, 1.0), failed],
+            &[false, true],
+            Generation::V4,
+            at(0.8),
+        );
         assert_eq!(got.score, 0.5, "a crashed 4.x grader scores 0 as AgentV records it");
         assert_eq!(
             got.status,

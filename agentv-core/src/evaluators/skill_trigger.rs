@@ -12,14 +12,19 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Grade, GradeContext, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 use crate::model::ToolCall;
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["skill-trigger", "skill_trigger"],
+    name: "skill-trigger",
+    names: Names {
+        v2: &[],
+        v4: &["skill-trigger"],
+        promptfoo: &[],
+    },
     doc: "Passes when the agent used the skill `skill` (or, with `should_trigger: false`, did not).",
     keys: &KEYS,
     parse,

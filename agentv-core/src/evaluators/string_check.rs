@@ -149,7 +149,8 @@ pub(crate) mod testing {
         let node = parse_yaml(&format!("- {yaml}\n")).expect("yaml");
         let ws = Workspace::from_cwd(dir.to_path_buf());
         let mut diags = Diagnostics::new(Path::new("e.yaml"));
-        let mut cx = ParseContext::new(&ws, dir, &mut diags);
+        let generation = crate::evaluators::testkit::list_generation(&node);
+        let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(generation);
         let graders = parse_graders(&node, &mut cx);
         let shown = diags.into_vec().iter().map(ToString::to_string).collect();
         (graders.and_then(|mut g| g.pop()), shown)

@@ -29,6 +29,8 @@ pub struct FakeProvider {
     entry: &'static ProviderEntry,
     replies: Mutex<VecDeque<Result<String, String>>>,
     pub requests: Mutex<Vec<ProviderRequest>>,
+    /// promptfoo's provider `config` (its `tools` and `functions` are declared).
+    config: serde_json::Value,
 }
 
 impl FakeProvider {
@@ -59,6 +61,18 @@ impl FakeProvider {
             entry,
             replies: Mutex::new(replies.into_iter().collect()),
             requests: Mutex::default(),
+            config: serde_json::Value::Null,
+        })
+    }
+
+    /// An LLM-like provider declaring the `tools` and `functions` of promptfoo's `config`.
+    pub fn configured(config: serde_json::Value) -> Arc<Self> {
+        Arc::new(Self {
+            name: "target".into(),
+            entry: &crate::providers::mock::ENTRY,
+            replies: Mutex::new(VecDeque::from([Ok("unused".to_owned())])),
+            requests: Mutex::default(),
+            config,
         })
     }
 
@@ -85,6 +99,14 @@ impl Provider for FakeProvider {
 
     fn kind(&self) -> ProviderKind {
         ProviderKind::of(self.entry)
+    }
+
+    fn declared_tools(&self, list: crate::providers::ToolList) -> Option<&serde_json::Value> {
+        let key = match list {
+            crate::providers::ToolList::Tools => "tools",
+            crate::providers::ToolList::Functions => "functions",
+        };
+        self.config.get(key)
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -117,6 +139,8 @@ pub struct Answered {
     trace: Vec<TraceEvent>,
     summary: TraceSummary,
     metrics: ExecutionMetrics,
+    finish_reason: Option<String>,
+    logprobs: Option<Vec<f64>>,
 }
 
 impl Answered {
@@ -173,10 +197,24 @@ impl Answered {
             trace: Vec::new(),
             summary: TraceSummary::default(),
             metrics: ExecutionMetrics::default(),
+            finish_reason: None,
+            logprobs: None,
         }
     }
 
+    /// The same case answered by `provider` (the target, not the grader).
+    pub fn set_target_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.target.provider = provider;
+    }
+
     /// The same case with `reference` as its expected answer.
+    /// A row of a promptfoo config whose target answered `answer`.
+    pub fn text(answer: &str) -> Self {
+        let mut answered = Self::new("q", "", answer, FakeProvider::llm(&["unused"]));
+        answered.case.generation = crate::model::Generation::Promptfoo;
+        answered
+    }
+
     pub fn with_reference(mut self, reference: &str) -> Self {
         self.case.reference_answer = reference.into();
         self
@@ -186,6 +224,18 @@ impl Answered {
     pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
         self.case.metadata = metadata.as_object().cloned();
         self
+    }
+
+    /// What the provider said besides the answer, written as promptfoo's provider response
+    /// (`finishReason`, `logProbs`, `cost`), and the call's latency.
+    pub fn set_response_facts(&mut self, response: &serde_json::Value, latency_ms: Option<f64>) {
+        self.finish_reason = response.get("finishReason").and_then(|v| v.as_str()).map(str::to_owned);
+        self.logprobs = response
+            .get("logProbs")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
+        self.metrics.cost_usd = response.get("cost").and_then(serde_json::Value::as_f64);
+        self.metrics.duration_ms = latency_ms;
     }
 
     pub fn context(&self) -> GradeContext<'_> {
@@ -198,6 +248,8 @@ impl Answered {
             trace: &self.trace,
             trace_summary: &self.summary,
             metrics: &self.metrics,
+            finish_reason: self.finish_reason.as_deref(),
+            logprobs: self.logprobs.as_deref(),
             target: &self.target,
             run: &self.run,
         }
@@ -209,13 +261,26 @@ impl Answered {
     }
 }
 
+/// The generation of an eval file whose only grader list is `list`, as the loader decides it
+/// (its graders alone decide).
+pub fn list_generation(list: &crate::config::Node) -> crate::model::Generation {
+    use crate::config::{Node, NodeValue};
+    let key = Node::new(NodeValue::Str("evaluators".to_owned()), list.pos);
+    let root = Node::new(NodeValue::Map(vec![(key, list.clone())]), list.pos);
+    if super::rules::has_v4_grader(&root, super::GRADERS) {
+        crate::model::Generation::V4
+    } else {
+        crate::model::Generation::V2
+    }
+}
+
 /// Parses `yaml` (a grader list) as a case's list, in directory `dir`; the graders (`None`
 /// when the case would be invalid) and every problem as text.
 pub fn parse_in(dir: &Path, yaml: &str) -> (Option<Vec<ConfiguredGrader>>, Vec<String>) {
     let node = parse_yaml(yaml).expect("yaml");
     let ws = Workspace::from_cwd(dir.to_path_buf());
     let mut diags = Diagnostics::new(Path::new("e.yaml"));
-    let mut cx = ParseContext::new(&ws, dir, &mut diags);
+    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(list_generation(&node));
     let graders = super::parse_graders(&node, &mut cx);
     (graders, diags.into_vec().iter().map(ToString::to_string).collect())
 }
@@ -232,4 +297,23 @@ pub fn one(yaml: &str) -> ConfiguredGrader {
     let mut graders = graders.expect("valid");
     assert_eq!(graders.len(), 1);
     graders.remove(0)
+}
+
+/// Parses `yaml` (an `assert` list) as a promptfoo config's; panics on any problem.
+pub fn promptfoo_graders(yaml: &str) -> Vec<ConfiguredGrader> {
+    graders_in(crate::model::Generation::Promptfoo, yaml)
+}
+
+/// Parses `yaml` (a grader list) as a file of `generation` has it; panics on any problem.
+pub fn graders_in(generation: crate::model::Generation, yaml: &str) -> Vec<ConfiguredGrader> {
+    let node = parse_yaml(yaml).expect("yaml");
+    let tmp = std::env::temp_dir();
+    let dir = tmp.as_path();
+    let ws = Workspace::from_cwd(dir.to_path_buf());
+    let mut diags = Diagnostics::new(Path::new("e.yaml"));
+    let mut cx = ParseContext::new(&ws, dir, &mut diags).with_generation(generation);
+    let graders = super::parse_graders(&node, &mut cx);
+    let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    graders.expect("graders")
 }

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::metric_check::{counts, optional_number};
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::model::Assertion;
 use crate::config::{Fields, Key, KeyTable, Kind, NumberRange};
 use crate::model::TokenUsage;
@@ -16,7 +16,12 @@ use crate::model::TokenUsage;
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["token-usage", "token_usage"],
+    name: "token-usage",
+    names: Names {
+        v2: &["token_usage"],
+        v4: &["token-usage"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer's input, output and total tokens are within their limits.",
     keys: &KEYS,
     parse,

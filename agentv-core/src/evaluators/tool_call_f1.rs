@@ -10,14 +10,19 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe};
 use crate::model::{Assertion, ToolCall, ToolOutcome, ToolResultRule};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["tool-call-f1", "tool_call_f1"],
+    name: "tool-call-f1",
+    names: Names {
+        v2: &["tool_call_f1"],
+        v4: &["tool-call-f1"],
+        promptfoo: &[],
+    },
     doc: "F1 of the called tools (optionally with arguments) against an expected list.",
     keys: &KEYS,
     parse,

@@ -13,14 +13,19 @@ use agentv_eval_sdk::Assertion;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::{Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe};
 use crate::model::{OutputMessage, TraceEvent, TraceEventKind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["tool_trajectory", "tool-trajectory"],
+    name: "tool_trajectory",
+    names: Names {
+        v2: &["tool_trajectory"],
+        v4: &["tool-trajectory"],
+        promptfoo: &[],
+    },
     doc: "Checks which tools the agent called, how often, in what order and with which arguments.",
     keys: &KEYS,
     parse,
@@ -390,7 +395,9 @@ impl Grader for ToolTrajectory {
 fn no_trace(generation: Generation) -> Grade {
     match generation {
         Generation::V2 => Grade::scored(0.0, Vec::new(), vec![NO_TRACE.to_owned()]),
-        Generation::V4 => Grade::assessed(0.0, vec![Assertion::new(NO_TRACE, false)]).with_verdict(GradeVerdict::Fail),
+        Generation::V4 | Generation::Promptfoo => {
+            Grade::assessed(0.0, vec![Assertion::new(NO_TRACE, false)]).with_verdict(GradeVerdict::Fail)
+        }
     }
 }
 
@@ -480,7 +487,7 @@ fn maximum_checks(maximums: &[(String, u64)], calls: &[Call<'_>], generation: Ge
         .map(|(tool, max)| {
             let n = count(calls, tool);
             let text = match generation {
-                Generation::V4 => format!("{tool}: called {n} times (allowed <={max})"),
+                Generation::V4 | Generation::Promptfoo => format!("{tool}: called {n} times (allowed <={max})"),
                 Generation::V2 => format!("{tool} called {n} {} (maximum: {max})", times(n)),
             };
             Assertion::new(text, n as u64 <= *max)
@@ -496,7 +503,7 @@ fn times(n: usize) -> &'static str {
 /// generation's default).
 fn args_mode_of<'m>(spec: &'m ToolTrajectory, want: &'m ExpectedCall) -> &'m ArgsMode {
     want.args_match.as_ref().or(spec.args_match.as_ref()).unwrap_or(match spec.generation {
-        Generation::V4 => &ArgsMode::Exact,
+        Generation::V4 | Generation::Promptfoo => &ArgsMode::Exact,
         Generation::V2 => &ArgsMode::Partial,
     })
 }

@@ -9,14 +9,19 @@ use futures::future::BoxFuture;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::string_check::candidate;
-use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, ParseContext};
+use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, IntRange, Key, KeyTable, Kind};
 use crate::model::Assertion;
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
 pub(crate) static ENTRY: GraderEntry = GraderEntry {
-    names: &["word-count", "word_count"],
+    name: "word-count",
+    names: Names {
+        v2: &["word_count"],
+        v4: &["word-count"],
+        promptfoo: &[],
+    },
     doc: "Passes when the answer has at least `min` and at most `max` words.",
     keys: &KEYS,
     parse,

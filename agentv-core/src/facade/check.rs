@@ -120,14 +120,24 @@ fn check_eval(file: &Path, ws: &Workspace, resolver: &mut TargetResolver<'_>, st
     let mut diagnostics = suite.diagnostics.clone();
     // A file that could not be read has no cases and no target to speak of.
     if suite.case_count + suite.skipped > 0 {
-        let outcome = resolver.resolve(&suite.file, suite.target.as_deref());
+        // A promptfoo config declares its own targets (its providers).
+        let outcome = match &suite.inline_targets {
+            Some(targets) => resolver
+                .resolve_inline(targets)
+                .map(|_| ())
+                .map_err(crate::resolve::TargetProblem::merge),
+            None => resolver
+                .resolve(&suite.file, suite.target.as_deref())
+                .map(|_| ())
+                .map_err(|p| vec![p]),
+        };
         let mut target = resolver.take_warnings();
         let machine = if strict || suite.strict {
             Severity::Error
         } else {
             Severity::Warning
         };
-        if let Err(problem) = outcome {
+        for problem in outcome.err().unwrap_or_default() {
             target.extend(problem.diagnostics(file, ws, machine));
         }
         if suite.strict {

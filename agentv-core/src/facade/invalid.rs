@@ -18,15 +18,25 @@ pub struct Invalid {
     pub case: InvalidCase,
 }
 
-/// Every invalid case of `suites`, in file order.
+/// Every invalid case of `suites`, in file order. A promptfoo config's rows run on each of its
+/// providers (`docs/promptfoo.md#providers`), so its invalid rows are recorded once per
+/// provider, as promptfoo lists a row per provider.
 pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
     suites
         .iter()
         .flat_map(|s| {
-            s.invalid.iter().map(|case| Invalid {
-                dataset: s.dataset.clone(),
-                target: s.target.clone(),
-                case: case.clone(),
+            let targets: Vec<Option<Arc<str>>> = match (&s.target, &s.inline_targets) {
+                (None, Some(file)) if !file.targets.is_empty() => {
+                    file.targets.iter().map(|t| Some(Arc::from(t.name.as_str()))).collect()
+                }
+                _ => vec![s.target.clone()],
+            };
+            s.invalid.iter().flat_map(move |case| {
+                targets.clone().into_iter().map(|target| Invalid {
+                    dataset: s.dataset.clone(),
+                    target,
+                    case: case.clone(),
+                })
             })
         })
         .collect()
@@ -36,7 +46,7 @@ pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
 /// invalid cases its key gives it, so merged shards hold each once. Their target is the first
 /// `--target`, else the eval file's, else `default`: the one the case would have run against.
 pub(super) fn records(invalid: Vec<Invalid>, shard: Option<Shard>, targets: &[String]) -> Vec<EvaluationRecord> {
-    invalid
+    let mut records: Vec<EvaluationRecord> = invalid
         .into_iter()
         .filter(|i| {
             shard.is_none_or(|s| {
@@ -53,7 +63,10 @@ pub(super) fn records(invalid: Vec<Invalid>, shard: Option<Shard>, targets: &[St
                 .to_owned();
             record(&i, target)
         })
-        .collect()
+        .collect();
+    // `--target` names one target for every provider of a promptfoo config's invalid row.
+    records.dedup_by(|a, b| a.eval_id == b.eval_id && a.dataset == b.dataset && a.target == b.target);
+    records
 }
 
 fn record(i: &Invalid, target: String) -> EvaluationRecord {

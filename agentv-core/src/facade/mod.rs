@@ -265,6 +265,9 @@ pub struct Plan {
     /// The first eval file's 4.x `execution.threshold`, the exit-code gate without
     /// `--threshold`.
     pub suite_threshold: Option<f64>,
+    /// A promptfoo config runs: a failed row fails the quality gate, as promptfoo's exit code
+    /// says (`docs/promptfoo.md#exit-codes`).
+    pub gate_on_verdicts: bool,
     /// `<results>.summary.json`.
     pub summary_path: PathBuf,
     expansion: Expansion,
@@ -467,6 +470,10 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         ambiguous: chosen.ambiguous,
         budget_usd: options.budget_usd,
         suite_threshold: resolved.suites.first().and_then(|(suite, _)| suite.threshold),
+        gate_on_verdicts: resolved
+            .suites
+            .iter()
+            .any(|(suite, _)| suite.generation == crate::model::Generation::Promptfoo),
         summary_path,
         expansion: chosen.expansion,
         resume,
@@ -543,6 +550,8 @@ pub struct Finished {
     pub summary_path: Option<PathBuf>,
     /// The exit-code gate of the first eval file, when `--threshold` is not given.
     pub suite_threshold: Option<f64>,
+    /// [`Plan::gate_on_verdicts`].
+    pub gate_on_verdicts: bool,
     /// Workspaces kept after the run (failed cases', or all with `--keep-workspaces`).
     pub kept_workspaces: Vec<crate::workspace::Kept>,
     secrets: Secrets,
@@ -574,6 +583,7 @@ pub async fn run(
         summary_path,
         budget_usd,
         suite_threshold,
+        gate_on_verdicts,
         invalid,
         ..
     } = plan;
@@ -665,6 +675,7 @@ pub async fn run(
         stats,
         summary_path,
         suite_threshold,
+        gate_on_verdicts,
         kept_workspaces,
         secrets,
     }
@@ -799,9 +810,13 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
     let threshold = threshold.or(finished.suite_threshold);
     let run = &finished.run;
     let summary = &run.summary;
+    // An unread file counts as a case left out: what it held did not run.
+    let outcome = match run.outcome(finished.skipped + finished.unread, threshold) {
+        Outcome::Complete if finished.gate_on_verdicts && summary.verdicts[2] > 0 => Outcome::BelowThreshold,
+        outcome => outcome,
+    };
     Report {
-        // An unread file counts as a case left out: what it held did not run.
-        outcome: run.outcome(finished.skipped + finished.unread, threshold),
+        outcome,
         statistics: summary.clone(),
         context: SummaryContext {
             results: Some(finished.results_path.clone()),

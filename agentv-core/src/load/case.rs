@@ -131,8 +131,9 @@ impl Loader {
         };
         let graders = match self.generation {
             Generation::V2 => self.v2_graders(own, f.pos, diags)?,
-            // A conversation case without graders of its own only grades its turns.
-            Generation::V4 => {
+            // A conversation case without graders of its own only grades its turns. (promptfoo
+            // configs have their own loader.)
+            Generation::V4 | Generation::Promptfoo => {
                 let is_conversation = matches!(conversation, Some(Some(_)));
                 self.v4_graders(own, rubrics, &exec, !is_conversation, f.pos, diags)?
             }
@@ -161,7 +162,7 @@ impl Loader {
                 };
                 check_needs(&graders, has, pos, diags)?;
             }
-            Generation::V4 => {
+            Generation::V4 | Generation::Promptfoo => {
                 let complete = expected_outcome.is_some()
                     || outcome_reported
                     || expected_messages

@@ -84,6 +84,9 @@ pub struct LoadedSuite {
     /// `execution.targets` (a matrix run): kept; the suite runs on one target.
     pub matrix: Vec<String>,
     pub info: SuiteInfo,
+    /// The targets a promptfoo config declares (its `providers`): the suite runs against each
+    /// (`docs/promptfoo.md#providers`).
+    pub inline_targets: Option<Arc<crate::providers::TargetsFile>>,
     /// Set for JSONL datasets: what is needed to read the cases again.
     stream: Option<Arc<Loader>>,
     filter: Option<CaseFilter>,
@@ -191,10 +194,11 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         broken: None,
         left_out: Default::default(),
     };
+    let mut inline_targets = None;
     if is_jsonl {
         loader.load_jsonl(&mut diags, &mut extra, &mut tally);
     } else if let Some(text) = crate::config::source::read_text(&loader.file, "eval file", &mut diags) {
-        loader.load_yaml(&text, &mut diags, &mut tally);
+        inline_targets = loader.load_yaml(&text, &mut diags, &mut tally);
     }
     let mut diagnostics = extra;
     diagnostics.extend(diags.into_vec());
@@ -218,6 +222,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         strict: settings.strict,
         matrix: settings.matrix,
         info: settings.info,
+        inline_targets,
         stream: (is_jsonl && tally.broken.is_none()).then(|| Arc::new(loader)),
         filter,
     }
@@ -350,14 +355,47 @@ pub(super) struct SuiteWorkspace {
 }
 
 impl Loader {
-    fn load_yaml(&mut self, text: &str, diags: &mut Diagnostics, tally: &mut Tally) {
-        let mut root = match parse_yaml(text) {
+    /// Reads a YAML eval file (or a promptfoo config: then its providers are returned, as
+    /// targets).
+    fn load_yaml(
+        &mut self,
+        text: &str,
+        diags: &mut Diagnostics,
+        tally: &mut Tally,
+    ) -> Option<Arc<crate::providers::TargetsFile>> {
+        let root = match parse_yaml(text) {
             Ok(root) => root,
             Err(e) => {
                 diags.yaml_syntax(&e);
-                return;
+                return None;
             }
         };
+        if super::generation::is_promptfoo_config(&self.file, &root) {
+            return Some(self.load_promptfoo(&root, diags, tally));
+        }
+        self.load_agentv_yaml(root, diags, tally);
+        None
+    }
+
+    /// A promptfoo config (`docs/promptfoo.md`): its rows are the cases, its providers the
+    /// targets.
+    fn load_promptfoo(
+        &mut self,
+        root: &Node,
+        diags: &mut Diagnostics,
+        tally: &mut Tally,
+    ) -> Arc<crate::providers::TargetsFile> {
+        self.generation = Generation::Promptfoo;
+        let config = super::promptfoo::load(root, &self.file, &self.dir, &self.ws, &self.dataset, diags);
+        tally.broken = config.broken;
+        for case in config.cases {
+            tally.add(case);
+        }
+        self.settings.info.description = config.description;
+        Arc::new(config.targets)
+    }
+
+    fn load_agentv_yaml(&mut self, mut root: Node, diags: &mut Diagnostics, tally: &mut Tally) {
         if root.is_null() {
             diags.error(
                 Pos::new(1, 1),

@@ -11,12 +11,23 @@
 //!   `turns`, `depends_on`, and `execution.threshold` / `execution.skip_defaults`;
 //!   `input` and `expected_output` count too, in a YAML file without `evalcases` (2.x files may
 //!   use them as short forms of `input_messages` and `expected_messages`);
-//! - in any grader list: a kebab-case type other than 2.x's own `llm-judge` and `code-judge`, a
-//!   type only 4.x has (`contains`, `regex`, `rubrics`, `llm-grader`, … in either case style), a
-//!   bare string, an `{include: NAME}` entry, or a code grader with `command`.
+//! - in any grader list: a type that the grader table spells only for 4.x (`contains`,
+//!   `regex`, `rubrics`, `llm-grader`, `tool-trajectory`, … also in snake_case; see
+//!   [`crate::evaluators::rules::spelled_only_in_v4`]), a bare string, an `{include: NAME}`
+//!   entry, or a code grader with `command`. A type no grader spells decides nothing, and a
+//!   spelling added to a 2.x grader never moves a 2.x file.
+//!
+//! A promptfoo config is told apart before any of this, by its keys or its name
+//! ([`is_promptfoo_config`]).
 
-use crate::config::{Node, NodeValue};
+use std::path::Path;
+
+use crate::config::Node;
+use crate::evaluators::{GRADERS, GraderEntry, rules};
 use crate::model::Generation;
+
+/// The grader table the rules read: the real one, or a test's.
+type Table<'t> = &'t [&'t [&'static GraderEntry]];
 
 const V4_SUITE_KEYS: &[&str] = &[
     "tests",
@@ -55,34 +66,34 @@ const SHARED_CASE_KEYS: &[&str] = &["input", "expected_output"];
 
 const V4_EXECUTION_KEYS: &[&str] = &["threshold", "skip_defaults", "assertions", "assert"];
 
-/// Keys holding grader lists, at any depth.
-const LIST_KEYS: &[&str] = &["assertions", "assert", "evaluators"];
+/// Top-level keys only a promptfoo config has: with none of AgentV's case lists beside them,
+/// they make the file a promptfoo config (`docs/promptfoo.md#running-a-config`).
+const PROMPTFOO_KEYS: &[&str] = &["prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"];
 
-/// 2.x type names that contain a dash.
-const V2_DASHED_TYPES: &[&str] = &["llm-judge", "code-judge"];
-
-/// Grader types only AgentV 4.x has (in kebab-case; a file may write them in snake_case).
-const V4_TYPES: &[&str] = &[
-    "code-grader",
-    "llm-grader",
-    "rubrics",
-    "skill-trigger",
-    "contains",
-    "contains-any",
-    "contains-all",
-    "icontains",
-    "icontains-any",
-    "icontains-all",
-    "starts-with",
-    "ends-with",
-    "regex",
-    "is-json",
-    "equals",
-    "inline-assert",
-];
+/// Whether the YAML tree `root` of the file at `path` is a promptfoo config: its file name is
+/// `promptfooconfig.*`, or it has `prompts` or `providers` (or another key only promptfoo
+/// configs have) and no `evalcases`. An AgentV 4.x suite's `tests` alone never makes one.
+pub fn is_promptfoo_config(path: &Path, root: &Node) -> bool {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("promptfooconfig."));
+    let Some(entries) = root.as_map() else {
+        return named;
+    };
+    let keyed = entries
+        .iter()
+        .any(|(k, _)| k.as_str().is_some_and(|k| PROMPTFOO_KEYS.contains(&k)));
+    named || (keyed && root.get("evalcases").is_none())
+}
 
 /// The generation of a YAML eval file's tree.
 pub fn of_suite(root: &Node) -> Generation {
+    of_suite_in(root, GRADERS)
+}
+
+/// [`of_suite`] against grader table `table`.
+fn of_suite_in(root: &Node, table: Table<'_>) -> Generation {
     let Some(entries) = root.as_map() else {
         return Generation::V2;
     };
@@ -100,7 +111,7 @@ pub fn of_suite(root: &Node) -> Generation {
     if cases.iter().any(|case| case_is_v4(case, !has_v2_cases)) {
         return Generation::V4;
     }
-    if has_v4_grader(root) {
+    if rules::has_v4_grader(root, table) {
         return Generation::V4;
     }
     Generation::V2
@@ -116,7 +127,7 @@ pub fn of_dataset_part(node: &Node) -> Generation {
         k.as_str()
             .is_some_and(|k| V4_CASE_KEYS.contains(&k) || k == "name" || k == "tests" || k == "eval_cases")
     });
-    if v4_key || node.get("execution").is_some_and(execution_is_v4) || has_v4_grader(node) {
+    if v4_key || node.get("execution").is_some_and(execution_is_v4) || rules::has_v4_grader(node, GRADERS) {
         Generation::V4
     } else {
         Generation::V2
@@ -139,39 +150,6 @@ fn execution_is_v4(execution: &Node) -> bool {
             .iter()
             .any(|(k, _)| k.as_str().is_some_and(|k| V4_EXECUTION_KEYS.contains(&k)))
     })
-}
-
-/// Whether a grader list anywhere under `node` has a 4.x-only entry.
-fn has_v4_grader(node: &Node) -> bool {
-    match &node.value {
-        NodeValue::Map(entries) => entries.iter().any(|(k, v)| {
-            let in_list = k.as_str().is_some_and(|k| LIST_KEYS.contains(&k))
-                && v.as_seq().is_some_and(|items| items.iter().any(entry_is_v4));
-            in_list || has_v4_grader(v)
-        }),
-        NodeValue::Seq(items) => items.iter().any(has_v4_grader),
-        _ => false,
-    }
-}
-
-fn entry_is_v4(entry: &Node) -> bool {
-    match &entry.value {
-        NodeValue::Str(_) => true,
-        NodeValue::Map(entries) => {
-            if entries.len() == 1 && entry.get("include").is_some() {
-                return true;
-            }
-            let Some(kind) = entry.get("type").and_then(Node::as_str) else {
-                return false;
-            };
-            let kebab = (kind.contains('-') && !V2_DASHED_TYPES.contains(&kind))
-                || V4_TYPES.contains(&kind.replace('_', "-").as_str());
-            let code_command =
-                matches!(kind, "code_judge" | "code-judge" | "code" | "code_grader") && entry.get("command").is_some();
-            kebab || code_command
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]
@@ -245,6 +223,122 @@ mod tests {
             let value: serde_json::Value = serde_json::from_str(json).expect("json");
             let node = Node::from_json(&value, crate::config::Pos::new(1, 1));
             assert_eq!(of_dataset_part(&node), want, "{json}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod pinned {
+    //! The generation of every shipped eval file, pinned: a grader name added to the table
+    //! that moved any of them to other scoring rules fails here.
+
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::config::node::parse_yaml;
+    use crate::evaluators::Names;
+    use crate::load::{FileKind, Purpose, Workspace, discover, load_eval_file};
+
+    /// `<path> <generation>` for every eval file under the shipped directories.
+    fn classified() -> String {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let repo = crate::paths::normalize(&repo);
+        let ws = Workspace::from_cwd(repo.clone());
+        let dirs = ["examples".to_owned(), "compat/suites".to_owned()];
+        let files = discover(&dirs, &ws, Purpose::Run).expect("the shipped directories exist");
+        let mut lines: Vec<String> = files
+            .into_iter()
+            .filter(|(_, kind)| *kind == FileKind::Eval)
+            .map(|(path, _)| {
+                let suite = load_eval_file(&path, &ws);
+                let shown: PathBuf = path.strip_prefix(&repo).map_or(path.clone(), Path::to_path_buf);
+                format!("{} {}", shown.display(), suite.generation.as_str())
+            })
+            .collect();
+        lines.sort();
+        lines.join("\n") + "\n"
+    }
+
+    #[test]
+    fn every_shipped_eval_file_keeps_its_generation() {
+        let want = include_str!("generation_pins.txt");
+        let got = classified();
+        if got != want {
+            let changed: Vec<String> = got
+                .lines()
+                .filter(|l| !want.lines().any(|w| w == *l))
+                .map(|l| format!("  now: {l}"))
+                .chain(
+                    want.lines()
+                        .filter(|w| !got.lines().any(|l| l == *w))
+                        .map(|w| format!("  was: {w}")),
+                )
+                .collect();
+            panic!(
+                "the generation of shipped eval files changed (a grader name moved them, or the files changed):\n{}\n\
+                 if the files changed on purpose, write the new list to agentv-core/src/load/generation_pins.txt:\n{got}",
+                changed.join("\n")
+            );
+        }
+    }
+
+    static SHORT_ANSWER: GraderEntry = GraderEntry {
+        name: "short_answer",
+        names: Names {
+            v2: &["short_answer", "short-answer"],
+            v4: &["short-answer"],
+            promptfoo: &[],
+        },
+        doc: "A throwaway 2.x grader with a kebab-case alias.",
+        keys: &crate::evaluators::GRADER_KEYS,
+        parse: |_, _| None,
+    };
+
+    static SHORT_ANSWER_V4_ONLY: GraderEntry = GraderEntry {
+        names: Names {
+            v2: &["short_answer"],
+            v4: &["short-answer"],
+            promptfoo: &[],
+        },
+        ..SHORT_ANSWER
+    };
+
+    #[test]
+    fn a_kebab_case_alias_of_a_2x_grader_leaves_2x_files_alone() {
+        let suite = "evalcases:\n  - id: a\n    input: hello\n    evaluators: [{type: short-answer, max: 5}]\n";
+        let root = parse_yaml(suite).expect("yaml");
+        let with = |entry: &'static GraderEntry| {
+            let mut table: Vec<&[&'static GraderEntry]> = GRADERS.to_vec();
+            let extra: &'static [&'static GraderEntry] = Box::leak(Box::new([entry]));
+            table.push(extra);
+            of_suite_in(&root, &table)
+        };
+        assert_eq!(
+            of_suite_in(&root, GRADERS),
+            Generation::V2,
+            "an unknown type decides nothing"
+        );
+        assert_eq!(with(&SHORT_ANSWER), Generation::V2, "a 2.x spelling never moves a file");
+        assert_eq!(
+            with(&SHORT_ANSWER_V4_ONLY),
+            Generation::V4,
+            "a spelling only 4.x has makes the file 4.x"
+        );
+    }
+
+    #[test]
+    fn a_promptfoo_config_is_told_by_its_keys_or_its_name() {
+        for (name, yaml, want) in [
+            ("suite.yaml", "prompts: [hi]\ntests: []\n", true),
+            ("suite.yaml", "providers: [echo]\n", true),
+            ("promptfooconfig.yaml", "tests: []\n", true),
+            ("promptfooconfig.yml", "description: x\n", true),
+            ("suite.yaml", "tests: []\n", false),
+            ("suite.yaml", "evalcases: []\nprompts: x\n", false),
+            ("suite.yaml", "description: d\n", false),
+        ] {
+            let root = parse_yaml(yaml).expect("yaml");
+            assert_eq!(is_promptfoo_config(Path::new(name), &root), want, "{name}: {yaml}");
         }
     }
 }

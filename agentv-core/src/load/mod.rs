@@ -16,6 +16,7 @@ mod guidelines;
 mod invalid;
 pub mod keys;
 mod metadata;
+pub mod promptfoo;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;

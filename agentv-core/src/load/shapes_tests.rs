@@ -45,6 +45,7 @@ fn summary(c: &LoadedCase) -> String {
     let generation = match c.case.generation {
         Generation::V2 => "v2",
         Generation::V4 => "v4",
+        Generation::Promptfoo => "promptfoo",
     };
     let msgs = |ms: &[Message]| {
         ms.iter()

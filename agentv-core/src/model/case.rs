@@ -179,13 +179,21 @@ pub enum Generation {
     /// AgentV 4.x: `tests`, `criteria`, `input`, `assertions`, kebab-case graders; verdicts
     /// pass / fail against the case's threshold.
     V4,
+    /// A promptfoo config: `prompts`, `providers`, `tests` with `vars` and `assert`; a row
+    /// passes when every assertion passes, or its score meets the test's `threshold`
+    /// (`docs/promptfoo.md`).
+    Promptfoo,
 }
 
 impl Generation {
+    /// Every generation, in the order messages list them.
+    pub const ALL: [Self; 3] = [Self::V2, Self::V4, Self::Promptfoo];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V2 => "2.x",
             Self::V4 => "4.x",
+            Self::Promptfoo => "promptfoo",
         }
     }
 }

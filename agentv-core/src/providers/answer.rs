@@ -93,6 +93,7 @@ fn from_structured(s: Structured, raw: Value) -> ProviderResponse {
         raw: Some(raw),
         metadata: None,
         warnings,
+        ..ProviderResponse::default()
     }
 }
 

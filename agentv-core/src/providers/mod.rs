@@ -34,6 +34,7 @@ pub use mock::MockProvider;
 pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
     AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
+    ToolList,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;
@@ -60,6 +61,7 @@ provider_table! {
     vscode,
     cli,
     mock,
+    echo,
 }
 
 /// Every provider, in table order.
@@ -120,7 +122,7 @@ mod tests {
     fn messages_list_the_table() {
         assert_eq!(
             known_providers(),
-            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli or mock"
+            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli, mock or echo"
         );
     }
 

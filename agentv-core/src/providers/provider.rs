@@ -67,6 +67,12 @@ pub struct ProviderResponse {
     pub token_usage: Option<TokenUsage>,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<f64>,
+    /// Why the model stopped (`stop`, `length`, `tool_calls`, ...), as the API says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// The answer's token log probabilities, when the request asked for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<f64>>,
     /// The provider's raw answer, for debugging.
     pub raw: Option<Value>,
     /// Provider-specific facts (log file paths, session ids).
@@ -143,6 +149,15 @@ pub enum AnswerSource {
 /// A future returned by providers (dyn-compatible async).
 pub type ProviderFuture<'a, T> = BoxFuture<'a, Result<T, ProviderError>>;
 
+/// Which declarations [`Provider::declared_tools`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolList {
+    /// OpenAI's `tools` (`[{type: function, function: {name, parameters}}]`).
+    Tools,
+    /// OpenAI's legacy `functions` (`[{name, parameters}]`).
+    Functions,
+}
+
 /// A target that answers eval cases.
 ///
 /// LLM APIs, agent CLIs, commands and mocks all implement it; the runner knows nothing else
@@ -179,6 +194,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// not, fit for the terminal. Most providers have nothing to check.
     fn healthcheck<'a>(&'a self, _eval_dir: &'a std::path::Path) -> ProviderFuture<'a, ()> {
         Box::pin(async { Ok(()) })
+    }
+
+    /// The tool or function declarations the target sends with its requests, as configured
+    /// (promptfoo's `config.tools` and `config.functions`): the `is-valid-openai-*` graders
+    /// check calls against them. Most providers declare none.
+    fn declared_tools(&self, _list: ToolList) -> Option<&serde_json::Value> {
+        None
     }
 
     /// True when [`Provider::invoke_batch`] sends many requests in one call.

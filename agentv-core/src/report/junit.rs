@@ -80,13 +80,7 @@ impl JunitReport {
 
     fn write_final(&mut self) -> io::Result<()> {
         self.spool.flush()?;
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut out = super::sink::output_file(dir)?;
+        let mut out = super::sink::output_file_for(&self.path)?;
         {
             let mut spool = self.spool.get_ref().try_clone()?;
             let mut xml = Writer::new_with_indent(BufWriter::new(out.as_file_mut()), b' ', 2);

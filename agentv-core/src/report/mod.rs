@@ -10,6 +10,7 @@ mod latest;
 mod lines;
 mod markdown;
 mod prior;
+mod promptfoo;
 mod prompts;
 mod reader;
 mod run_summary;
@@ -34,6 +35,7 @@ pub use latest::{KeyHasher, RecordKey, key_of};
 pub use lines::{Capped, DEFAULT_MAX_LINE_MB, MAX_LINE_ENV, max_line_bytes, read_line_capped, size_text};
 pub use markdown::{MarkdownReport, md};
 pub use prior::Prior;
+pub use promptfoo::PromptfooJson;
 pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{
     Detail, Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all, read_figures,

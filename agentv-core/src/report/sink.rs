@@ -119,6 +119,17 @@ pub(crate) fn output_file(dir: &std::path::Path) -> io::Result<tempfile::NamedTe
     builder.tempfile_in(dir)
 }
 
+/// [`output_file`] in the directory of `path` (created when missing): the report at `path`
+/// is then written by `crate::paths::persist`.
+pub(crate) fn output_file_for(path: &std::path::Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    output_file(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

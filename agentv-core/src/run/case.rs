@@ -155,6 +155,8 @@ pub async fn run_case(
         trace: &trace,
         trace_summary: &summary,
         metrics: &metrics,
+        finish_reason: response.finish_reason.as_deref(),
+        logprobs: response.logprobs.as_deref(),
         target: &job.target,
         run: &options.context,
         workspace: view.as_ref(),
@@ -171,7 +173,10 @@ pub async fn run_case(
         &mut results,
         &crashed,
         case.generation,
-        case.pass_threshold(options.threshold),
+        evaluators::CaseThreshold {
+            own: case.threshold,
+            cli: options.threshold,
+        },
     );
     record.score = scored.score;
     record.verdict = scored.verdict;

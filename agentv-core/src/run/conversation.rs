@@ -13,7 +13,7 @@ use super::case::run_case;
 use super::{Job, RunOptions};
 use crate::evaluators::ConfiguredGrader;
 use crate::model::{
-    Content, Conversation, EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, Generation, Message, Role,
+    Content, Conversation, EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, Message, Role,
     TurnAggregation, Verdict,
 };
 use crate::providers::ProviderResponse;
@@ -108,10 +108,11 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
     }
     let mut record = last.unwrap_or_else(|| super::case::unhealthy_target_record(job, "the conversation has no turns"));
     record.score = combine(&scores, conversation.aggregation);
-    record.verdict = match case.generation {
-        Generation::V2 => Verdict::from_score(record.score),
-        Generation::V4 => Verdict::pass_fail(record.score, threshold),
+    let threshold = crate::evaluators::CaseThreshold {
+        own: case.threshold,
+        cli: options.threshold,
     };
+    record.verdict = crate::evaluators::rules::case_verdict(case.generation, record.score, threshold, &results);
     if results.iter().any(|r| r.error.is_some()) && record.execution_status == ExecutionStatus::Ok {
         record.execution_status = ExecutionStatus::GraderError;
     }

@@ -236,6 +236,8 @@ fn assemble(steps: Vec<Step>, ended: Ended, max_steps: u32) -> ProviderResponse 
     let mut attempts = 0u64;
     let mut warnings = Vec::new();
     let mut finish_reason = None;
+    let mut stopped: Option<String> = None;
+    let mut logprobs = None;
     let mut raw = None;
     let count = steps.len();
     for (i, step) in steps.into_iter().enumerate() {
@@ -256,6 +258,9 @@ fn assemble(steps: Vec<Step>, ended: Ended, max_steps: u32) -> ProviderResponse 
         let metadata = response.metadata.unwrap_or_default();
         attempts += metadata.get("attempts").and_then(Value::as_u64).unwrap_or(1);
         finish_reason = metadata.get("finish_reason").cloned();
+        // The last step's reason and log probabilities are the answer's.
+        stopped = response.finish_reason;
+        logprobs = response.logprobs;
         message.duration_ms = Some(model_ms);
         let last = i + 1 == count;
         trace.push(model_step(
@@ -285,6 +290,8 @@ fn assemble(steps: Vec<Step>, ended: Ended, max_steps: u32) -> ProviderResponse 
         token_usage: usage,
         cost_usd: cost,
         duration_ms: Some(duration),
+        finish_reason: stopped,
+        logprobs,
         raw,
         metadata: Some(metadata),
         warnings,

@@ -13,6 +13,12 @@ async fn grade(yaml: &str) -> Grade {
     answered(FakeProvider::llm(&[r#"{"score": 1}"#])).grade(&one(yaml)).await
 }
 
+/// [`grade`] as a 4.x file's list (`code-grader` is 4.x's aggregator).
+async fn grade_v4(yaml: &str) -> Grade {
+    let composite = crate::evaluators::testkit::graders_in(Generation::V4, yaml).remove(0);
+    answered(FakeProvider::llm(&[r#"{"score": 1}"#])).grade(&composite).await
+}
+
 fn texts(g: &Grade) -> Vec<(String, bool)> {
     g.assertions.iter().map(|a| (a.text.clone(), a.passed)).collect()
 }
@@ -167,7 +173,7 @@ async fn the_code_aggregator_reads_member_results_and_prints_the_grade() {
         "- type: composite\n  assertions: [{A_PARIS}, {B_LONDON}]\n  aggregator:\n    type: code-grader\n    path: \"tee {} >/dev/null; echo '{{\\\"score\\\": 0.4, \\\"verdict\\\": \\\"pass\\\", \\\"assertions\\\": [{{\\\"text\\\": \\\"custom\\\", \\\"passed\\\": 1}}, {{\\\"passed\\\": true}}]}}'\"\n",
         seen.display()
     );
-    let g = grade(&yaml).await;
+    let g = grade_v4(&yaml).await;
     assert_eq!((g.score, g.verdict), (0.4, Some(GradeVerdict::Pass)), "the printed verdict wins");
     assert_eq!(texts(&g), owned(&[("custom", true)]));
     let stdin = std::fs::read_to_string(&seen).expect("stdin kept");
@@ -176,7 +182,7 @@ async fn the_code_aggregator_reads_member_results_and_prints_the_grade() {
         "{stdin}"
     );
     // a failing command scores 0
-    let g = grade(&format!(
+    let g = grade_v4(&format!(
         "- type: composite\n  assertions: [{A_PARIS}]\n  aggregator: {{type: code_grader, path: 'echo boom >&2; exit 4'}}\n"
     ))
     .await;
@@ -187,7 +193,7 @@ async fn the_code_aggregator_reads_member_results_and_prints_the_grade() {
     );
     assert!(g.crashed, "an aggregator that exits non-zero is a grader error");
     // output that is not JSON scores 0 without assertions
-    let g = grade(&format!(
+    let g = grade_v4(&format!(
         "- type: composite\n  assertions: [{A_PARIS}]\n  aggregator: {{type: code-grader, path: 'echo fine'}}\n"
     ))
     .await;

@@ -1,0 +1,54 @@
+// A warm worker for promptfoo `javascript` assertions: announces the persistent protocol,
+// then reads one request per line ({id, payload: {code, output, context}}) and answers
+// {id, result} with {kind, value} or {threw, stack}.
+'use strict';
+const readline = require('node:readline');
+const modules = new Map();
+
+function load(file, name) {
+  let mod = modules.get(file);
+  if (!mod) {
+    mod = require(file);
+    modules.set(file, mod);
+  }
+  const fn = name ? mod[name] : typeof mod === 'function' ? mod : mod.default;
+  if (typeof fn !== 'function') {
+    throw new Error(`${file} exports no function${name ? ` named ${name}` : ''}`);
+  }
+  return fn;
+}
+
+function isGradingResult(r) {
+  return typeof r === 'object' && r !== null && typeof r.pass === 'boolean' &&
+    typeof r.score === 'number' && typeof r.reason === 'string';
+}
+
+async function run(payload) {
+  const { code, output, context } = payload;
+  let result = code.file
+    ? load(code.file, code.function)(output, context)
+    : new Function('output', 'context', 'process', code.body)(output, context, process);
+  result = await Promise.resolve(result);
+  if (typeof result === 'boolean') return { kind: 'boolean', value: result };
+  if (typeof result === 'number') return { kind: 'number', value: result };
+  if (isGradingResult(result)) return { kind: 'result', value: result };
+  throw new Error(`Custom function must return a boolean, number, or GradingResult object. Got type ${typeof result}: ${JSON.stringify(result)}`);
+}
+
+const send = (line) => process.stdout.write(JSON.stringify(line) + '\n');
+send({ ready: true, protocol: 1 });
+readline.createInterface({ input: process.stdin }).on('line', async (line) => {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    return;
+  }
+  let result;
+  try {
+    result = await run(request.payload);
+  } catch (e) {
+    result = { threw: String(e && e.message), stack: String(e && e.stack) };
+  }
+  send({ id: request.id, result });
+});

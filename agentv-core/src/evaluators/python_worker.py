@@ -1,0 +1,53 @@
+# A warm worker for promptfoo `python` assertions: announces the persistent protocol, then
+# reads one request per line ({id, payload: {code, output, context}}) and answers
+# {id, result} with {value} (what the function returned) or {threw}.
+import importlib.util
+import json
+import sys
+
+compiled = {}
+modules = {}
+
+
+def function(code):
+    if "file" in code:
+        path = code["file"]
+        module = modules.get(path)
+        if module is None:
+            spec = importlib.util.spec_from_file_location("assertion_%d" % len(modules), path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            modules[path] = module
+        return getattr(module, code.get("function") or "get_assert")
+    source = code["script"]
+    namespace = compiled.get(source)
+    if namespace is None:
+        namespace = {}
+        exec(compile(source, "<assertion>", "exec"), namespace)
+        compiled[source] = namespace
+    return namespace["main"]
+
+
+def run(payload):
+    value = function(payload["code"])(payload["output"], payload["context"])
+    json.dumps(value)
+    return {"value": value}
+
+
+def main():
+    sys.stdout.write(json.dumps({"ready": True, "protocol": 1}) + "\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            result = run(request["payload"])
+        except BaseException as e:  # the assertion's own errors are its result
+            result = {"threw": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps({"id": request["id"], "result": result}) + "\n")
+        sys.stdout.flush()
+
+
+main()

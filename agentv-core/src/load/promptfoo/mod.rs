@@ -1,0 +1,379 @@
+//! promptfoo configs (`docs/promptfoo.md`), loaded into the same model as AgentV files: each
+//! expanded test × prompt is a case (its row keys in the case's `metadata.promptfoo`), each
+//! provider a target the suite runs against, each assertion a grader read with promptfoo's
+//! names and scoring rules (`evaluators/rules.rs`).
+
+mod prompts;
+mod providers;
+mod template;
+mod test_list;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::eval_file::LoadedCase;
+use super::invalid::InvalidCase;
+use crate::config::{Diagnostics, Node, NodeValue, Severity};
+use crate::evaluators::{ConfiguredGrader, Generation, ParseContext, parse_graders};
+use crate::model::{Content, EvalCase, Message, Role, SourceRef};
+use crate::paths::Workspace;
+use crate::providers::TargetsFile;
+
+pub use providers::Provider;
+
+/// What a config loads into.
+pub struct Config {
+    /// Every row's case (test × prompt), in promptfoo's order; an invalid case, with its
+    /// errors, for a row that cannot run (reported).
+    pub cases: Vec<Result<LoadedCase, InvalidCase>>,
+    /// The providers, as targets.
+    pub targets: TargetsFile,
+    pub providers: Vec<Provider>,
+    pub description: Option<String>,
+    /// Why no row runs when a prompt or a provider could not be read (the rows are still
+    /// checked).
+    pub broken: Option<String>,
+}
+
+/// Top-level keys agentv reads.
+const READ: &[&str] = &[
+    "description",
+    "prompts",
+    "providers",
+    "tests",
+    "defaultTest",
+    "scenarios",
+];
+/// Top-level keys that change nothing agentv computes, or that agentv sets another way.
+const IGNORED: &[&str] = &[
+    "outputPath",
+    "sharing",
+    "tags",
+    "writeLatestResults",
+    "evaluateOptions",
+    "metadata",
+    "commandLineOptions",
+    "$schema",
+];
+/// Top-level keys whose meaning agentv does not have yet: the config does not run rather
+/// than run differently.
+const UNSUPPORTED: &[&str] = &[
+    "derivedMetrics",
+    "extensions",
+    "nunjucksFilters",
+    "env",
+    "redteam",
+    "options",
+];
+
+/// Loads the config whose YAML tree is `root`.
+pub fn load(
+    root: &Node,
+    file: &Arc<Path>,
+    dir: &Path,
+    ws: &Workspace,
+    dataset: &Arc<str>,
+    diags: &mut Diagnostics,
+) -> Config {
+    check_keys(root, diags);
+    let before = diags.error_count();
+    let mark = diags.len();
+    let prompts = root
+        .get("prompts")
+        .map(|n| prompts::read(n, dir, diags))
+        .unwrap_or_else(|| {
+            // promptfoo's default: the test's `prompt` var, else nothing to send.
+            vec![prompts::Prompt {
+                raw: "{{prompt}}".to_owned(),
+                label: "{{prompt}}".to_owned(),
+            }]
+        });
+    let (providers, targets) = match root.get("providers") {
+        Some(node) => providers::read(node, file, diags),
+        None => {
+            diags.error(
+                root.pos,
+                "the promptfoo config has no `providers`",
+                Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
+            );
+            (
+                Vec::new(),
+                TargetsFile {
+                    path: file.to_path_buf(),
+                    targets: Vec::new(),
+                    diagnostics: Vec::new(),
+                },
+            )
+        }
+    };
+    let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
+        diags
+            .since(mark)
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map_or_else(
+                || {
+                    format!(
+                        "{}: error: the config's prompts or providers have errors",
+                        file.display()
+                    )
+                },
+                ToString::to_string,
+            )
+    });
+    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    if let Some(node) = root.get("scenarios") {
+        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
+    }
+    let description = root.get("description").and_then(Node::scalar_text);
+    let mut cases = Vec::with_capacity(tests.len() * prompts.len());
+    for (test_index, test) in tests.iter().enumerate() {
+        let test_mark = diags.len();
+        let graders = graders_of(test, ws, dir, diags);
+        let grader_errors = diags.since(test_mark).to_vec();
+        for (prompt_index, prompt) in prompts.iter().enumerate() {
+            let row = Row {
+                test,
+                test_index,
+                prompt,
+                prompt_index,
+                prompt_count: prompts.len(),
+                providers: &providers,
+                description: description.as_deref(),
+            };
+            let row_mark = diags.len();
+            let case = graders
+                .clone()
+                .and_then(|g| row.case(file, dataset, diags).map(|case| (case, g)));
+            cases.push(
+                case.map(|(case, graders)| LoadedCase {
+                    case,
+                    graders,
+                    turn_graders: Arc::from(Vec::new()),
+                    depends_at: None,
+                })
+                .ok_or_else(|| {
+                    let reported: Vec<_> = grader_errors.iter().chain(diags.since(row_mark)).cloned().collect();
+                    InvalidCase::new(Some(row.id()), file, test.pos.line, &reported)
+                }),
+            );
+        }
+    }
+    Config {
+        cases,
+        targets,
+        providers,
+        description,
+        broken,
+    }
+}
+
+/// Warns about keys agentv leaves alone and stops on those it cannot honour.
+fn check_keys(root: &Node, diags: &mut Diagnostics) {
+    let Some(entries) = root.as_map() else {
+        diags.error(root.pos, "a promptfoo config must be a mapping", None);
+        return;
+    };
+    for (k, _) in entries {
+        let key = k.key_text();
+        if READ.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+            continue;
+        }
+        if UNSUPPORTED.contains(&key.as_str()) {
+            diags.error(
+                k.pos,
+                format!("`{key}` in a promptfoo config is not supported by agentv yet"),
+                Some(format!("remove `{key}` to run the rest of the config")),
+            );
+        } else {
+            diags.warn(
+                k.pos,
+                format!("unknown key `{key}` in a promptfoo config: ignored"),
+                Some(format!("use one of {}", READ.join(", "))),
+            );
+        }
+    }
+}
+
+/// One row of the config before its provider: a test with one prompt.
+struct Row<'r> {
+    test: &'r test_list::Test,
+    test_index: usize,
+    prompt: &'r prompts::Prompt,
+    prompt_index: usize,
+    prompt_count: usize,
+    providers: &'r [Provider],
+    /// The config's `description`.
+    description: Option<&'r str>,
+}
+
+impl Row<'_> {
+    /// The case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
+    fn id(&self) -> String {
+        if self.prompt_count > 1 {
+            format!("test-{}-prompt-{}", self.test_index + 1, self.prompt_index + 1)
+        } else {
+            format!("test-{}", self.test_index + 1)
+        }
+    }
+
+    /// The case of this row; `None` (reported) when its prompt does not render.
+    fn case(&self, file: &Arc<Path>, dataset: &Arc<str>, diags: &mut Diagnostics) -> Option<EvalCase> {
+        let rendered = match template::render(&self.prompt.raw, &self.test.vars) {
+            Ok(text) => text,
+            Err(e) => {
+                diags.error(
+                    self.test.pos,
+                    format!("prompt `{}` does not render for this test: {e}", self.prompt.label),
+                    Some("fix the Nunjucks template in the prompt".to_owned()),
+                );
+                return None;
+            }
+        };
+        let input_messages = messages_of(&rendered);
+        let id = self.id();
+        let mut metadata = self.test.metadata.clone().unwrap_or_default();
+        metadata.insert("promptfoo".to_owned(), self.keys(file, &rendered));
+        Some(EvalCase {
+            id,
+            dataset: dataset.clone(),
+            raw_input_messages: input_messages.iter().map(Message::to_json).collect(),
+            question: rendered,
+            input_messages,
+            source: SourceRef {
+                file: file.clone(),
+                line: self.test.pos.line,
+            },
+            generation: Generation::Promptfoo,
+            metadata: Some(metadata),
+            threshold: self.test.threshold,
+            ..EvalCase::default()
+        })
+    }
+
+    /// The row keys results carry (`docs/promptfoo.md#results`).
+    fn keys(&self, file: &Path, rendered: &str) -> Value {
+        let mut keys = Map::new();
+        if let Some(d) = self.description {
+            keys.insert("config_description".into(), Value::from(d));
+        }
+        keys.insert("prompt_rendered".into(), Value::from(rendered));
+        keys.insert(
+            "config".into(),
+            Value::from(
+                file.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+        );
+        keys.insert("test_index".into(), json!(self.test_index));
+        if let Some(d) = &self.test.description {
+            keys.insert("description".into(), Value::from(d.clone()));
+        }
+        keys.insert("prompt".into(), Value::from(self.prompt.label.clone()));
+        keys.insert("prompt_index".into(), json!(self.prompt_index));
+        keys.insert("prompt_count".into(), json!(self.prompt_count));
+        keys.insert("prompt_raw".into(), Value::from(self.prompt.raw.clone()));
+        // Which target is which provider: the rows' `provider` and `promptIdx`.
+        keys.insert(
+            "providers".into(),
+            Value::Array(
+                self.providers
+                    .iter()
+                    .map(|p| json!({"id": p.id, "label": p.label, "target": p.target}))
+                    .collect(),
+            ),
+        );
+        keys.insert("vars".into(), Value::Object(self.test.vars.clone()));
+        if let Some(t) = self.test.threshold {
+            keys.insert("threshold".into(), json!(t));
+        }
+        Value::Object(keys)
+    }
+}
+
+/// The messages a rendered prompt stands for: a JSON list of `{role, content}` is a chat;
+/// anything else one user message.
+fn messages_of(rendered: &str) -> Vec<Message> {
+    let chat: Option<Vec<Message>> = rendered
+        .trim_start()
+        .starts_with('[')
+        .then(|| serde_json::from_str::<Vec<Value>>(rendered).ok())
+        .flatten()
+        .and_then(|items| {
+            items
+                .iter()
+                .map(|m| {
+                    let role = Role::parse(m.get("role")?.as_str()?)?;
+                    let content = m.get("content")?.as_str()?.to_owned();
+                    Some(Message {
+                        role,
+                        content: Content::Text(content),
+                        name: None,
+                        tool_calls: None,
+                    })
+                })
+                .collect()
+        });
+    chat.filter(|m| !m.is_empty()).unwrap_or_else(|| {
+        vec![Message {
+            role: Role::User,
+            content: Content::Text(rendered.to_owned()),
+            name: None,
+            tool_calls: None,
+        }]
+    })
+}
+
+/// A test's graders: its assertions with their templates rendered by its `vars`, read with
+/// promptfoo's names. `None` (reported) when one cannot be used: the test's rows do not run.
+fn graders_of(
+    test: &test_list::Test,
+    ws: &Workspace,
+    dir: &Path,
+    diags: &mut Diagnostics,
+) -> Option<Arc<[ConfiguredGrader]>> {
+    let mut errors = Vec::new();
+    let list: Vec<Node> = test
+        .assert
+        .iter()
+        .map(|n| rendered(n, &test.vars, &mut errors))
+        .collect();
+    for (pos, e) in errors {
+        diags.error(pos, format!("an assertion does not render for this test: {e}"), None);
+    }
+    let node = Node::new(NodeValue::Seq(list), test.pos);
+    let mut cx = ParseContext::new(ws, dir, diags).with_generation(Generation::Promptfoo);
+    parse_graders(&node, &mut cx).map(Arc::from)
+}
+
+/// `node` with every string rendered as a template of `vars` (a `type` is kept as written).
+fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
+    let value = match &node.value {
+        NodeValue::Str(text) if template::is_template(text) => match template::render(text, vars) {
+            Ok(text) => NodeValue::Str(text),
+            Err(e) => {
+                errors.push((node.pos, e));
+                node.value.clone()
+            }
+        },
+        NodeValue::Seq(items) => NodeValue::Seq(items.iter().map(|i| rendered(i, vars, errors)).collect()),
+        NodeValue::Map(entries) => NodeValue::Map(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    let v = if k.as_str() == Some("type") {
+                        v.clone()
+                    } else {
+                        rendered(v, vars, errors)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    Node::new(value, node.pos)
+}

@@ -1,0 +1,279 @@
+//! promptfoo's JSON output (`docs/promptfoo.md#results`), written when `agentv eval` is given
+//! `--out <name>.json`: the rows of a promptfoo config, each with its `testIdx`, `promptIdx`,
+//! `provider`, `vars`, `success`, `score`, `namedScores` and `gradingResult`, in promptfoo's
+//! order, so scripts that read promptfoo's file keep working. Records of AgentV files have no
+//! row keys and are left out.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::sink::{Row, Sink};
+use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict};
+
+/// The sink writing promptfoo's JSON file at the end of the run.
+pub struct PromptfooJson {
+    path: PathBuf,
+    /// (testIdx, promptIdx, row), sorted when written.
+    rows: Vec<(u64, u64, Value)>,
+    description: Option<String>,
+}
+
+impl PromptfooJson {
+    /// The rows it is given are already redacted (`report::sink::Row`).
+    pub fn new(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            rows: Vec::new(),
+            description: None,
+        }
+    }
+}
+
+/// The row keys a promptfoo case carries in its metadata.
+fn keys(record: &EvaluationRecord) -> Option<&Map<String, Value>> {
+    record.v4.metadata.as_ref()?.get("promptfoo")?.as_object()
+}
+
+/// `promptIdx`: promptfoo numbers each (provider, prompt) pair, providers outermost.
+fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value) {
+    let prompt_index = keys.get("prompt_index").and_then(Value::as_u64).unwrap_or(0);
+    let count = keys.get("prompt_count").and_then(Value::as_u64).unwrap_or(1);
+    let providers = keys
+        .get("providers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let position = providers
+        .iter()
+        .position(|p| p.get("target").and_then(Value::as_str) == Some(target));
+    let provider = match position.and_then(|i| providers.get(i)) {
+        Some(p) => json!({
+            "id": p.get("id").cloned().unwrap_or(Value::Null),
+            "label": p.get("label").and_then(Value::as_str).unwrap_or(""),
+        }),
+        None => json!({"id": target, "label": ""}),
+    };
+    (position.unwrap_or(0) as u64 * count + prompt_index, provider)
+}
+
+/// promptfoo's named scores of a row: per `metric`, the weighted mean of its assertions'
+/// scores.
+pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
+    let mut sums: Vec<(String, f64, f64)> = Vec::new();
+    for r in results {
+        let Some(metric) = r.details.as_ref().and_then(|d| d.get("metric")).and_then(Value::as_str) else {
+            continue;
+        };
+        match sums.iter_mut().find(|(m, _, _)| m == metric) {
+            Some(slot) => {
+                slot.1 += r.score * r.weight;
+                slot.2 += r.weight;
+            }
+            None => sums.push((metric.to_owned(), r.score * r.weight, r.weight)),
+        }
+    }
+    sums.into_iter()
+        .map(|(m, sum, weight)| (m, json!(if weight > 0.0 { sum / weight } else { 0.0 })))
+        .collect()
+}
+
+/// What the assertions concluded, as promptfoo lists component results: an `assert-set` as one
+/// result holding its members', then its members again, one by one.
+fn components(results: &[EvaluatorResult]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for r in results {
+        let members: Vec<EvaluatorResult> = r
+            .details
+            .as_ref()
+            .and_then(|d| d.get("members"))
+            .and_then(|m| serde_json::from_value(m.clone()).ok())
+            .unwrap_or_default();
+        if members.is_empty() {
+            out.push(component(r));
+            continue;
+        }
+        let inner = components(&members);
+        let mut set = component(r);
+        if let Some(obj) = set.as_object_mut() {
+            obj.remove("assertion");
+            obj.insert("componentResults".into(), Value::Array(inner.clone()));
+            let threshold = r.details.as_ref().and_then(|d| d.get("threshold")).cloned();
+            obj.insert(
+                "metadata".into(),
+                json!({"assertionSet": {"type": r.name, "assertionCount": members.len(), "threshold": threshold}}),
+            );
+        }
+        out.push(set);
+        out.extend(inner);
+    }
+    out
+}
+
+/// What an assertion concluded, as promptfoo words a component result.
+fn component(r: &EvaluatorResult) -> Value {
+    let pass = r.verdict == Verdict::Pass;
+    let reason = match (&r.error, pass) {
+        (Some(e), _) => e.clone(),
+        (None, true) => "Assertion passed".to_owned(),
+        (None, false) => r.misses.join("; "),
+    };
+    let mut assertion = Map::new();
+    assertion.insert("type".into(), Value::from(r.name.clone()));
+    if let Some(metric) = r.details.as_ref().and_then(|d| d.get("metric")) {
+        assertion.insert("metric".into(), metric.clone());
+    }
+    if r.weight != 1.0 {
+        assertion.insert("weight".into(), json!(r.weight));
+    }
+    json!({"pass": pass, "score": r.score, "reason": reason, "assertion": assertion})
+}
+
+/// One row in promptfoo's shape.
+fn row(record: &EvaluationRecord, keys: &Map<String, Value>, provider: Value, prompt_idx: u64) -> Value {
+    let components = components(&record.evaluator_results);
+    let named = named_scores(&record.evaluator_results);
+    let errored = record.execution_status != ExecutionStatus::Ok;
+    let success = record.verdict == Verdict::Pass && !errored;
+    let reason = match (&record.error, success) {
+        (Some(e), _) => e.clone(),
+        (None, true) => "All assertions passed".to_owned(),
+        (None, false) => components
+            .iter()
+            .filter(|c| c["pass"] == Value::Bool(false))
+            .filter_map(|c| c["reason"].as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let failure_reason = match (success, errored) {
+        (true, _) => 0,
+        (false, false) => 1,
+        (false, true) => 2,
+    };
+    let metrics = record.execution_metrics.as_ref();
+    let mut out = json!({
+        "testIdx": keys.get("test_index").cloned().unwrap_or(json!(0)),
+        "promptIdx": prompt_idx,
+        "provider": provider,
+        "prompt": {
+            "raw": keys.get("prompt_rendered").cloned().unwrap_or(Value::Null),
+            "label": keys.get("prompt").cloned().unwrap_or(Value::Null),
+        },
+        "vars": keys.get("vars").cloned().unwrap_or(json!({})),
+        "response": {"output": record.candidate_answer},
+        "success": success,
+        "score": record.score,
+        "namedScores": named,
+        "latencyMs": metrics.and_then(|m| m.duration_ms).unwrap_or(0.0),
+        "cost": metrics.and_then(|m| m.cost_usd).unwrap_or(0.0),
+        "gradingResult": {
+            "pass": success,
+            "score": record.score,
+            "reason": reason,
+            "namedScores": named_scores(&record.evaluator_results),
+            "componentResults": components,
+        },
+        "testCase": {
+            "description": keys.get("description").cloned().unwrap_or(Value::Null),
+            "vars": keys.get("vars").cloned().unwrap_or(json!({})),
+        },
+        "failureReason": failure_reason,
+    });
+    if let (Some(e), Some(obj)) = (&record.error, out.as_object_mut()) {
+        obj.insert("error".into(), Value::from(e.clone()));
+    }
+    out
+}
+
+impl Sink for PromptfooJson {
+    fn write(&mut self, row_in: &Row<'_>) -> io::Result<()> {
+        let record = row_in.record();
+        let Some(keys) = keys(record) else {
+            return Ok(());
+        };
+        if self.description.is_none() {
+            self.description = keys
+                .get("config_description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        let test_idx = keys.get("test_index").and_then(Value::as_u64).unwrap_or(0);
+        let (idx, provider) = prompt_idx(keys, &record.target);
+        self.rows.push((test_idx, idx, row(record, keys, provider, idx)));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.rows.sort_by_key(|(t, p, _)| (*t, *p));
+        let rows: Vec<&Value> = self.rows.iter().map(|(_, _, r)| r).collect();
+        let successes = rows.iter().filter(|r| r["success"] == Value::Bool(true)).count();
+        let errors = rows.iter().filter(|r| r["failureReason"] == json!(2)).count();
+        let now = jiff::Timestamp::now().to_string();
+        let doc = json!({
+            "evalId": format!("eval-agentv-{now}"),
+            "results": {
+                "version": 3,
+                "timestamp": now,
+                "results": rows,
+                "stats": {
+                    "successes": successes,
+                    "failures": rows.len() - successes - errors,
+                    "errors": errors,
+                },
+            },
+            "config": {"description": self.description},
+            "metadata": {"agentvVersion": env!("CARGO_PKG_VERSION"), "exportedAt": now},
+        });
+        let mut out = super::sink::output_file_for(&self.path)?;
+        serde_json::to_writer_pretty(out.as_file_mut(), &doc)?;
+        out.as_file_mut().write_all(b"\n")?;
+        crate::paths::persist(out, &self.path)?;
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("promptfoo JSON output {}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(name: &str, score: f64, weight: f64, metric: Option<&str>) -> EvaluatorResult {
+        let mut r = EvaluatorResult::failed(name, "contains", 1.0, "x");
+        r.error = None;
+        r.score = score;
+        r.weight = weight;
+        r.details = metric.map(|m| {
+            let mut d = Map::new();
+            d.insert("metric".into(), Value::from(m));
+            d
+        });
+        r
+    }
+
+    #[test]
+    fn named_scores_are_the_weighted_mean_of_each_metric() {
+        let results = [
+            result("a", 1.0, 1.0, Some("tone")),
+            result("b", 0.0, 3.0, Some("tone")),
+            result("c", 0.5, 1.0, Some("len")),
+            result("d", 0.0, 1.0, None),
+        ];
+        let named = named_scores(&results);
+        assert_eq!(Value::Object(named), json!({"tone": 0.25, "len": 0.5}));
+    }
+
+    #[test]
+    fn prompt_idx_counts_providers_outermost() {
+        let keys = json!({
+            "prompt_index": 1, "prompt_count": 2,
+            "providers": [{"id": "echo", "label": null, "target": "echo"}, {"id": "echo", "label": "e2", "target": "e2"}]
+        });
+        let keys = keys.as_object().expect("object");
+        assert_eq!(prompt_idx(keys, "e2"), (3, json!({"id": "echo", "label": "e2"})));
+        assert_eq!(prompt_idx(keys, "echo"), (1, json!({"id": "echo", "label": ""})));
+    }
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Runs promptfoo configs with promptfoo 0.121.20 and with agentv, and prints how far their rows
+# agree: per row (pass, score, named scores) and per assertion type (pass, score). Test-only:
+# promptfoo is installed here from npm, never by the build or CI.
+#   compat/promptfoo/agreement.sh [CONFIG...]   (default: examples/promptfoo/*/promptfooconfig.yaml)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+agentv=${AGENTV:-$repo/target/debug/agentv}
+pf="$here/.npm/node_modules/.bin/promptfoo"
+if [ ! -x "$pf" ]; then
+  mkdir -p "$here/.npm"
+  cp "$here/npm/package.json" "$here/.npm/package.json"
+  (cd "$here/.npm" && npm install --no-audit --no-fund >install.log 2>&1)
+fi
+[ "$#" -gt 0 ] || set -- "$repo"/examples/promptfoo/*/promptfooconfig.yaml
+out=$(mktemp -d)
+export PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 PROMPTFOO_CONFIG_DIR="$out/.promptfoo"
+status=0
+for config in "$@"; do
+  dir=$(cd "$(dirname "$config")" && pwd)
+  name=$(basename "$config")
+  rm -f "$out/promptfoo.json" "$out/agentv.json"
+  (cd "$dir" && "$pf" eval -c "$name" --no-cache --no-write --no-table -o "$out/promptfoo.json" >"$out/promptfoo.log" 2>&1) || true
+  (cd "$dir" && "$agentv" eval "$name" --out "$out/agentv.json" >"$out/agentv.log" 2>&1) || true
+  echo "== $config"
+  node "$here/compare.mjs" "$out/promptfoo.json" "$out/agentv.json" || status=1
+done
+rm -rf "$out"
+exit $status
