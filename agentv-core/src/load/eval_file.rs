@@ -1036,26 +1036,7 @@ mod tests {
     use crate::model::Segment;
     use crate::model::{Content, Role};
 
-    fn load(files: &[(&str, &str)], eval: &str) -> (LoadedSuite, tempfile::TempDir) {
-        let tmp = tempfile::tempdir().expect("tmp");
-        std::fs::create_dir(tmp.path().join(".git")).expect("git");
-        for (rel, text) in files {
-            let path = tmp.path().join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-            std::fs::write(path, text).expect("write");
-        }
-        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
-        (load_eval_file(Path::new(eval), &ws), tmp)
-    }
-
-    fn errors(suite: &LoadedSuite) -> Vec<String> {
-        suite
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .map(ToString::to_string)
-            .collect()
-    }
+    use crate::load::test_project::{errors, load};
 
     #[test]
     fn derives_question_reference_and_splits_guidelines() {

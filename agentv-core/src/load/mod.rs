@@ -20,6 +20,8 @@ pub mod promptfoo;
 #[cfg(test)]
 mod shapes_tests;
 mod targets;
+#[cfg(test)]
+mod test_project;
 pub mod workspace;
 
 pub use crate::config::keys::to_snake_case;

@@ -3,24 +3,13 @@
 //! 2.x spellings they alias. Each row loads a small project and compares a one-line summary of
 //! every case (generation, id, criteria, messages, graders) with what the row expects.
 
-use std::path::Path;
-
-use super::{LoadedCase, LoadedSuite, load_eval_file};
+use super::{LoadedCase, LoadedSuite};
 use crate::config::Severity;
 use crate::model::{Content, Generation, Message, Segment};
-use crate::paths::Workspace;
 
 fn load(files: &[(&str, &str)]) -> (LoadedSuite, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().expect("tmp");
-    std::fs::create_dir(tmp.path().join(".git")).expect("git");
-    for (rel, text) in files {
-        let path = tmp.path().join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-        std::fs::write(path, text).expect("write");
-    }
-    let ws = Workspace::from_cwd(tmp.path().to_path_buf());
     let eval = files.first().map(|(p, _)| *p).unwrap_or("e.yaml");
-    (load_eval_file(Path::new(eval), &ws), tmp)
+    super::test_project::load(files, eval)
 }
 
 fn text(m: &Message) -> String {

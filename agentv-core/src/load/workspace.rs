@@ -748,32 +748,14 @@ mod tests {
 
 #[cfg(test)]
 mod loader_tests {
-    use std::path::Path;
-
-    use crate::config::Severity;
-    use crate::load::{LoadedSuite, Workspace, load_eval_file};
+    use crate::load::LoadedSuite;
     use crate::model::Generation;
     use crate::model::workspace::{Isolation, Mode, Reset};
 
-    fn load(files: &[(&str, &str)]) -> (LoadedSuite, tempfile::TempDir) {
-        let tmp = tempfile::tempdir().expect("tmp");
-        std::fs::create_dir(tmp.path().join(".git")).expect("git");
-        for (rel, text) in files {
-            let path = tmp.path().join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-            std::fs::write(path, text).expect("write");
-        }
-        let ws = Workspace::from_cwd(tmp.path().to_path_buf());
-        (load_eval_file(Path::new("evals/e.yaml"), &ws), tmp)
-    }
+    use crate::load::test_project::errors;
 
-    fn errors(suite: &LoadedSuite) -> Vec<String> {
-        suite
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .map(ToString::to_string)
-            .collect()
+    fn load(files: &[(&str, &str)]) -> (LoadedSuite, tempfile::TempDir) {
+        crate::load::test_project::load(files, "evals/e.yaml")
     }
 
     #[test]

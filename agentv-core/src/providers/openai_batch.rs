@@ -94,7 +94,8 @@ impl BatchApi for OpenAiProvider {
                 file: ("file", "agentv-batch.jsonl".to_owned(), jsonl),
             };
             let file = http.json(Method::POST, &self.batch_url("files"), &upload).await?;
-            let file_id = text(&file, "/id").ok_or_else(|| llm::malformed(format!("file upload answered {file}")))?;
+            let file_id =
+                llm::text_at(&file, "/id").ok_or_else(|| llm::malformed(format!("file upload answered {file}")))?;
             let create = json!({
                 "input_file_id": file_id,
                 "endpoint": self.line_url(),
@@ -104,7 +105,7 @@ impl BatchApi for OpenAiProvider {
             let batch = http
                 .json(Method::POST, &self.batch_url("batches"), &Body::Json(create))
                 .await?;
-            text(&batch, "/id").ok_or_else(|| llm::malformed(format!("batch creation answered {batch}")))
+            llm::text_at(&batch, "/id").ok_or_else(|| llm::malformed(format!("batch creation answered {batch}")))
         })
     }
 
@@ -146,13 +147,9 @@ impl BatchApi for OpenAiProvider {
     }
 }
 
-fn text(value: &Value, pointer: &str) -> Option<String> {
-    value.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
-}
-
 /// A batch object as a job state: status, request counts, output and error files.
 fn job_state(batch: &Value) -> JobState {
-    let status = text(batch, "/status").unwrap_or_else(|| "unknown".to_owned());
+    let status = llm::text_at(batch, "/status").unwrap_or_else(|| "unknown".to_owned());
     let count = |name: &str| {
         batch
             .pointer(&format!("/request_counts/{name}"))
@@ -160,7 +157,7 @@ fn job_state(batch: &Value) -> JobState {
     };
     let results = ["/output_file_id", "/error_file_id"]
         .iter()
-        .filter_map(|p| text(batch, p))
+        .filter_map(|p| llm::text_at(batch, p))
         .collect();
     let error = batch
         .pointer("/errors/data")
@@ -168,7 +165,7 @@ fn job_state(batch: &Value) -> JobState {
         .map(|errors| {
             errors
                 .iter()
-                .filter_map(|e| text(e, "/message"))
+                .filter_map(|e| llm::text_at(e, "/message"))
                 .collect::<Vec<_>>()
                 .join("; ")
         })
@@ -193,7 +190,7 @@ fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
             return None;
         }
     };
-    let id = text(&line, "/custom_id")?;
+    let id = llm::text_at(&line, "/custom_id")?;
     let status = line.pointer("/response/status_code").and_then(Value::as_u64);
     let result = match (status, line.pointer("/response/body")) {
         (Some(200), Some(body)) => parse_completion(body)
@@ -202,13 +199,13 @@ fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
         (Some(status), body) => Err(ProviderError::Http {
             status: u16::try_from(status).unwrap_or(500),
             message: body
-                .and_then(|b| text(b, "/error/message"))
+                .and_then(|b| llm::text_at(b, "/error/message"))
                 .unwrap_or_else(|| "the batch item failed".to_owned()),
             retry_after: None,
         }),
         (None, _) => {
-            let code = text(&line, "/error/code").unwrap_or_else(|| "error".to_owned());
-            let message = text(&line, "/error/message").unwrap_or_default();
+            let code = llm::text_at(&line, "/error/code").unwrap_or_else(|| "error".to_owned());
+            let message = llm::text_at(&line, "/error/message").unwrap_or_default();
             Err(ProviderError::failed(format!("batch item {code}: {message}")))
         }
     };

@@ -192,11 +192,6 @@ pub fn table() -> &'static [TableRow] {
     })
 }
 
-/// The price of `model`, from the table: see [`lookup`].
-pub fn price(model: &str) -> Option<Price> {
-    lookup(None, model).map(|row| row.price)
-}
-
 /// The row of `model`: its name or an alias, ignoring letter case and a leading `models/`
 /// (Gemini), else that name with a dated or numbered version at its end
 /// (`gpt-4o-2024-08-06`, `claude-3-5-haiku-20241022`, `claude-sonnet-4-5@20250929`,
@@ -336,7 +331,7 @@ mod tests {
 
     #[test]
     fn cost_bills_cached_tokens_at_their_rate_and_batch_at_its_discount() {
-        let gpt4o = price("gpt-4o").expect("priced");
+        let gpt4o = lookup(None, "gpt-4o").expect("priced").price;
         // 1 M input of which 400 k cached, 100 k output: 0.6 × 2.5 + 0.4 × 1.25 + 0.1 × 10.
         let u = usage(1_000_000, Some(400_000), 100_000);
         assert!((gpt4o.online(&u) - 3.0).abs() < 1e-9, "{}", gpt4o.online(&u));
@@ -350,7 +345,7 @@ mod tests {
 
     #[test]
     fn long_prompts_are_billed_at_the_long_context_rates() {
-        let pro = price("gemini-2.5-pro").expect("priced");
+        let pro = lookup(None, "gemini-2.5-pro").expect("priced").price;
         let at = |input| pro.online(&usage(input, None, 1_000_000));
         assert!((at(200_000) - (0.2 * 1.25 + 10.0)).abs() < 1e-9, "{}", at(200_000));
         assert!((at(200_001) - (0.200_001 * 2.5 + 15.0)).abs() < 1e-9, "{}", at(200_001));
@@ -358,7 +353,7 @@ mod tests {
 
     #[test]
     fn a_model_without_a_cached_price_bills_cached_tokens_as_input() {
-        let turbo = price("gpt-4-turbo").expect("priced");
+        let turbo = lookup(None, "gpt-4-turbo").expect("priced").price;
         assert_eq!(turbo.rates.cached_input, turbo.rates.input);
     }
 
