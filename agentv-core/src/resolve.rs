@@ -467,7 +467,7 @@ impl<'a> TargetResolver<'a> {
             return r.clone().map_err(TargetProblem::TargetsFile);
         }
         let file = load_targets_file(&path);
-        self.withhold_every_reference(&path);
+        self.withhold_every_reference(&file.referenced_vars);
         let (errors, warns): (Vec<Diagnostic>, Vec<Diagnostic>) = file
             .diagnostics
             .iter()
@@ -486,19 +486,11 @@ impl<'a> TargetResolver<'a> {
         registry.map_err(TargetProblem::TargetsFile)
     }
 
-    /// Registers as secrets the values of every `${{ VAR }}` the targets file at `path` names,
+    /// Registers as secrets the values of every `${{ VAR }}` a targets file names (`vars`),
     /// whether or not its target runs: a key written for another target is still a key, so it is
     /// redacted and withheld from tool commands and hooks (`docs/architecture.md#secrets`).
-    fn withhold_every_reference(&self, path: &Path) {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return;
-        };
-        let mut names = Vec::new();
-        let _ = crate::config::interpolate::substitute_env(&text, |var| {
-            names.push(var.to_owned());
-            None
-        });
-        for value in names.iter().filter_map(|n| Env::get(&self.env, n.as_str())) {
+    fn withhold_every_reference(&self, vars: &[String]) {
+        for value in vars.iter().filter_map(|n| Env::get(&self.env, n.as_str())) {
             let _ = self.secrets.add(&value);
         }
     }

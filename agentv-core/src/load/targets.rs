@@ -79,8 +79,13 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
         path: path.to_path_buf(),
         targets: Vec::new(),
         diagnostics: Vec::new(),
+        referenced_vars: Vec::new(),
     };
     if let Some(text) = crate::config::source::read_text(path, "targets file", &mut diags) {
+        let _ = crate::config::interpolate::substitute_env(&text, |var| {
+            parsed.referenced_vars.push(var.to_owned());
+            None
+        });
         match parse_yaml(&text) {
             Err(e) => diags.yaml_syntax(&e),
             Ok(root) => parse_root(&root, &file, &mut parsed, &mut diags),

@@ -178,6 +178,9 @@ pub struct TargetsFile {
     pub path: PathBuf,
     pub targets: Vec<TargetDef>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Every variable the file names with `${{ VAR }}`, in any target: all of them are secrets,
+    /// whether or not their target runs (`docs/architecture.md#secrets`).
+    pub referenced_vars: Vec<String>,
 }
 
 impl TargetsFile {

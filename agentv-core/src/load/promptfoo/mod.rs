@@ -104,6 +104,7 @@ pub fn load(
                     path: file.to_path_buf(),
                     targets: Vec::new(),
                     diagnostics: Vec::new(),
+                    referenced_vars: Vec::new(),
                 },
             )
         }

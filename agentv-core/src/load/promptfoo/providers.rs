@@ -31,6 +31,7 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         path: file.to_path_buf(),
         targets: Vec::new(),
         diagnostics: Vec::new(),
+        referenced_vars: Vec::new(),
     };
     for item in items {
         let (id, label, config) = match &item.value {
