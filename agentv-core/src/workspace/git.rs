@@ -23,8 +23,6 @@ pub struct Baseline {
 #[derive(Debug)]
 pub struct Git {
     dir: PathBuf,
-    /// `GIT_*` variables of agentv's environment: removed from every call.
-    remove: Vec<String>,
     init: tokio::sync::OnceCell<Result<(), String>>,
 }
 
@@ -62,7 +60,6 @@ impl Git {
     pub fn new(dir: PathBuf) -> Self {
         Self {
             dir,
-            remove: callers_git_vars(),
             init: tokio::sync::OnceCell::new(),
         }
     }
@@ -85,7 +82,7 @@ impl Git {
             ("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned()),
         ];
         env.extend_from_slice(extra);
-        let done = run_git(&argv, cwd, &env, &self.remove).await?;
+        let done = run_git(&argv, cwd, &env, callers_git_vars()).await?;
         if done.status.success() {
             Ok(done.stdout)
         } else {
@@ -141,7 +138,7 @@ impl Git {
     pub async fn changes(&self, work_tree: &Path, baseline: &Baseline, index: &Path) -> Result<Option<String>, String> {
         let nested = nested_repositories(work_tree);
         for repo in &nested {
-            let _ = run_git(&["add", "-A"], repo, &[], &self.remove).await;
+            let _ = run_git(&["add", "-A"], repo, &[], callers_git_vars()).await;
         }
         self.run(&["add", "-A"], work_tree, index).await?;
         let diff = if nested.is_empty() {
@@ -182,11 +179,15 @@ impl Git {
 
 /// The caller's `GIT_*` variables (but `GIT_SSH_COMMAND`): removed from every git call, so a
 /// `GIT_DIR` or `GIT_INDEX_FILE` of agentv's own environment never points git elsewhere.
-pub(super) fn callers_git_vars() -> Vec<String> {
-    std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| k.starts_with("GIT_") && k != "GIT_SSH_COMMAND")
-        .collect()
+/// Read once: the process environment does not change during a run.
+pub(super) fn callers_git_vars() -> &'static [String] {
+    static VARS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| k.starts_with("GIT_") && k != "GIT_SSH_COMMAND")
+            .collect()
+    });
+    &VARS
 }
 
 /// Runs `git args` in `cwd` with `env` added, `remove` removed, no terminal prompt, and the

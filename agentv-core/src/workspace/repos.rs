@@ -47,7 +47,7 @@ async fn git(args: &[&str], cwd: &Path) -> Result<String, String> {
         ("GIT_ASKPASS".to_owned(), String::new()),
         ("GIT_SSH_COMMAND".to_owned(), "ssh -o BatchMode=yes".to_owned()),
     ];
-    let done = super::git::run_git(args, cwd, &env, &super::git::callers_git_vars()).await?;
+    let done = super::git::run_git(args, cwd, &env, super::git::callers_git_vars()).await?;
     if done.status.success() {
         Ok(String::from_utf8_lossy(&done.stdout).trim().to_owned())
     } else {
