@@ -122,15 +122,19 @@ fn argv(node: &Node, cx: &mut ParseContext<'_>) -> Option<Vec<String>> {
 
 impl Grader for CommandCheck {
     fn default_name(&self) -> Option<String> {
-        let shown = match self.argv.as_slice() {
-            [sh, c, script] if sh == "sh" && c == "-c" => script.clone(),
-            argv => argv.join(" "),
-        };
-        Some(format!("command-{}", shown.chars().take(30).collect::<String>()))
+        Some(format!("command-{}", shown(&self.argv).chars().take(30).collect::<String>()))
     }
 
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(run(self, ctx))
+    }
+}
+
+/// The command as a user wrote it: a `sh -c` script as its script, an argv joined by spaces.
+fn shown(argv: &[String]) -> String {
+    match argv {
+        [sh, c, script] if sh == "sh" && c == "-c" => script.clone(),
+        argv => argv.join(" "),
     }
 }
 
@@ -140,6 +144,9 @@ async fn run(check: &CommandCheck, ctx: &GradeContext<'_>) -> Grade {
             "the command grader runs in the case's workspace, and this case has none: declare `workspace:` in the suite or the case",
         );
     };
+    if let Some(e) = &workspace.container_error {
+        return Grade::crashed(format!("the case's container did not start: {e}"));
+    }
     let cwd = match &check.cwd {
         Some(rel) => workspace.path.join(rel),
         None => workspace.path.clone(),
@@ -147,9 +154,6 @@ async fn run(check: &CommandCheck, ctx: &GradeContext<'_>) -> Grade {
     let mut env = ctx.run.child_env.to_vec();
     env.push(("AGENTV_WORKSPACE_PATH".to_owned(), workspace.path.display().to_string()));
     let timeout = check.timeout.unwrap_or(ctx.run.timeout);
-    if let Some(e) = &workspace.container_error {
-        return Grade::crashed(format!("the case's container did not start: {e}"));
-    }
     let argv = workspace
         .container_argv(&check.argv, &cwd)
         .unwrap_or_else(|| check.argv.clone());
@@ -166,11 +170,7 @@ async fn run(check: &CommandCheck, ctx: &GradeContext<'_>) -> Grade {
     })
     .await;
     let duration_ms = started.elapsed().as_millis() as u64;
-    let shown = ctx.run.secrets.redact(&match check.argv.as_slice() {
-        [sh, c, script] if sh == "sh" && c == "-c" => script.clone(),
-        argv => argv.join(" "),
-    })
-    .into_owned();
+    let shown = ctx.run.secrets.redact(&shown(&check.argv)).into_owned();
     let mut details = Map::new();
     details.insert("command".into(), Value::from(shown.clone()));
     details.insert("cwd".into(), Value::from(cwd.display().to_string()));
