@@ -243,11 +243,9 @@ impl Runtime {
             .clone()
     }
 
-    /// Copies the template at `path` into `dest` (created). Returns the template's starting
-    /// state when `dest` is a plain copy of it, to be reused without reading it again.
-    async fn copy_template(&self, path: &Path, dest: &Path) -> Result<Option<Baseline>, SetupError> {
-        let entry = self.template_entry(path);
-        let tree = entry
+    /// The files of the template at `path`, read once per run (in a blocking task).
+    async fn template_tree(&self, path: &Path) -> Result<Arc<Template>, String> {
+        self.template_entry(path)
             .tree
             .get_or_init(|| async {
                 let root = path.to_path_buf();
@@ -258,6 +256,15 @@ impl Runtime {
             })
             .await
             .clone()
+    }
+
+    /// Copies the template at `path` into `dest` (created). Returns the template's starting
+    /// state when `dest` is a plain copy of it, to be reused without reading it again.
+    async fn copy_template(&self, path: &Path, dest: &Path) -> Result<Option<Baseline>, SetupError> {
+        let entry = self.template_entry(path);
+        let tree = self
+            .template_tree(path)
+            .await
             .map_err(|m| SetupError::new("template_error", m))?;
         let to = dest.to_path_buf();
         let copied = tokio::task::spawn_blocking(move || tree.copy_to(&to)).await;

@@ -185,8 +185,10 @@ impl Pool {
                     .await
                     .map_err(|e| SetupError::new("setup_error", format!("cannot reset pool slot {index}: {e}")))?;
                 if let Some(template) = &self.0.config.template {
-                    let tree = super::Template::scan(template)
-                        .map_err(|e| SetupError::new("setup_error", format!("cannot read the template: {e}")))?;
+                    let tree = rt
+                        .template_tree(template)
+                        .await
+                        .map_err(|m| SetupError::new("setup_error", m))?;
                     let skip: Vec<String> = repos
                         .iter()
                         .filter_map(|r| r.path.trim_start_matches("./").split('/').next().map(str::to_owned))
