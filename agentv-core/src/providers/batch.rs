@@ -122,10 +122,9 @@ impl BatchHttp {
     }
 
     async fn once(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = crate::http::client().request(method, url);
-        for (name, value) in &self.headers {
-            builder = builder.header(*name, value);
-        }
+        let mut builder = crate::http::client()
+            .request(method, url)
+            .headers(super::llm::header_map(&self.headers)?);
         if let Some(t) = self.timeout {
             builder = builder.timeout(t);
         }
