@@ -35,6 +35,21 @@ pub const JUDGE_MARK: &str = "impartial evaluator";
 /// What the 4.x LLM grader's system prompt says; requests holding it are judge requests too.
 pub const GRADER_MARK: &str = "You must respond with a single JSON object matching this schema";
 
+/// How promptfoo's grading prompts begin (`llm-rubric`, `model-graded-closedqa`,
+/// `factuality`, `g-eval`, the RAG assertions): requests holding one are judge requests too.
+pub const PROMPTFOO_GRADER_MARKS: &[&str] = &[
+    "You are grading output according to a user-specified rubric",
+    "You are assessing a submitted answer on a given task based on a criterion",
+    "You are a precise factuality evaluator",
+    "generate 3-4 concise evaluation steps",
+    "You will be given one Reply for a Prompt below",
+    "Generate question for the given answer.",
+    "Given a context, and an answer, analyze each sentence",
+    "Please extract relevant sentences from the provided context",
+    "Given a question and answer, create one or more statements",
+    "Prompt: Natural language inference",
+];
+
 /// The canned answer to a question.
 pub const ANSWER: &str = "2+2 is 4.";
 
@@ -305,7 +320,37 @@ pub fn reply_scripted(
 
 /// Whether a request body is an LLM judge's.
 pub fn is_judge(body: &[u8]) -> bool {
-    contains(body, JUDGE_MARK.as_bytes()) || contains(body, GRADER_MARK.as_bytes())
+    contains(body, JUDGE_MARK.as_bytes())
+        || contains(body, GRADER_MARK.as_bytes())
+        || PROMPTFOO_GRADER_MARKS.iter().any(|m| contains(body, m.as_bytes()))
+}
+
+/// The answer of an OpenAI-compatible `/embeddings` call: a deterministic vector of the
+/// input's words (each lower-cased word of letters and digits adds 1 to one of 16 dimensions,
+/// chosen by the word's bytes), so texts sharing words are similar.
+pub fn embedding_reply(body: &[u8]) -> Value {
+    let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let input = parsed.get("input").and_then(Value::as_str).unwrap_or_default();
+    json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": embed(input)}],
+        "model": parsed.get("model").cloned().unwrap_or(Value::Null),
+        "usage": {"prompt_tokens": 8, "total_tokens": 8},
+    })
+}
+
+/// The vector [`embedding_reply`] answers for `text`.
+pub fn embed(text: &str) -> Vec<f64> {
+    let mut v = vec![0.0; 16];
+    let lower = text.to_lowercase();
+    for word in lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let slot = word.bytes().fold(0usize, |acc, b| (acc * 31 + usize::from(b)) % 16);
+        v[slot] += 1.0;
+    }
+    v
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -552,6 +597,10 @@ impl Respond for Canned {
         };
         if let Some(reply) = self.batch.reply(request.method.as_str(), path, &request.body, &answers) {
             return ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        }
+        if path.ends_with("/embeddings") {
+            self.counters.requests.fetch_add(1, Ordering::SeqCst);
+            return ResponseTemplate::new(200).set_body_json(embedding_reply(&request.body));
         }
         let admission = self.bucket.as_ref().map(|b| b.admit());
         if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {

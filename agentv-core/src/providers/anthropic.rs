@@ -124,9 +124,11 @@ impl AnthropicProvider {
         let mut body = json!({
             "model": c.model,
             "max_tokens": max_tokens,
-            "system": conversation.system,
             "messages": messages,
         });
+        if !conversation.system.is_empty() {
+            body["system"] = json!(conversation.system);
+        }
         if let Some(t) = thinking {
             body["thinking"] = t;
         } else if let Some(t) = request.temperature.or(c.llm.temperature) {

@@ -164,6 +164,9 @@ pub fn conversation(request: &ProviderRequest) -> Conversation {
     if turns.first().is_some_and(|(s, _)| *s == Speaker::Assistant) {
         turns.insert(0, (Speaker::User, "(conversation so far)".to_owned()));
     }
+    // An empty system prompt (`Some("")`) sends none: promptfoo's grading prompts say exactly
+    // which messages go (`docs/promptfoo.md#model-graded-assertions`).
+    system.retain(|part| !part.is_empty());
     Conversation {
         system: system.join("\n\n"),
         turns,
