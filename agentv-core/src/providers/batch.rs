@@ -92,6 +92,8 @@ pub enum Body {
         fields: Vec<(&'static str, String)>,
         file: (&'static str, String, Vec<u8>),
     },
+    /// Raw bytes of a content type (an upload's content).
+    Bytes(&'static str, Vec<u8>),
 }
 
 impl BatchHttp {
@@ -136,6 +138,7 @@ impl BatchHttp {
                 let (content_type, bytes) = multipart(fields, file);
                 builder.header("content-type", content_type).body(bytes)
             }
+            Body::Bytes(content_type, bytes) => builder.header("content-type", *content_type).body(bytes.clone()),
         };
         let response = builder
             .send()
@@ -212,6 +215,15 @@ pub async fn each_line(
     Ok(())
 }
 
+/// Whether `url` is on the server of `base` (scheme, host and port): only there may a URL the
+/// provider hands back (a results URL, an upload URL) be sent the target's credentials.
+pub fn same_origin(url: &str, base: &str) -> bool {
+    match (reqwest::Url::parse(url), reqwest::Url::parse(base)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
 /// Splits items (with their encoded sizes) into jobs within `limits`, in order.
 pub fn split(sizes: &[usize], limits: BatchLimits) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
@@ -250,6 +262,22 @@ mod tests {
             "an item over the limit goes alone"
         );
         assert!(split(&[], limits).is_empty());
+    }
+
+    #[test]
+    fn credentials_only_go_to_the_targets_own_server() {
+        let base = "https://api.anthropic.com";
+        assert!(same_origin(
+            "https://api.anthropic.com/v1/messages/batches/b/results",
+            base
+        ));
+        assert!(!same_origin(
+            "https://files.example.com/v1/messages/batches/b/results",
+            base
+        ));
+        assert!(!same_origin("http://api.anthropic.com/x", base), "another scheme");
+        assert!(!same_origin("https://api.anthropic.com:8443/x", base), "another port");
+        assert!(!same_origin("not a url", base));
     }
 
     #[test]
