@@ -1,7 +1,8 @@
 //! Batch mode (`docs/batch.md`) for Anthropic (Message Batches) and Gemini (batch mode)
 //! against the kit's fakes of both: the same scores as online, failed and expired items
 //! answered online once each (or errors under `--batch=strict`), `kill -9` then `--resume`
-//! without a job submitted twice, `agentv batch list|cancel`, and the batch price.
+//! without a job submitted twice, `agentv batch list|cancel`, and the batch price. The cases
+//! are graded by keywords only: what goes through the batch APIs here is the targets' answers.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -10,7 +11,9 @@ use agentv_testkit::llm::batch::BatchCounters;
 use agentv_testkit::llm::{Api, BatchBehaviour, FakeLlm};
 use serde_json::Value;
 
-use super::batch_mode::{kill_9_once_submitted, project, scores, target_calls};
+use agentv_testkit::Project;
+
+use super::batch_mode::{kill_9_once_submitted, scores, suite, target_calls};
 
 const APIS: [Api; 2] = [Api::Anthropic, Api::Gemini];
 
@@ -20,6 +23,14 @@ fn jobs(server: &FakeLlm, api: Api) -> &BatchCounters {
         Api::Anthropic => &server.anthropic_batch().counters,
         _ => &server.gemini_batch().counters,
     }
+}
+
+/// `cases` cases graded by keywords, the target `default` of `api` at the fake.
+fn project(api: Api, server: &FakeLlm, cases: usize, extra: &str) -> Project {
+    let p = super::batch_mode::project(api, server, cases, extra);
+    let keywords_only = suite(cases).replace("    - {name: judge, type: llm_judge}\n", "");
+    assert_ne!(keywords_only, suite(cases), "the judge is left out");
+    p.file("e.yaml", &keywords_only)
 }
 
 fn count(c: &std::sync::atomic::AtomicU64) -> u64 {

@@ -9,7 +9,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::anthropic::{AnthropicProvider, message_response};
-use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, each_line, same_origin};
+use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, same_origin};
 use super::llm;
 use super::{ProviderError, ProviderRequest};
 
@@ -28,19 +28,7 @@ impl AnthropicProvider {
     }
 
     fn batch_http(&self) -> BatchHttp {
-        // The online call's headers carry the key and the version; the body's type is set per
-        // request.
-        let call = self.http_call(&ProviderRequest::default());
-        BatchHttp {
-            headers: call
-                .headers
-                .into_iter()
-                .filter(|(name, _)| *name != "content-type")
-                .collect(),
-            retry: self.config.llm.retry.clone(),
-            secrets: self.config.llm.secrets.clone(),
-            timeout: self.config.llm.timeout,
-        }
+        BatchHttp::for_target(self.http_call(&ProviderRequest::default()), &self.config.llm)
     }
 
     /// Where the results of batch `id` are read: the `results_url` the batch names when it is
@@ -88,13 +76,7 @@ impl BatchApi for AnthropicProvider {
         Box::pin(async move {
             let http = self.batch_http();
             for url in &state.results {
-                let response = http.send(Method::GET, url, &Body::None).await?;
-                each_line(response, http.timeout, &mut |line| {
-                    if let Some(item) = item_result(line) {
-                        each(item);
-                    }
-                })
-                .await?;
+                http.each_item(url, item_result, each).await?;
             }
             Ok(())
         })
@@ -109,7 +91,7 @@ impl BatchApi for AnthropicProvider {
     }
 
     fn poll_interval(&self) -> Duration {
-        self.config.llm.batch_poll.unwrap_or(Duration::from_secs(5))
+        super::batch::poll_interval(&self.config.llm)
     }
 }
 
@@ -135,16 +117,9 @@ fn job_state(batch: &Value) -> JobState {
 
 /// One results line: `{custom_id, result: {type: succeeded, message} | {type: errored, error}
 /// | {type: canceled} | {type: expired}}`.
-fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
-    let line = match line {
-        Ok(line) => line,
-        Err(problem) => {
-            tracing::warn!("batch results: {problem}");
-            return None;
-        }
-    };
-    let id = llm::text_at(&line, "/custom_id")?;
-    let kind = llm::text_at(&line, "/result/type").unwrap_or_default();
+fn item_result(line: &Value) -> Option<ItemResult> {
+    let id = llm::text_at(line, "/custom_id")?;
+    let kind = llm::text_at(line, "/result/type").unwrap_or_default();
     let result = match (kind.as_str(), line.pointer("/result/message")) {
         ("succeeded", Some(message)) => message_response(message.clone(), 1, Duration::ZERO, false),
         ("errored", _) => {
@@ -233,27 +208,26 @@ mod tests {
         let ok = json!({"custom_id": "a", "result": {"type": "succeeded", "message": {
             "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"}, {"type": "text", "text": "4"}],
             "stop_reason": "end_turn", "usage": {"input_tokens": 3, "output_tokens": 1}}}});
-        let (id, answer) = item_result(Ok(ok)).expect("an item");
+        let (id, answer) = item_result(&ok).expect("an item");
         assert_eq!(id, "a");
         let answer = answer.expect("answered");
         assert_eq!(answer.output_messages[0].text().as_deref(), Some("4"));
         assert_eq!(answer.metadata.expect("metadata")["thinking"], "hmm");
         let errored = json!({"custom_id": "b", "result": {"type": "errored", "error": {"type": "error",
             "error": {"type": "invalid_request_error", "message": "max_tokens: too large"}}}});
-        let (_, err) = item_result(Ok(errored)).expect("an item");
+        let (_, err) = item_result(&errored).expect("an item");
         assert_eq!(
             err.expect_err("an error").to_string(),
             ProviderError::failed("batch item errored: invalid_request_error: max_tokens: too large").to_string()
         );
         for kind in ["canceled", "expired"] {
             let line = json!({"custom_id": "c", "result": {"type": kind}});
-            let (_, err) = item_result(Ok(line)).expect("an item");
+            let (_, err) = item_result(&line).expect("an item");
             assert!(err.expect_err("an error").to_string().contains(kind), "{kind}");
         }
         assert!(
-            item_result(Ok(json!({"result": {"type": "expired"}}))).is_none(),
+            item_result(&json!({"result": {"type": "expired"}})).is_none(),
             "no custom id"
         );
-        assert!(item_result(Err("not JSON".into())).is_none());
     }
 }

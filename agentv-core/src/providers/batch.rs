@@ -96,7 +96,50 @@ pub enum Body {
     Bytes(&'static str, Vec<u8>),
 }
 
+/// The first wait between polls when a target sets no `batch_poll_ms`.
+const DEFAULT_POLL: Duration = Duration::from_secs(5);
+
+/// The first wait between polls of a target's jobs: its `batch_poll_ms`, else 5 s.
+pub fn poll_interval(llm: &super::llm::LlmSettings) -> Duration {
+    llm.batch_poll.unwrap_or(DEFAULT_POLL)
+}
+
 impl BatchHttp {
+    /// The batch requests of a target: the headers of its online `call` (credentials, API
+    /// version; the body's type is set per request), its retries, secrets and timeout.
+    pub fn for_target(call: super::llm::HttpCall, llm: &super::llm::LlmSettings) -> Self {
+        Self {
+            headers: call
+                .headers
+                .into_iter()
+                .filter(|(name, _)| *name != "content-type")
+                .collect(),
+            retry: llm.retry.clone(),
+            secrets: llm.secrets.clone(),
+            timeout: llm.timeout,
+        }
+    }
+
+    /// Reads the JSONL results at `url` as they stream in and hands each item `parse` finds in
+    /// a line to `each`; a line that is not JSON is logged and skipped.
+    pub async fn each_item(
+        &self,
+        url: &str,
+        parse: fn(&Value) -> Option<ItemResult>,
+        each: &mut (dyn FnMut(ItemResult) + Send),
+    ) -> Result<(), ProviderError> {
+        let response = self.send(reqwest::Method::GET, url, &Body::None).await?;
+        each_line(response, self.timeout, &mut |line| match line {
+            Ok(line) => {
+                if let Some(item) = parse(&line) {
+                    each(item);
+                }
+            }
+            Err(problem) => tracing::warn!("batch results: {problem}"),
+        })
+        .await
+    }
+
     /// Sends with retries; the answer's body when its status is 2xx.
     pub async fn send(
         &self,
@@ -262,6 +305,31 @@ mod tests {
             "an item over the limit goes alone"
         );
         assert!(split(&[], limits).is_empty());
+    }
+
+    #[tokio::test]
+    async fn results_lines_that_are_not_json_are_skipped_and_the_rest_read() {
+        use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(ResponseTemplate::new(200).set_body_string("{\"id\": \"a\"}\nnot json\n\n{\"id\": \"b\"}"))
+            .mount(&server)
+            .await;
+        let http = BatchHttp {
+            headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            secrets: Secrets::default(),
+            timeout: None,
+        };
+        let parse: fn(&Value) -> Option<ItemResult> = |line| {
+            let id = line.get("id")?.as_str()?.to_owned();
+            Some((id, Err(ProviderError::failed("x"))))
+        };
+        let mut ids = Vec::new();
+        http.each_item(&server.uri(), parse, &mut |(id, _)| ids.push(id))
+            .await
+            .expect("read");
+        assert_eq!(ids, ["a", "b"]);
     }
 
     #[test]

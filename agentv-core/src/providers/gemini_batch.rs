@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, each_line, same_origin};
+use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, same_origin};
 use super::gemini::{GeminiProvider, parse_generation};
 use super::llm;
 use super::{ProviderError, ProviderRequest};
@@ -44,17 +44,7 @@ impl GeminiProvider {
     }
 
     fn batch_http(&self) -> BatchHttp {
-        let call = self.http_call(&ProviderRequest::default());
-        BatchHttp {
-            headers: call
-                .headers
-                .into_iter()
-                .filter(|(name, _)| *name != "content-type")
-                .collect(),
-            retry: self.config.llm.retry.clone(),
-            secrets: self.config.llm.secrets.clone(),
-            timeout: self.config.llm.timeout,
-        }
+        BatchHttp::for_target(self.http_call(&ProviderRequest::default()), &self.config.llm)
     }
 
     /// Submits `items` inline when the creation body fits in `inline_limit` bytes, else as an
@@ -130,7 +120,7 @@ impl GeminiProvider {
             .find_map(|p| operation.pointer(&format!("{p}/inlinedResponses/inlinedResponses")))
             .and_then(Value::as_array);
         for response in responses.into_iter().flatten() {
-            if let Some(item) = item_result(Ok(response.clone())) {
+            if let Some(item) = item_result(response) {
                 each(item);
             }
         }
@@ -168,13 +158,7 @@ impl BatchApi for GeminiProvider {
                     continue;
                 }
                 let url = format!("{}/download/v1beta/{place}:download?alt=media", self.base());
-                let response = http.send(Method::GET, &url, &Body::None).await?;
-                each_line(response, http.timeout, &mut |line| {
-                    if let Some(item) = item_result(line) {
-                        each(item);
-                    }
-                })
-                .await?;
+                http.each_item(&url, item_result, each).await?;
             }
             Ok(())
         })
@@ -189,7 +173,7 @@ impl BatchApi for GeminiProvider {
     }
 
     fn poll_interval(&self) -> Duration {
-        self.config.llm.batch_poll.unwrap_or(Duration::from_secs(5))
+        super::batch::poll_interval(&self.config.llm)
     }
 }
 
@@ -235,15 +219,8 @@ fn job_state(id: &str, operation: &Value) -> JobState {
 
 /// One answer, inline (`{metadata: {key}, response | error}`) or a responses-file line
 /// (`{key, response | error}`).
-fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
-    let line = match line {
-        Ok(line) => line,
-        Err(problem) => {
-            tracing::warn!("batch results: {problem}");
-            return None;
-        }
-    };
-    let key = llm::text_at(&line, "/key").or_else(|| llm::text_at(&line, "/metadata/key"))?;
+fn item_result(line: &Value) -> Option<ItemResult> {
+    let key = llm::text_at(line, "/key").or_else(|| llm::text_at(line, "/metadata/key"))?;
     let result = match (line.get("response"), line.get("error")) {
         (Some(body), None) => parse_generation(body)
             .map(|parsed| llm::response(parsed, body.clone(), 1, Duration::ZERO, false))
@@ -318,7 +295,7 @@ mod tests {
             json!({"metadata": {"key": "a"}, "response": body}),
             json!({"key": "a", "response": body}),
         ] {
-            let (key, answer) = item_result(Ok(line)).expect("an item");
+            let (key, answer) = item_result(&line).expect("an item");
             assert_eq!(key, "a");
             assert_eq!(
                 answer.expect("answered").output_messages[0].text().as_deref(),
@@ -326,9 +303,9 @@ mod tests {
             );
         }
         let failed = json!({"key": "b", "error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}});
-        let (_, err) = item_result(Ok(failed)).expect("an item");
+        let (_, err) = item_result(&failed).expect("an item");
         assert!(err.expect_err("an error").to_string().contains("INVALID_ARGUMENT: bad"));
-        assert!(item_result(Ok(json!({"response": body}))).is_none(), "no key");
+        assert!(item_result(&json!({"response": body})).is_none(), "no key");
     }
 
     /// Above the inline limit the requests go in an uploaded file, and the answers come back
