@@ -153,15 +153,36 @@ impl BatchHttp {
 
     /// Sends and reads a JSON answer.
     pub async fn json(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<Value, ProviderError> {
+        self.typed(method, url, body).await
+    }
+
+    /// Sends and reads a JSON answer into `T`: only the fields `T` names are built, the rest
+    /// is skipped as it is read (a job's inline answers, when only its state is wanted).
+    pub async fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: &Body,
+    ) -> Result<T, ProviderError> {
+        let text = self.text(method, url, body).await?;
+        self.parse(&text)
+    }
+
+    /// Sends and reads the answer's text.
+    pub async fn text(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<String, ProviderError> {
         let response = self.send(method, url, body).await?;
-        let text = response
+        response
             .text()
             .await
-            .map_err(|e| super::retry::transport_error(e, self.timeout))?;
-        serde_json::from_str(&text).map_err(|e| {
+            .map_err(|e| super::retry::transport_error(e, self.timeout))
+    }
+
+    /// `text` read into `T`, or an error that quotes its end (secrets kept out).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, text: &str) -> Result<T, ProviderError> {
+        serde_json::from_str(text).map_err(|e| {
             ProviderError::failed(format!(
                 "malformed response from the provider's batch API ({e}): {}",
-                crate::process::tail(&text, 300, &self.secrets)
+                crate::process::tail(text, 300, &self.secrets)
             ))
         })
     }

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use reqwest::Method;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, same_origin};
@@ -22,8 +23,10 @@ const LIMITS: BatchLimits = BatchLimits {
     requests: 100_000,
     bytes: 2 * 1000 * 1000 * 1000,
 };
-/// Requests inline in the creation body up to 20 MB in all; above it they go in a file.
-const INLINE_BYTES: usize = 20 * 1000 * 1000;
+/// Requests go inline while the creation body stays under 1 MB (Gemini takes up to 20 MB);
+/// above it they go in a file, so that a large job's answers come back in a responses file
+/// read line by line instead of one JSON document held whole (`docs/batch.md#gemini`).
+const INLINE_BYTES: usize = 1000 * 1000;
 /// The states after which a job no longer changes (`BATCH_STATE_…`, or `JOB_STATE_…` as some
 /// clients name them).
 const FINAL: &[&str] = &["SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED"];
@@ -51,16 +54,18 @@ impl GeminiProvider {
     /// uploaded file; the job's name.
     async fn submit_items(&self, items: &[Value], inline_limit: usize) -> Result<String, ProviderError> {
         let display_name = format!("agentv-{}", items.len());
-        let inline: Vec<Value> = items
-            .iter()
-            .map(|item| json!({"request": item["request"], "metadata": {"key": item["key"]}}))
-            .collect();
-        let mut body = json!({"batch": {"display_name": display_name,
-            "input_config": {"requests": {"requests": inline}}}});
-        if body.to_string().len() > inline_limit {
+        // An inline request is its file line with `key` moved into `metadata`: a few bytes more.
+        let inline_bytes: usize = items.iter().map(|item| item.to_string().len() + 16).sum();
+        let body = if inline_bytes + 200 > inline_limit {
             let file = self.upload(items).await?;
-            body = json!({"batch": {"display_name": display_name, "input_config": {"file_name": file}}});
-        }
+            json!({"batch": {"display_name": display_name, "input_config": {"file_name": file}}})
+        } else {
+            let inline: Vec<Value> = items
+                .iter()
+                .map(|item| json!({"request": item["request"], "metadata": {"key": item["key"]}}))
+                .collect();
+            json!({"batch": {"display_name": display_name, "input_config": {"requests": {"requests": inline}}}})
+        };
         let url = format!(
             "{}/v1beta/models/{}:batchGenerateContent",
             self.base(),
@@ -111,21 +116,124 @@ impl GeminiProvider {
         llm::text_at(&file, "/file/name").ok_or_else(|| llm::malformed(format!("the file upload answered {file}")))
     }
 
-    /// Hands each answer held inline in the job `name` to `each`.
+    /// Hands each answer held inline in the job `name` to `each`. The operation is read twice
+    /// at most, each time building only one copy of the answers: from `response` (or a bare
+    /// batch's `output`), else from `metadata.output`.
     async fn inline_results(&self, name: &str, each: &mut (dyn FnMut(ItemResult) + Send)) -> Result<(), ProviderError> {
-        let url = self.batch_url(name, "");
-        let operation = self.batch_http().json(Method::GET, &url, &Body::None).await?;
-        let responses = ["/response", "/metadata/output", "/output"]
-            .iter()
-            .find_map(|p| operation.pointer(&format!("{p}/inlinedResponses/inlinedResponses")))
-            .and_then(Value::as_array);
-        for response in responses.into_iter().flatten() {
+        let http = self.batch_http();
+        let text = http.text(Method::GET, &self.batch_url(name, ""), &Body::None).await?;
+        let top: InlineAnswers = http.parse(&text)?;
+        let answers = match top.response.or(top.output) {
+            Some(output) => output.inlined_responses,
+            None => http.parse::<InlineInMetadata>(&text)?.metadata.output.inlined_responses,
+        };
+        drop(text);
+        for response in &answers.inlined_responses {
             if let Some(item) = item_result(response) {
                 each(item);
             }
         }
         Ok(())
     }
+}
+
+/// What a poll reads of an operation (or a bare batch): its name, state, counts, where its
+/// answers are and why it failed. The answers themselves are skipped as they are read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Operation {
+    name: Option<String>,
+    done: bool,
+    state: Option<String>,
+    batch_stats: Stats,
+    metadata: Option<BatchMeta>,
+    response: Option<Output>,
+    output: Option<Output>,
+    error: Option<Status>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct BatchMeta {
+    state: Option<String>,
+    batch_stats: Stats,
+    output: Option<Output>,
+}
+
+/// `batchStats`: int64 counts, which JSON carries as strings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Stats {
+    request_count: Count,
+    successful_request_count: Count,
+    failed_request_count: Count,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Count(u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Number(u64),
+            Text(String),
+            Other(serde::de::IgnoredAny),
+        }
+        Ok(Count(match Either::deserialize(d)? {
+            Either::Number(n) => n,
+            Either::Text(t) => t.parse().unwrap_or(0),
+            Either::Other(_) => 0,
+        }))
+    }
+}
+
+/// Where the answers are; the inline ones skipped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Output {
+    responses_file: Option<String>,
+    inlined_responses: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Status {
+    message: Option<String>,
+}
+
+/// The inline answers, from `response` or a bare batch's `output`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct InlineAnswers {
+    response: Option<InlineOutput>,
+    output: Option<InlineOutput>,
+}
+
+/// The inline answers from `metadata.output`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct InlineInMetadata {
+    metadata: InlineMeta,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct InlineMeta {
+    output: InlineOutput,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct InlineOutput {
+    inlined_responses: InlineList,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct InlineList {
+    inlined_responses: Vec<Value>,
 }
 
 impl BatchApi for GeminiProvider {
@@ -144,8 +252,8 @@ impl BatchApi for GeminiProvider {
     fn status<'a>(&'a self, id: &'a str) -> BatchFuture<'a, JobState> {
         Box::pin(async move {
             let url = self.batch_url(id, "");
-            let operation = self.batch_http().json(Method::GET, &url, &Body::None).await?;
-            Ok(job_state(id, &operation))
+            let operation: Operation = self.batch_http().typed(Method::GET, &url, &Body::None).await?;
+            Ok(job_state(id, operation))
         })
     }
 
@@ -177,42 +285,34 @@ impl BatchApi for GeminiProvider {
     }
 }
 
-/// A count of `batchStats`: an int64, which JSON carries as a string.
-fn stat(batch: &Value, name: &str) -> u64 {
-    match batch.pointer(&format!("/batchStats/{name}")) {
-        Some(Value::String(s)) => s.parse().unwrap_or(0),
-        Some(v) => v.as_u64().unwrap_or(0),
-        None => 0,
-    }
-}
-
 /// The job `id` as its operation (or the bare batch) describes it: `metadata.state` (or
 /// `state`), `batchStats`, and where its answers are: inline in the job, or a responses file.
-fn job_state(id: &str, operation: &Value) -> JobState {
-    let batch = operation.get("metadata").filter(|m| m.is_object()).unwrap_or(operation);
-    let status = llm::text_at(batch, "/state")
-        .or_else(|| llm::text_at(operation, "/state"))
-        .unwrap_or_else(|| "unknown".to_owned());
-    let terminal = FINAL.iter().any(|s| status.ends_with(s)) || operation["done"] == true;
-    let output = ["/response", "/metadata/output", "/output"]
-        .iter()
-        .filter_map(|p| operation.pointer(p))
-        .find(|o| o.get("responsesFile").is_some() || o.get("inlinedResponses").is_some());
+fn job_state(id: &str, operation: Operation) -> JobState {
+    let meta = operation.metadata.unwrap_or_default();
+    let status = meta.state.or(operation.state).unwrap_or_else(|| "unknown".to_owned());
+    let terminal = FINAL.iter().any(|s| status.ends_with(s)) || operation.done;
+    let output = [operation.response, meta.output, operation.output]
+        .into_iter()
+        .flatten()
+        .find(|o| o.responses_file.is_some() || o.inlined_responses.is_some());
+    let name = operation.name.unwrap_or_else(|| id.to_owned());
     let results = match output {
         _ if !terminal => Vec::new(),
-        Some(o) => match llm::text_at(o, "/responsesFile") {
-            Some(file) => vec![file],
-            None => vec![llm::text_at(operation, "/name").unwrap_or_else(|| id.to_owned())],
-        },
+        Some(o) => vec![o.responses_file.unwrap_or(name)],
         None => Vec::new(),
+    };
+    let stats = if operation.batch_stats.request_count.0 > 0 {
+        operation.batch_stats
+    } else {
+        meta.batch_stats
     };
     JobState {
         terminal,
-        total: stat(batch, "requestCount"),
-        completed: stat(batch, "successfulRequestCount"),
-        failed: stat(batch, "failedRequestCount"),
+        total: stats.request_count.0,
+        completed: stats.successful_request_count.0,
+        failed: stats.failed_request_count.0,
         results,
-        error: llm::text_at(operation, "/error/message"),
+        error: operation.error.and_then(|e| e.message),
         status,
     }
 }
@@ -260,31 +360,44 @@ mod tests {
         )
     }
 
+    fn state(id: &str, operation: &Value) -> JobState {
+        job_state(id, serde_json::from_value(operation.clone()).expect("an operation"))
+    }
+
     #[test]
     fn operations_become_job_states_with_where_their_answers_are() {
         let running = json!({"name": "batches/b1", "metadata": {"state": "BATCH_STATE_RUNNING",
             "batchStats": {"requestCount": "3", "pendingRequestCount": "3"}}, "done": false});
-        let s = job_state("batches/b1", &running);
+        let s = state("batches/b1", &running);
         assert!(!s.terminal && s.results.is_empty());
         assert_eq!((s.status.as_str(), s.total), ("BATCH_STATE_RUNNING", 3));
         let inline = json!({"name": "batches/b1", "done": true,
             "metadata": {"state": "BATCH_STATE_SUCCEEDED", "batchStats": {"requestCount": "3",
                 "successfulRequestCount": "2", "failedRequestCount": 1}},
             "response": {"inlinedResponses": {"inlinedResponses": []}}});
-        let s = job_state("batches/b1", &inline);
+        let s = state("batches/b1", &inline);
         assert!(s.terminal);
         assert_eq!((s.total, s.completed, s.failed), (3, 2, 1));
         assert_eq!(s.results, ["batches/b1"]);
         let file = json!({"name": "batches/b2", "state": "BATCH_STATE_SUCCEEDED",
             "output": {"responsesFile": "files/out-1"}});
-        assert_eq!(job_state("batches/b2", &file).results, ["files/out-1"], "a bare batch");
+        assert_eq!(state("batches/b2", &file).results, ["files/out-1"], "a bare batch");
         let expired = json!({"name": "batches/b3", "metadata": {"state": "BATCH_STATE_EXPIRED"}, "done": true,
             "error": {"code": 4, "message": "the batch expired"}});
-        let s = job_state("batches/b3", &expired);
+        let s = state("batches/b3", &expired);
         assert!(s.terminal && s.results.is_empty());
         assert_eq!(s.error.as_deref(), Some("the batch expired"));
-        assert!(job_state("b", &json!({"metadata": {"state": "JOB_STATE_CANCELLED"}})).terminal);
-        assert!(!job_state("b", &json!({"metadata": {"state": "BATCH_STATE_PENDING"}})).terminal);
+        assert!(state("b", &json!({"metadata": {"state": "JOB_STATE_CANCELLED"}})).terminal);
+        let odd = state(
+            "b",
+            &json!({"metadata": {"batchStats": {"requestCount": -1, "failedRequestCount": "x"}}}),
+        );
+        assert_eq!(
+            (odd.total, odd.failed),
+            (0, 0),
+            "odd counts are no counts, not a failed poll"
+        );
+        assert!(!state("b", &json!({"metadata": {"state": "BATCH_STATE_PENDING"}})).terminal);
     }
 
     #[test]
