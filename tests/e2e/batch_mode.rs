@@ -10,7 +10,7 @@ use agentv_testkit::llm::{Api, BatchBehaviour, FakeLlm};
 use serde_json::Value;
 
 /// `n` cases graded by keywords and the LLM judge.
-fn suite(n: usize) -> String {
+pub(super) fn suite(n: usize) -> String {
     let mut yaml = String::from(
         "execution:\n  evaluators:\n    - {name: kw, type: keywords, expected: ['4']}\n    - {name: judge, type: llm_judge}\nevalcases:\n",
     );
@@ -29,14 +29,14 @@ fn targets(api: Api, uri: &str, extra: &str) -> String {
     )
 }
 
-fn project(api: Api, server: &FakeLlm, cases: usize, extra: &str) -> Project {
+pub(super) fn project(api: Api, server: &FakeLlm, cases: usize, extra: &str) -> Project {
     Project::new()
         .timeout(Duration::from_secs(300))
         .file("targets.yaml", &targets(api, &server.uri(), extra))
         .file("e.yaml", &suite(cases))
 }
 
-fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
+pub(super) fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
     p.results(file)
         .into_iter()
         .map(|r| {
@@ -48,7 +48,7 @@ fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
 
 /// Starts `eval e.yaml --out r.jsonl` and kills it with SIGKILL as soon as its batch state
 /// (the submitted job's id) is on disk.
-async fn kill_9_once_submitted(p: &Project) {
+pub(super) async fn kill_9_once_submitted(p: &Project) {
     let spawned = p.spawn(&["eval", "e.yaml", "--out", "r.jsonl"]);
     let state = p.path().join("r.jsonl.batches.json");
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -63,7 +63,7 @@ async fn kill_9_once_submitted(p: &Project) {
     assert_eq!(killed.code, -1, "killed by a signal");
 }
 
-fn target_calls(server: &FakeLlm) -> u64 {
+pub(super) fn target_calls(server: &FakeLlm) -> u64 {
     let c = server.counters();
     c.requests.load(Ordering::SeqCst) - c.judge.load(Ordering::SeqCst)
 }

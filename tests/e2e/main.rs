@@ -5,6 +5,7 @@
 mod agent_clis;
 mod agentv4_cli;
 mod batch_mode;
+mod batch_providers;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;

@@ -7,9 +7,11 @@
 
 mod agent;
 mod answer;
+mod anthropic_batch;
 pub mod batch;
 mod cache;
 mod entry;
+mod gemini_batch;
 mod llm;
 mod openai_batch;
 mod priced;
