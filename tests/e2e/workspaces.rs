@@ -918,6 +918,36 @@ evalcases:
 }
 
 #[test]
+fn workspace_docker_uses_podman_when_the_docker_daemon_does_not_answer() {
+    let eval = "workspace: {template: ./tpl, docker: {image: local/img}}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: x}]}\n";
+    let p = project("echo x > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    let path = with_stand_in_engine(&p, "podman");
+    let docker = p.path().join("bin/docker");
+    std::fs::write(
+        &docker,
+        "#!/bin/sh\necho \"docker $*\" >> \"$(dirname \"$0\")/../docker.log\"\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n",
+    )
+    .expect("docker");
+    agentv_testkit::make_executable(&docker);
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd).code(0);
+    let log = engine_log(&p);
+    assert_eq!(log[0], "docker version --format {{.Server.Version}}", "{log:#?}");
+    assert_eq!(log[1], "version --format {{.Server.Version}}", "then podman: {log:#?}");
+    assert!(log[2..].iter().all(|l| !l.starts_with("docker ")), "{log:#?}");
+    assert!(log.contains(&"rm -f c0ffee".to_owned()), "{log:#?}");
+
+    // Neither answering: the first engine's message.
+    std::fs::write(p.path().join("bin/podman"), "#!/bin/sh\nexit 1\n").expect("podman");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r2.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd)
+        .code(2)
+        .stderr_has("docker version` failed: exit 1: Cannot connect to the Docker daemon: is the engine running?");
+}
+
+#[test]
 fn workspace_docker_without_an_engine_or_its_image_is_an_error_before_any_case_runs() {
     let eval = |image: &str| {
         format!(

@@ -22,13 +22,46 @@ const STEP: Duration = Duration::from_secs(30);
 /// The image pull's default limit.
 const PULL: Duration = Duration::from_secs(1800);
 
-/// The container engine on PATH: `docker`, else `podman`.
+/// The engine [`prepare`] found answering, used for the rest of the run.
+static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The container engine: the one that answered before the run, else `docker` on PATH, else
+/// `podman`.
 pub fn engine() -> Option<PathBuf> {
-    which::which("docker").or_else(|_| which::which("podman")).ok()
+    CHOSEN.get().cloned().or_else(|| candidates().into_iter().next())
 }
 
-/// Checks, before any case runs, that an engine is installed and answering and that every
-/// image of `dockers` is present (pulling the missing ones). The message says what to fix.
+/// `docker` and `podman` as found on PATH, in that order.
+fn candidates() -> Vec<PathBuf> {
+    ["docker", "podman"]
+        .into_iter()
+        .filter_map(|name| which::which(name).ok())
+        .collect()
+}
+
+/// The first of `docker` and `podman` whose `version` answers: a `docker` client whose daemon
+/// is not running gives way to a working `podman`. The error is the first engine's.
+fn answering() -> Result<PathBuf, String> {
+    let found = candidates();
+    let mut first_error = None;
+    for engine in &found {
+        let shown = engine.display().to_string();
+        match run_blocking(engine, &["version", "--format", "{{.Server.Version}}"], STEP) {
+            Ok(version) => {
+                tracing::debug!("container engine {shown}: {}", version.trim());
+                return Ok(engine.clone());
+            }
+            Err(e) => {
+                first_error.get_or_insert(format!("`{shown} version` failed: {e}: is the engine running?"));
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| "`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned()))
+}
+
+/// Checks, before any case runs, that an engine is installed and answering (and chooses it)
+/// and that every image of `dockers` is present (pulling the missing ones). The message says
+/// what to fix.
 pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), String> {
     let mut images: Vec<&Docker> = Vec::new();
     for d in dockers {
@@ -39,13 +72,9 @@ pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), 
     if images.is_empty() {
         return Ok(());
     }
-    let Some(engine) = engine() else {
-        return Err("`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned());
-    };
+    let engine = answering()?;
+    let engine = CHOSEN.get_or_init(|| engine).clone();
     let shown = engine.display().to_string();
-    let version = run_blocking(&engine, &["version", "--format", "{{.Server.Version}}"], STEP)
-        .map_err(|e| format!("`{shown} version` failed: {e}: is the engine running?"))?;
-    tracing::debug!("container engine {shown}: {}", version.trim());
     for d in images {
         if run_blocking(&engine, &["image", "inspect", &d.image], STEP).is_ok() {
             continue;

@@ -508,7 +508,9 @@ impl Session {
             read_only: false,
         }];
         let mut seen: Vec<&Path> = Vec::new();
-        for file in files.iter().filter(|f| f.is_absolute() && f.exists()) {
+        // `-v` cannot name a path holding `:`: such a file stays unmounted.
+        let mountable = |f: &&PathBuf| f.is_absolute() && f.exists() && !f.to_string_lossy().contains(':');
+        for file in files.iter().filter(mountable) {
             if !seen.contains(&file.as_path()) {
                 seen.push(file);
                 mounts.push(container::Mount {
