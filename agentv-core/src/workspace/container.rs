@@ -214,12 +214,7 @@ impl Container {
     /// Removes the container (`rm -f`), stopping everything running in it, and waits for it.
     /// Cut short (an interrupt), the removal goes on and `Drop` asks again.
     pub async fn remove(mut self) {
-        let run = tokio::process::Command::new(&self.engine)
-            .args(["rm", "-f", &self.id])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let run = tokio::process::Command::from(self.rm()).status();
         match tokio::time::timeout(STEP, run).await {
             Ok(Ok(_)) => self.id.clear(),
             Ok(Err(e)) => tracing::warn!("cannot run `{} rm -f {}`: {e}", self.engine.display(), self.id),
@@ -231,19 +226,23 @@ impl Container {
             ),
         }
     }
+
+    /// `engine rm -f <id>`, quiet.
+    fn rm(&self) -> std::process::Command {
+        let mut rm = std::process::Command::new(&self.engine);
+        rm.args(["rm", "-f", &self.id])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        rm
+    }
 }
 
 impl Drop for Container {
     fn drop(&mut self) {
-        if self.id.is_empty() {
-            return;
+        if !self.id.is_empty() {
+            let _ = self.rm().status();
         }
-        let _ = std::process::Command::new(&self.engine)
-            .args(["rm", "-f", &self.id])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
     }
 }
 
