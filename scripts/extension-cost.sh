@@ -52,6 +52,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     batch: false,
     cacheable: false,
     executable: None,
+    container: false,
     keys: &KEYS,
     build,
 };

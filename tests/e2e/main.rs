@@ -10,6 +10,7 @@ mod broken_runs;
 mod composite_aggregators;
 mod config_checks;
 mod console;
+mod containers;
 mod convert;
 mod cost;
 mod custom_assertions;

@@ -394,6 +394,53 @@ fn a_missing_required_command_stops_the_run_before_any_case() {
 }
 
 /// Starts a run whose only case sleeps in its workspace, and returns once the agent started.
+#[test]
+fn a_reused_pool_slot_gets_no_template_file_under_a_repository_directory() {
+    if which("git").is_none() {
+        assert!(std::env::var("CI").is_err(), "git is needed under CI");
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    // `docs/app` is named like the repository `app`: a reused slot's copy leaves it alone, with
+    // everything under it (AgentV 4.x's rule), so the agent's deletion does not break the copy.
+    let eval = r#"workspace:
+  template: ./tpl
+  mode: pooled
+  repos: [{path: app, repo: ./upstream, commit: main}]
+execution: {target: agent}
+tests:
+  - {id: look, criteria: x, input: look, assertions: [{type: contains, value: seen}]}
+"#;
+    let agent = r#"echo "seen $(cat readme.txt) $(cat app/tracked.txt) [$(ls docs | tr '\n' ' ')]" > "$2"
+echo changed > readme.txt
+echo changed > app/tracked.txt
+rm -rf docs/app
+"#;
+    let p = project(
+        agent,
+        eval,
+        &[
+            ("tpl/readme.txt", "pristine\n"),
+            ("tpl/docs/app/notes.txt", "notes\n"),
+            ("tpl/docs/index.txt", "i\n"),
+        ],
+    );
+    local_repo(&p);
+    run(&p, &["eval", "e.yaml", "--out", "r1.jsonl"]).code(0);
+    let first = p.result("r1.jsonl", "look");
+    assert_eq!(
+        first["candidate_answer"].as_str().map(str::trim),
+        Some("seen pristine original [app index.txt ]")
+    );
+    run(&p, &["eval", "e.yaml", "--out", "r2.jsonl"]).code(0);
+    let second = p.result("r2.jsonl", "look");
+    assert_eq!(
+        second["candidate_answer"].as_str().map(str::trim),
+        Some("seen pristine original [index.txt ]"),
+        "{second}"
+    );
+}
+
 fn start_sleeping_case(p: &Project) -> (agentv_testkit::Spawned, String) {
     let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
     cmd.env("AGENTV_DATA_DIR", p.path().join("data"));
@@ -596,18 +643,21 @@ fn a_dependency_cycle_or_an_unknown_id_is_an_error_before_any_case_runs() {
         .stderr_has("which the case selection leaves out of this run");
 }
 
-/// A stand-in container engine: logs each call's argv to `docker.log` beside it and behaves
+/// A stand-in container engine: logs each call's argv to `docker.log` beside it (one line a
+/// call, a newline in an argument written `|`) and behaves
 /// as `docker` would for the calls agentv makes; `exec` runs the program here, in the `-w`
 /// directory with the `-e` variables. Images: `local/img` is present, `remote/img` pulls, any
-/// other fails to pull.
+/// other fails to pull. A container made for the agent (it mounts a `.io-` directory) is
+/// `a9e17`, any other `c0ffee`.
 const STAND_IN_DOCKER: &str = r#"#!/bin/sh
 here=$(dirname "$0")
-echo "$*" >> "$here/../docker.log"
+printf '%s' "$*" | tr '\n' '|' >> "$here/../docker.log"
+echo >> "$here/../docker.log"
 case "$1" in
   version) echo 27.1.1 ;;
   image) [ "$3" = local/img ] ;;
   pull) [ "$2" = remote/img ] || { echo "pull access denied for $2" >&2; exit 1; } ;;
-  create) echo c0ffee ;;
+  create) case "$*" in *"/.io-"*) echo a9e17 ;; *) echo c0ffee ;; esac ;;
   start|rm) ;;
   exec)
     shift
@@ -670,7 +720,7 @@ tests:
         let want = [
             "version --format {{.Server.Version}}".to_owned(),
             "image inspect local/img".to_owned(),
-            format!("create --memory=512m --cpus=1.5 -v {ws}:{ws} -w {ws} local/img sleep infinity"),
+            format!("create --memory=512m --cpus=1.5 -v {ws}:{ws} --stop-timeout=0 -w {ws} local/img sleep infinity"),
             "start c0ffee".to_owned(),
             format!("exec -i -e AGENTV_WORKSPACE_PATH={ws} -w {ws} c0ffee sh test.sh"),
             format!("exec -i -e AGENTV_WORKSPACE_PATH={ws} -w {ws} c0ffee sh check.sh"),
@@ -678,6 +728,223 @@ tests:
         ];
         assert_eq!(log.lines().collect::<Vec<_>>(), want, "{engine}");
     }
+}
+
+/// `docker.log`'s lines.
+fn engine_log(p: &Project) -> Vec<String> {
+    let log = std::fs::read_to_string(p.path().join("docker.log")).expect("log");
+    log.lines().map(str::to_owned).collect()
+}
+
+/// The directory mounted after the workspace in a `create` line: the agent's file directory.
+fn io_dir_of(create: &str, ws: &str) -> String {
+    let rest = create
+        .strip_prefix(&format!("create -v {ws}:{ws} -v "))
+        .unwrap_or_else(|| panic!("{create}"));
+    let mount = rest.split(' ').next().expect("mount");
+    let (io, same) = mount.split_once(':').expect("host:container");
+    assert_eq!(io, same, "mounted at its own path: {create}");
+    assert!(io.contains("/.io-"), "{create}");
+    io.to_owned()
+}
+
+#[test]
+fn docker_agent_runs_the_cli_command_in_a_container_by_default_in_agentv_files() {
+    // An agentv (2.x) file: the agent runs in a container of its own, its variables passed by
+    // name, its output file and input file mounted; graders get their own container.
+    let eval = r#"description: d
+workspace: {template: ./tpl, isolation: per_test, docker: {image: local/img}}
+execution:
+  target: agent
+  evaluators:
+    - {name: tests, type: command, command: [sh, test.sh]}
+evalcases:
+  - id: fixed
+    expected_outcome: x
+    input_messages:
+      - role: user
+        content: [{type: text, value: fix}, {type: file, value: spec.md}]
+"#;
+    let agent = "echo good > value.txt\necho \"token=${#AGENT_TOKEN} $(cat value.txt)\" > \"$2\"\n";
+    let p = project(
+        agent,
+        eval,
+        &[
+            ("tpl/value.txt", "unset\n"),
+            ("tpl/test.sh", "grep -q good value.txt\n"),
+            ("spec.md", "the spec\n"),
+            (".env", "AGENT_TOKEN=s3cr3t-token\n"),
+        ],
+    );
+    let path = with_stand_in_engine(&p, "docker");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd).code(0);
+    let r = p.result("r.jsonl", "fixed");
+    assert_eq!(r["score"], 1.0, "{r}");
+    assert_eq!(
+        r["candidate_answer"].as_str().map(str::trim),
+        Some("token=12 good"),
+        "{r}"
+    );
+    let ws = r["workspace_path"].as_str().expect("kept").to_owned();
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&ws).join("value.txt")).expect("edit"),
+        "good\n",
+        "the agent's edit is in the mounted workspace"
+    );
+    let log = engine_log(&p);
+    assert_eq!(log.len(), 10, "{log:#?}");
+    let io = io_dir_of(&log[2], &ws);
+    let spec = p.path().join("spec.md").display().to_string();
+    assert_eq!(
+        log[2],
+        format!(
+            "create -v {ws}:{ws} -v {io}:{io} -v {spec}:{spec}:ro --stop-timeout=0 -w {ws} local/img sleep infinity"
+        )
+    );
+    assert_eq!(log[3], "start a9e17");
+    // The output file's name ends in six random characters.
+    let exec = format!(
+        "exec -i -w {ws} -e AGENT_TOKEN a9e17 sh -c {}/agent.sh 'fix||<file: path=\"{spec}\">' '{io}/agentv-fixed-",
+        p.path().display()
+    );
+    let name = log[4].strip_prefix(&exec).unwrap_or_else(|| panic!("{}", log[4]));
+    assert_eq!(name.len(), 6 + ".json'".len(), "{}", log[4]);
+    assert!(name.ends_with(".json'"), "{}", log[4]);
+    assert_eq!(log[5], "rm -f a9e17");
+    assert_eq!(
+        log[6..],
+        [
+            format!("create -v {ws}:{ws} --stop-timeout=0 -w {ws} local/img sleep infinity"),
+            "start c0ffee".to_owned(),
+            format!("exec -i -e AGENTV_WORKSPACE_PATH={ws} -w {ws} c0ffee sh test.sh"),
+            "rm -f c0ffee".to_owned(),
+        ]
+    );
+    let text = log.join("\n");
+    assert!(!text.contains("s3cr3t"), "no value in any argv: {text}");
+    assert!(!Path::new(&io).exists(), "the agent's file directory is removed");
+}
+
+#[test]
+fn docker_agent_true_runs_claude_code_in_the_container_and_false_keeps_it_here() {
+    // A 4.x file keeps its agent on this machine unless `agent: true` says otherwise.
+    let claude = "#!/bin/sh\ncat > /dev/null\necho edited > edited.txt\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\"}'\n";
+    for agent in [Some(true), Some(false), None] {
+        let key = agent.map(|a| format!(", agent: {a}")).unwrap_or_default();
+        let eval = format!(
+            "workspace: {{template: ./tpl, isolation: per_test, docker: {{image: local/img{key}}}}}\nexecution: {{target: agent}}\ntests:\n  - {{id: a, criteria: x, input: edit, assertions: [{{type: contains, value: done}}]}}\n"
+        );
+        let p = project("", &eval, &[("tpl/a.txt", "a")]).file(
+            "targets.yaml",
+            "targets:\n  - {name: agent, provider: claude-code, executable: claude}\n",
+        );
+        let path = with_stand_in_engine(&p, "docker");
+        let bin = p.path().join("bin/claude");
+        std::fs::write(&bin, claude).expect("claude");
+        agentv_testkit::make_executable(&bin);
+        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
+        cmd.env("AGENTV_DATA_DIR", p.path().join("data"))
+            .env("PATH", &path)
+            .env("ANTHROPIC_API_KEY", "sk-ant-s3cr3t")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("ANTHROPIC_BASE_URL");
+        p.output(&mut cmd).code(0);
+        let r = p.result("r.jsonl", "a");
+        assert_eq!(r["score"], 1.0, "{agent:?}: {r}");
+        let ws = r["workspace_path"].as_str().expect("kept").to_owned();
+        assert!(
+            Path::new(&ws).join("edited.txt").is_file(),
+            "{agent:?}: edited in the workspace"
+        );
+        let log = engine_log(&p);
+        let execs: Vec<&String> = log.iter().filter(|l| l.starts_with("exec")).collect();
+        if agent == Some(true) {
+            assert_eq!(
+                *execs[0],
+                format!("exec -i -w {ws} -e ANTHROPIC_API_KEY a9e17 claude -p --output-format stream-json --verbose")
+            );
+            assert!(log.contains(&"rm -f a9e17".to_owned()), "{log:#?}");
+            assert!(!log.join("\n").contains("s3cr3t"), "{log:#?}");
+        } else {
+            assert!(execs.is_empty(), "{agent:?}: the agent ran here: {log:#?}");
+        }
+    }
+}
+
+#[test]
+fn docker_agent_attempt_that_times_out_has_its_container_removed_and_the_retry_gets_a_new_one() {
+    let eval = r#"description: d
+workspace: {template: ./tpl, isolation: per_test, docker: {image: local/img}}
+execution: {target: agent}
+evalcases:
+  - id: slow
+    expected_outcome: x
+    input_messages: [{role: user, content: wait}]
+"#;
+    let p = project("sleep 30\necho late > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    let targets = format!(
+        "targets:\n  - name: agent\n    provider: cli\n    timeout_seconds: 1\n    command_template: {}/agent.sh {{PROMPT}} {{OUTPUT_FILE}}\n",
+        p.path().display()
+    );
+    let p = p.file("targets.yaml", &targets);
+    let path = with_stand_in_engine(&p, "docker");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--max-retries", "1"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd).code(3);
+    let r = p.result("r.jsonl", "slow");
+    assert!(r["error"].as_str().is_some_and(|e| e.contains("timed out")), "{r}");
+    let calls: Vec<String> = engine_log(&p)
+        .into_iter()
+        .filter(|l| !l.starts_with("version") && !l.starts_with("image"))
+        .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "create -v",
+            "start a9e17",
+            "exec -i",
+            "rm -f",
+            "create -v",
+            "start a9e17",
+            "exec -i",
+            "rm -f"
+        ],
+        "each attempt in a container of its own, removed when it ends"
+    );
+    assert!(workspace_files(&p).is_empty(), "{:?}", workspace_files(&p));
+}
+
+#[test]
+fn workspace_docker_uses_podman_when_the_docker_daemon_does_not_answer() {
+    let eval = "workspace: {template: ./tpl, docker: {image: local/img}}\nexecution: {target: agent}\ntests:\n  - {id: a, criteria: x, input: q, assertions: [{type: contains, value: x}]}\n";
+    let p = project("echo x > \"$2\"\n", eval, &[("tpl/a.txt", "a")]);
+    let path = with_stand_in_engine(&p, "podman");
+    let docker = p.path().join("bin/docker");
+    std::fs::write(
+        &docker,
+        "#!/bin/sh\necho \"docker $*\" >> \"$(dirname \"$0\")/../docker.log\"\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n",
+    )
+    .expect("docker");
+    agentv_testkit::make_executable(&docker);
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd).code(0);
+    let log = engine_log(&p);
+    assert_eq!(log[0], "docker version --format {{.Server.Version}}", "{log:#?}");
+    assert_eq!(log[1], "version --format {{.Server.Version}}", "then podman: {log:#?}");
+    assert!(log[2..].iter().all(|l| !l.starts_with("docker ")), "{log:#?}");
+    assert!(log.contains(&"rm -f c0ffee".to_owned()), "{log:#?}");
+
+    // Neither answering: the first engine's message.
+    std::fs::write(p.path().join("bin/podman"), "#!/bin/sh\nexit 1\n").expect("podman");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r2.jsonl"]);
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    p.output(&mut cmd)
+        .code(2)
+        .stderr_has("docker version` failed: exit 1: Cannot connect to the Docker daemon: is the engine running?");
 }
 
 #[test]

@@ -889,6 +889,7 @@ impl Loader {
             root: &root,
             cwd: &self.ws.cwd,
             env: self.env.as_deref(),
+            generation: self.generation,
         };
         super::workspace::read(node, &cx, diags)
     }

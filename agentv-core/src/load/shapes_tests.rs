@@ -427,6 +427,7 @@ fn workspace_docker_is_read_and_its_mistakes_are_errors() {
             timeout: Some(60),
             memory: Some("1g".into()),
             cpus: Some(2.0),
+            agent: false,
         })
     );
     for (docker, expected) in [

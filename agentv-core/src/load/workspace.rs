@@ -8,6 +8,7 @@ use crate::config::interpolate::interpolate_env;
 use crate::config::node::parse_yaml;
 use crate::config::{Diagnostics, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, Pos, describe};
 use crate::env::Env;
+use crate::model::Generation;
 use crate::model::workspace::{
     Docker, Hook, HookPoint, Hooks, Isolation, Mode, Preflight, Repo, Reset, TargetHooks, WorkspaceConfig,
 };
@@ -164,12 +165,21 @@ const DOCKER_KEYS: &[Key] = &[
         Kind::Number(POSITIVE),
         "The container's CPU limit (`--cpus`), such as 1.5.",
     ),
+    Key::new(
+        "agent",
+        Kind::Bool,
+        "Run the target's command (cli, claude-code, codex) in a container too; default true, false in a 4.x file.",
+    ),
 ];
 
 /// `docker.timeout` and `docker.cpus`.
 const POSITIVE: crate::config::NumberRange = crate::config::NumberRange { min: 0.001, max: 1.0e9 };
 
-const DOCKER: KeyTable = KeyTable::new("docker", "The container code graders run in.", &[DOCKER_KEYS]);
+const DOCKER: KeyTable = KeyTable::new(
+    "docker",
+    "The container code graders (and, with `agent`, the agent) run in.",
+    &[DOCKER_KEYS],
+);
 
 const ENV_KEYS: &[Key] = &[
     Key::new(
@@ -225,7 +235,7 @@ const WORKSPACE_KEYS: &[Key] = &[
     Key::new(
         "docker",
         Kind::Object(&DOCKER),
-        "Run the case's code graders and command checks in a container of this image, the workspace mounted (docs/workspaces.md#containers).",
+        "Run the case's agent, code graders and command checks in containers of this image, the workspace mounted (docs/workspaces.md#containers).",
     ),
     Key::new("static_path", Kind::Any, "Removed: use `path` with `mode: static`."),
     Key::new("pool", Kind::Any, "Removed: use `mode: pooled` or `mode: temp`."),
@@ -249,6 +259,8 @@ pub(super) struct Context<'a> {
     pub cwd: &'a Path,
     /// `${{ VAR }}` values for an external workspace file (4.x files).
     pub env: Option<&'a Env>,
+    /// The eval file's generation: some defaults differ (`docker.agent`).
+    pub generation: Generation,
 }
 
 /// A `workspace` value: `Some(None)` for an empty block, `None` when it has errors (reported).
@@ -383,7 +395,7 @@ fn read_block(
     }
     config.keep = f.boolean("keep_workspaces", diags);
     if let Some(n) = f.take("docker") {
-        config.docker = docker(n, diags);
+        config.docker = docker(n, cx.generation, diags);
     }
     f.warn_unknown(diags);
     if diags.error_count() > before {
@@ -648,14 +660,17 @@ fn is_github_shorthand(raw: &str) -> bool {
     raw.split_once('/').is_some_and(|(org, name)| part(org) && part(name))
 }
 
-/// `docker: {image, timeout, memory, cpus}`; `None` after an error.
-fn docker(node: &Node, diags: &mut Diagnostics) -> Option<Docker> {
+/// `docker: {image, timeout, memory, cpus, agent}`; `None` after an error.
+fn docker(node: &Node, generation: Generation, diags: &mut Diagnostics) -> Option<Docker> {
     let mut f = Fields::of(node, &DOCKER, diags)?;
     let before = diags.error_count();
     let image = f.required_string("image", "workspace.docker", diags);
     let timeout = f.number("timeout", diags);
     let cpus = f.number("cpus", diags);
     let memory = f.string("memory", diags);
+    let agent = f
+        .boolean("agent", diags)
+        .unwrap_or_else(|| super::generation::docker_runs_agent(generation));
     if let Some(image) = image.as_ref().filter(|i| i.trim().is_empty() || i.starts_with('-')) {
         diags.error(
             node.pos,
@@ -669,6 +684,7 @@ fn docker(node: &Node, diags: &mut Diagnostics) -> Option<Docker> {
         timeout: timeout.map(|t| t.ceil() as u64),
         memory,
         cpus,
+        agent,
     })
 }
 
@@ -799,6 +815,37 @@ mod loader_tests {
             .and_then(|w| w.config.clone())
             .expect("workspace");
         assert_eq!(other.hooks.and_then(|h| h.before_each).and_then(|h| h.reset), None);
+    }
+
+    #[test]
+    fn docker_agent_defaults_to_true_in_agentv_files_and_false_in_4x_files() {
+        let suite_2x = "evalcases:\n  - {id: a, expected_outcome: x, input_messages: [{role: user, content: q}]}\n";
+        let suite_4x = "tests:\n  - {id: a, criteria: x, input: q}\n";
+        for (docker, cases, agent) in [
+            ("{image: i}", suite_2x, true),
+            ("{image: i}", suite_4x, false),
+            ("{image: i, agent: false}", suite_2x, false),
+            ("{image: i, agent: true}", suite_4x, true),
+        ] {
+            let eval = format!("workspace: {{template: ./tpl, docker: {docker}}}\n{cases}");
+            let (suite, _t) = load(&[("evals/tpl/a.txt", "a"), ("evals/e.yaml", &eval)]);
+            assert!(errors(&suite).is_empty(), "{:?}", suite.diagnostics);
+            let config = suite.cases[0].case.workspace.as_ref().and_then(|w| w.config.clone());
+            let found = config.and_then(|c| c.docker).map(|d| d.agent);
+            assert_eq!(found, Some(agent), "{eval}");
+        }
+        let (suite, _t) = load(&[
+            ("evals/tpl/a.txt", "a"),
+            (
+                "evals/e.yaml",
+                &format!("workspace: {{template: ./tpl, docker: {{image: i, agent: yes-please}}}}\n{suite_4x}"),
+            ),
+        ]);
+        assert!(
+            errors(&suite).iter().any(|e| e.contains("agent")),
+            "{:?}",
+            suite.diagnostics
+        );
     }
 
     #[test]

@@ -167,11 +167,14 @@ impl Preflight {
     }
 }
 
-/// `docker`: the container a case's code graders and command checks run in
-/// (`docs/workspaces.md#containers`).
+/// `docker`: the container a case's code graders and command checks run in, and its agent
+/// with `agent` (`docs/workspaces.md#containers`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Docker {
     pub image: String,
+    /// `agent`: the target's command runs in a container too. Its default depends on the
+    /// file's generation ([`crate::load::generation::docker_runs_agent`]).
+    pub agent: bool,
     /// Seconds the image pull may take (default 1800).
     pub timeout: Option<u64>,
     /// `--memory=<value>`, as written (`512m`, `2g`).
@@ -273,6 +276,42 @@ impl CaseWorkspace {
     }
 }
 
+/// With `workspace.docker` and `docker.agent` (`docs/workspaces.md#containers`): the
+/// container one attempt of a case's agent runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentContainer {
+    /// The engine's program, as found on PATH (`docker` or `podman`).
+    pub engine: PathBuf,
+    pub id: String,
+    /// A directory of this attempt that the container sees at the same path: where a `cli`
+    /// target's `{OUTPUT_FILE}` is made.
+    pub io_dir: PathBuf,
+}
+
+impl AgentContainer {
+    /// `engine exec -i -w <cwd> [-e NAME]… <id> <argv…>`: `argv` run in the container. Each
+    /// variable (sorted, once) is passed by name only, its value taken from the exec's own environment, so no
+    /// value (a secret) is ever in an argv.
+    pub fn wrap<'a>(&self, argv: &[String], cwd: &Path, env: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut out = vec![
+            self.engine.display().to_string(),
+            "exec".to_owned(),
+            "-i".to_owned(),
+            "-w".to_owned(),
+            cwd.display().to_string(),
+        ];
+        let mut names: Vec<&str> = env.into_iter().collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            out.extend(["-e".to_owned(), name.to_owned()]);
+        }
+        out.push(self.id.clone());
+        out.extend(argv.iter().cloned());
+        out
+    }
+}
+
 /// What graders see of a case's workspace: where it is and what the target changed in it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkspaceView {
@@ -330,6 +369,38 @@ mod tests {
             cwd: None,
             reset,
         }
+    }
+
+    #[test]
+    fn agent_container_argv_passes_variables_by_name_only() {
+        let container = AgentContainer {
+            engine: PathBuf::from("/usr/bin/podman"),
+            id: "c1".into(),
+            io_dir: PathBuf::from("/d/.io-1"),
+        };
+        let argv = ["sh".to_owned(), "-c".to_owned(), "run 'x'".to_owned()];
+        assert_eq!(
+            container.wrap(&argv, Path::new("/ws"), ["TOKEN", "A_KEY", "TOKEN"]),
+            [
+                "/usr/bin/podman",
+                "exec",
+                "-i",
+                "-w",
+                "/ws",
+                "-e",
+                "A_KEY",
+                "-e",
+                "TOKEN",
+                "c1",
+                "sh",
+                "-c",
+                "run 'x'"
+            ]
+        );
+        assert_eq!(
+            container.wrap(&argv[..1], Path::new("/ws"), []),
+            ["/usr/bin/podman", "exec", "-i", "-w", "/ws", "c1", "sh"]
+        );
     }
 
     #[test]

@@ -204,6 +204,9 @@ pub struct AgentProfile {
     pub env_remove: &'static [&'static str],
     /// Also write the prompt to `prompt.md` in a temporary workspace.
     pub prompt_md: bool,
+    /// Variables passed into a container (`docker.agent`) when they are set: what the CLI
+    /// reads to reach its model.
+    pub container_env: &'static [&'static str],
 }
 
 /// Why an agent's output is not an answer.
@@ -232,13 +235,17 @@ pub async fn run(
     prompt: impl FnOnce(&Path) -> String,
     parse: impl FnOnce(&str) -> Result<ProviderResponse, AgentOutputError>,
 ) -> Result<ProviderResponse, ProviderError> {
-    let executable = find_executable(&config.executable).ok_or_else(|| {
-        ProviderError::failed(format!(
-            "{} executable `{}` not found; install it or set `executable` on the target",
-            profile.program,
-            config.secrets.redact(&config.executable)
-        ))
-    })?;
+    // In a container the program is the image's, named as written (`docs/workspaces.md#containers`).
+    let executable = match &request.container {
+        Some(_) => PathBuf::from(&config.executable),
+        None => find_executable(&config.executable).ok_or_else(|| {
+            ProviderError::failed(format!(
+                "{} executable `{}` not found; install it or set `executable` on the target",
+                profile.program,
+                config.secrets.redact(&config.executable)
+            ))
+        })?,
+    };
     // A case's workspace wins over the target's own `cwd` (`docs/workspaces.md`).
     let cwd = match &request.workspace {
         Some(workspace) => Some(workspace.clone()),
@@ -258,6 +265,9 @@ pub async fn run(
     }
     let mut argv = vec![executable.display().to_string()];
     argv.extend(args);
+    if let Some(container) = &request.container {
+        argv = container.wrap(&argv, &dir.path, container_env(config, profile));
+    }
     let log = stream_log_path(
         profile.logs,
         profile.logs_env,
@@ -331,6 +341,20 @@ pub async fn run(
             .insert("log_path".to_owned(), json!(path.display().to_string()));
     }
     Ok(response)
+}
+
+/// The variables an agent in a container gets, by name: the `.env` ones, then those of
+/// `profile.container_env` set here (its API key and endpoint).
+fn container_env<'a>(config: &'a AgentConfig, profile: &AgentProfile) -> Vec<&'a str> {
+    let mut names: Vec<&str> = config.env.iter().map(|(name, _)| name.as_str()).collect();
+    names.extend(
+        profile
+            .container_env
+            .iter()
+            .copied()
+            .filter(|name| std::env::var_os(name).is_some()),
+    );
+    names
 }
 
 /// The last `n` non-empty lines of `output`, secrets redacted, for error messages.

@@ -31,6 +31,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     batch: true,
     cacheable: true,
     executable: None,
+    container: false,
     keys: &KEYS,
     build,
 };

@@ -24,6 +24,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     batch: false,
     cacheable: true,
     executable: Some(agent::CLAUDE_CODE),
+    container: true,
     keys: &KEYS,
     build,
 };
@@ -46,6 +47,7 @@ const PROFILE: AgentProfile = AgentProfile {
     // These make a nested Claude Code run think it is inside another one.
     env_remove: &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"],
     prompt_md: false,
+    container_env: &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"],
 };
 
 /// Claude Code as a target.

@@ -15,6 +15,7 @@ use super::{
     ProviderRequest, ProviderResponse, TargetSettings,
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind, Pos};
+use crate::model::workspace::AgentContainer;
 use crate::paths::{TargetPath, target_cwd};
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::redact::Secrets;
@@ -29,6 +30,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     batch: true,
     cacheable: true,
     executable: None,
+    container: true,
     keys: &KEYS,
     build,
 };
@@ -261,8 +263,11 @@ impl CliProvider {
             files,
             cwd,
             extension,
+            container,
         } = run;
-        let mut output_file = temp_output_path(eval_id, extension)
+        // In a container, the output file is made in a directory the container sees.
+        let output_dir = container.map_or_else(std::env::temp_dir, |c| c.io_dir.clone());
+        let mut output_file = temp_output_path(&output_dir, eval_id, extension)
             .map_err(|e| ProviderError::failed(format!("cannot make a temporary output file: {e}")))?;
         // Kept for debugging when asked; otherwise deleted when this call returns.
         output_file.disable_cleanup(self.config.keep_temp_files);
@@ -275,7 +280,10 @@ impl CliProvider {
         ]);
         let raw = HashMap::from([("FILES", self.files_arg(files))]);
         let command = render(&self.config.command_template, &values, &raw);
-        let argv = [String::from("sh"), String::from("-c"), command];
+        let mut argv = vec![String::from("sh"), String::from("-c"), command];
+        if let Some(container) = container {
+            argv = container.wrap(&argv, cwd, self.env.iter().map(|(name, _)| name.as_str()));
+        }
         // Without `timeout_seconds` the run's own timeout (which wraps every call) applies.
         let timeout = self.config.timeout.unwrap_or(super::agent::ONE_DAY);
         let spec = ProcessSpec {
@@ -341,17 +349,19 @@ struct Invocation<'a> {
     cwd: &'a Path,
     /// Of the output file: `json` per case, `jsonl` for a batch.
     extension: &'a str,
+    /// With `docker.agent`: the container the command runs in (`docs/workspaces.md#containers`).
+    container: Option<&'a AgentContainer>,
 }
 
-/// A fresh path in the temporary directory for the command's answer, deleted when dropped.
-/// No file is created: a command that writes nothing leaves none, which is reported.
-fn temp_output_path(eval_id: &str, extension: &str) -> std::io::Result<tempfile::TempPath> {
+/// A fresh path in `dir` for the command's answer, deleted when dropped. No file is created: a
+/// command that writes nothing leaves none, which is reported.
+fn temp_output_path(dir: &Path, eval_id: &str, extension: &str) -> std::io::Result<tempfile::TempPath> {
     let prefix = format!("agentv-{}-", crate::paths::file_name_safe(eval_id));
     let suffix = format!(".{extension}");
     let named = tempfile::Builder::new()
         .prefix(&prefix)
         .suffix(&suffix)
-        .make(|_| Ok(()))?;
+        .make_in(dir, |_| Ok(()))?;
     Ok(named.into_temp_path())
 }
 
@@ -381,6 +391,7 @@ impl Provider for CliProvider {
                     files: &request.input_files,
                     cwd: &cwd,
                     extension: "json",
+                    container: request.container.as_ref(),
                 })
                 .await?;
             let mut response = parse_answer(&text);
@@ -409,6 +420,7 @@ impl Provider for CliProvider {
                     files: &files,
                     cwd: &cwd,
                     extension: "jsonl",
+                    container: None,
                 })
                 .await?;
             let mut by_id = parse_batch_output(&text)?;

@@ -23,6 +23,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     batch: false,
     cacheable: true,
     executable: Some(agent::CODEX),
+    container: true,
     keys: &KEYS,
     build,
 };
@@ -53,6 +54,7 @@ const PROFILE: AgentProfile = AgentProfile {
     logs_env: STREAM_LOGS_ENV,
     env_remove: &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"],
     prompt_md: true,
+    container_env: &["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"],
 };
 
 /// Codex as a target.

@@ -23,6 +23,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     // Its answers cost nothing to make again.
     cacheable: false,
     executable: None,
+    container: false,
     keys: &KEYS,
     build,
 };

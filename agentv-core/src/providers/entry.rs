@@ -23,6 +23,9 @@ pub struct ProviderEntry {
     pub cacheable: bool,
     /// A program that must be installed; checked before any case runs.
     pub executable: Option<ExecutableNeed>,
+    /// Runs its command in a container with `workspace.docker` and `docker.agent`
+    /// (`docs/workspaces.md#containers`).
+    pub container: bool,
     /// The keys it reads besides the common target keys.
     pub keys: &'static KeyTable,
     /// Builds the provider from its settings; `None` after reporting why in `settings`.

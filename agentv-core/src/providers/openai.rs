@@ -29,6 +29,7 @@ pub(crate) static OPENAI: ProviderEntry = ProviderEntry {
     batch: true,
     cacheable: true,
     executable: None,
+    container: false,
     keys: &OPENAI_KEYS,
     build: build_openai,
 };
@@ -42,6 +43,7 @@ pub(crate) static AZURE: ProviderEntry = ProviderEntry {
     batch: true,
     cacheable: true,
     executable: None,
+    container: false,
     keys: &AZURE_KEYS,
     build: build_azure,
 };

@@ -50,6 +50,9 @@ pub struct ProviderRequest {
     /// The case's workspace (`docs/workspaces.md`): where a command or an agent runs, over
     /// the target's own `cwd`.
     pub workspace: Option<PathBuf>,
+    /// With `workspace.docker` and `docker.agent`: the container a `cli`, `claude-code` or
+    /// `codex` target runs its command in (`docs/workspaces.md#containers`).
+    pub container: Option<crate::model::workspace::AgentContainer>,
     /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
     /// ignore it.
     pub tools: Option<ToolRequest>,

@@ -29,6 +29,7 @@ pub(crate) static VSCODE: ProviderEntry = ProviderEntry {
     batch: false,
     cacheable: true,
     executable: None,
+    container: false,
     keys: &KEYS,
     build: build_vscode,
 };

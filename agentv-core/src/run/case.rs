@@ -11,7 +11,7 @@ use crate::providers::{ProviderError, ProviderRequest, ProviderResponse};
 /// The provider request for attempt `attempt` of `job`.
 pub fn request_for(job: &Job, attempt: u32) -> ProviderRequest {
     let inputs = prompt::build(&job.case, job.target.provider.prompt_mode());
-    make_request(job, &inputs, attempt, None)
+    make_request(job, &inputs, attempt, None, None)
 }
 
 fn make_request(
@@ -19,6 +19,7 @@ fn make_request(
     inputs: &PromptInputs,
     attempt: u32,
     workspace: Option<&std::path::Path>,
+    container: Option<crate::model::workspace::AgentContainer>,
 ) -> ProviderRequest {
     let case = &job.case;
     ProviderRequest {
@@ -33,17 +34,19 @@ fn make_request(
         temperature: None,
         eval_dir: Some(case.eval_dir().to_path_buf()),
         workspace: workspace.map(std::path::Path::to_path_buf),
+        container,
         tools: super::tool_loop::first_request(job),
     }
 }
 
 /// Calls the provider; a timeout is retried up to `max_retries` times. Returns the result
-/// and the attempt that produced it.
+/// and the attempt that produced it. With `docker.agent` each attempt runs in a container of
+/// its own, removed when the attempt ends (`docs/workspaces.md#containers`).
 async fn call_with_retries(
     job: &Job,
     inputs: &PromptInputs,
     options: &RunOptions,
-    workspace: Option<&std::path::Path>,
+    mut session: Option<&mut crate::workspace::Session>,
 ) -> (Result<ProviderResponse, ProviderError>, u32) {
     let mut attempt = 1;
     // `--dump-prompts` writes every request: the first as `<id>-<attempt>`, the later steps of
@@ -65,10 +68,22 @@ async fn call_with_retries(
             );
         }
     };
+    let in_container = job.target.provider.kind().entry().container;
     loop {
-        let request = make_request(job, inputs, attempt, workspace);
+        let container = match session.as_deref_mut() {
+            Some(s) if in_container => match s.start_agent(&job.case.input_files).await {
+                Ok(container) => container,
+                Err(e) => return (Err(ProviderError::failed(e)), attempt),
+            },
+            _ => None,
+        };
+        let workspace = session.as_deref().map(crate::workspace::Session::path);
+        let request = make_request(job, inputs, attempt, workspace, container);
         dump(&request, 1);
         let result = super::tool_loop::answer(job, &request, options, &dump).await;
+        if let Some(s) = session.as_deref_mut() {
+            s.stop_agent().await;
+        }
         match (result, attempt.checked_add(1)) {
             (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
             (other, _) => return (other, attempt),
@@ -101,7 +116,7 @@ pub async fn run_case(
     let inputs = prompt::build(case, job.target.provider.prompt_mode());
     let (result, attempt) = match prefetched {
         Some(result) => (result, 1),
-        None => call_with_retries(job, &inputs, options, session.as_ref().map(|s| s.path())).await,
+        None => call_with_retries(job, &inputs, options, session.as_mut()).await,
     };
     let mut record = empty_record(job, attempt);
     let mut provider_request = provider_request(job, &inputs);

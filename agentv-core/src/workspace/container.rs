@@ -1,30 +1,67 @@
 //! `workspace.docker` (`docs/workspaces.md#containers`): a case's code graders and command
 //! checks run in a container of the suite's image, through the `docker` CLI (or `podman` when
-//! that is what is installed), with the case's workspace mounted at its own path.
+//! that is what is installed), with the case's workspace mounted at its own path; with
+//! `docker.agent`, so does the target's command, in a container of its own.
 //!
 //! Before any case runs, the engine must answer and every image must be present or pulled.
-//! Per case, after the target answered: `create` (limits, mount, `sleep infinity`), `start`;
-//! each grading program runs as `exec -i`; the container is removed (`rm -f`) when the case's
+//! With `docker.agent`, each attempt of the target gets a container (`create`, `start`) whose
+//! mounts add a directory for the command's files and the case's input files, read-only; it
+//! is removed (`rm -f`) once the attempt ends, which also stops whatever the agent left
+//! running in it (`docker exec` dying does not). After the target answered: `create`,
+//! `start`; each grading program runs as `exec -i`; that container is removed when the case's
 //! workspace session ends, however it ends.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::model::workspace::Docker;
+use crate::model::workspace::{AgentContainer, Docker};
 
 /// The seconds `create`, `start` and the checks before the run may take.
 const STEP: Duration = Duration::from_secs(30);
 /// The image pull's default limit.
 const PULL: Duration = Duration::from_secs(1800);
 
-/// The container engine on PATH: `docker`, else `podman`.
+/// The engine [`prepare`] found answering, used for the rest of the run.
+static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The container engine: the one that answered before the run, else `docker` on PATH, else
+/// `podman`.
 pub fn engine() -> Option<PathBuf> {
-    which::which("docker").or_else(|_| which::which("podman")).ok()
+    CHOSEN.get().cloned().or_else(|| candidates().into_iter().next())
 }
 
-/// Checks, before any case runs, that an engine is installed and answering and that every
-/// image of `dockers` is present (pulling the missing ones). The message says what to fix.
+/// `docker` and `podman` as found on PATH, in that order.
+fn candidates() -> Vec<PathBuf> {
+    ["docker", "podman"]
+        .into_iter()
+        .filter_map(|name| which::which(name).ok())
+        .collect()
+}
+
+/// The first of `docker` and `podman` whose `version` answers: a `docker` client whose daemon
+/// is not running gives way to a working `podman`. The error is the first engine's.
+fn answering() -> Result<PathBuf, String> {
+    let found = candidates();
+    let mut first_error = None;
+    for engine in &found {
+        let shown = engine.display().to_string();
+        match run_blocking(engine, &["version", "--format", "{{.Server.Version}}"], STEP) {
+            Ok(version) => {
+                tracing::debug!("container engine {shown}: {}", version.trim());
+                return Ok(engine.clone());
+            }
+            Err(e) => {
+                first_error.get_or_insert(format!("`{shown} version` failed: {e}: is the engine running?"));
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| "`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned()))
+}
+
+/// Checks, before any case runs, that an engine is installed and answering (and chooses it)
+/// and that every image of `dockers` is present (pulling the missing ones). The message says
+/// what to fix.
 pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), String> {
     let mut images: Vec<&Docker> = Vec::new();
     for d in dockers {
@@ -35,13 +72,9 @@ pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), 
     if images.is_empty() {
         return Ok(());
     }
-    let Some(engine) = engine() else {
-        return Err("`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned());
-    };
+    let engine = answering()?;
+    let engine = CHOSEN.get_or_init(|| engine).clone();
     let shown = engine.display().to_string();
-    let version = run_blocking(&engine, &["version", "--format", "{{.Server.Version}}"], STEP)
-        .map_err(|e| format!("`{shown} version` failed: {e}: is the engine running?"))?;
-    tracing::debug!("container engine {shown}: {}", version.trim());
     for d in images {
         if run_blocking(&engine, &["image", "inspect", &d.image], STEP).is_ok() {
             continue;
@@ -108,10 +141,18 @@ pub struct Container {
     workspace: PathBuf,
 }
 
+/// A host path the container sees at the same path.
+#[derive(Debug, Clone, Copy)]
+pub struct Mount<'a> {
+    pub path: &'a Path,
+    pub read_only: bool,
+}
+
 impl Container {
     /// Creates and starts a container of `docker.image` with `workspace` mounted at the same
-    /// path (so the paths graders are given hold inside it too) and as its working directory.
-    pub async fn start(docker: &Docker, workspace: &Path) -> Result<Self, String> {
+    /// path (so the paths graders are given hold inside it too) and as its working directory,
+    /// and each of `more` at its own path.
+    pub async fn start(docker: &Docker, workspace: &Path, more: &[Mount<'_>]) -> Result<Self, String> {
         let engine = engine().ok_or("neither `docker` nor `podman` is on PATH any more")?;
         let dir = workspace.display().to_string();
         let mut args: Vec<String> = vec!["create".into()];
@@ -121,7 +162,15 @@ impl Container {
         if let Some(cpus) = docker.cpus {
             args.push(format!("--cpus={cpus}"));
         }
-        args.extend(["-v".into(), format!("{dir}:{dir}"), "-w".into(), dir.clone()]);
+        args.extend(["-v".into(), format!("{dir}:{dir}")]);
+        for mount in more {
+            let path = mount.path.display();
+            let mode = if mount.read_only { ":ro" } else { "" };
+            args.extend(["-v".into(), format!("{path}:{path}{mode}")]);
+        }
+        // `sleep` as the container's first process ignores SIGTERM: without this, podman's
+        // `rm -f` waits 10 s for it before killing it.
+        args.extend(["--stop-timeout=0".into(), "-w".into(), dir.clone()]);
         args.extend([docker.image.clone(), "sleep".into(), "infinity".into()]);
         let id = step(&engine, &args)
             .await
@@ -152,16 +201,48 @@ impl Container {
             self.id.clone(),
         ]
     }
+
+    /// What the target's command needs to run in this container.
+    pub fn for_agent(&self, io_dir: &Path) -> AgentContainer {
+        AgentContainer {
+            engine: self.engine.clone(),
+            id: self.id.clone(),
+            io_dir: io_dir.to_path_buf(),
+        }
+    }
+
+    /// Removes the container (`rm -f`), stopping everything running in it, and waits for it.
+    /// Cut short (an interrupt), the removal goes on and `Drop` asks again.
+    pub async fn remove(mut self) {
+        let run = tokio::process::Command::from(self.rm()).status();
+        match tokio::time::timeout(STEP, run).await {
+            Ok(Ok(_)) => self.id.clear(),
+            Ok(Err(e)) => tracing::warn!("cannot run `{} rm -f {}`: {e}", self.engine.display(), self.id),
+            Err(_) => tracing::warn!(
+                "`{} rm -f {}` did not finish within {}s",
+                self.engine.display(),
+                self.id,
+                STEP.as_secs()
+            ),
+        }
+    }
+
+    /// `engine rm -f <id>`, quiet.
+    fn rm(&self) -> std::process::Command {
+        let mut rm = std::process::Command::new(&self.engine);
+        rm.args(["rm", "-f", &self.id])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        rm
+    }
 }
 
 impl Drop for Container {
     fn drop(&mut self) {
-        let _ = std::process::Command::new(&self.engine)
-            .args(["rm", "-f", &self.id])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        if !self.id.is_empty() {
+            let _ = self.rm().status();
+        }
     }
 }
 

@@ -29,6 +29,14 @@ enum Entry {
     },
 }
 
+impl Entry {
+    fn rel(&self) -> &Path {
+        match self {
+            Self::File { rel, .. } | Self::Symlink { rel, .. } => rel,
+        }
+    }
+}
+
 /// A template read once: its directories and entries, copied as often as cases need.
 #[derive(Debug)]
 pub struct Template {
@@ -130,12 +138,13 @@ impl Template {
                 }
             })?;
         }
-        self.copy_entries(dest, false)
+        self.copy_entries(dest, None)
     }
 
     /// Copies the template over an existing `dest`, replacing what is there: an entry of
     /// `dest` is removed before it is written, so a symlink left in its place is never
-    /// written through. Directories named in `skip` (repositories) are left alone.
+    /// written through. Directories named in `skip` (repositories), at any depth, are left
+    /// alone with everything under them, as AgentV 4.x leaves them.
     pub fn copy_over(&self, dest: &Path, skip: &[String]) -> io::Result<Method> {
         let skipped = |rel: &Path| {
             rel.components()
@@ -152,10 +161,11 @@ impl Template {
                 Err(_) => fs::create_dir_all(&path)?,
             }
         }
-        self.copy_entries(dest, true)
+        self.copy_entries(dest, Some(&skipped))
     }
 
-    fn copy_entries(&self, dest: &Path, replace: bool) -> io::Result<Method> {
+    /// Copies every entry but those `over` skips; with `over`, what is in `dest` is replaced.
+    fn copy_entries(&self, dest: &Path, over: Option<&(dyn Fn(&Path) -> bool + Sync)>) -> io::Result<Method> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
         let next = AtomicUsize::new(0);
         let failure: std::sync::Mutex<Option<io::Error>> = std::sync::Mutex::new(None);
@@ -163,7 +173,10 @@ impl Template {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(entry) = self.entries.get(i) else { break };
-                if let Err(e) = self.copy_entry(entry, dest, replace) {
+                if over.is_some_and(|skipped| skipped(entry.rel())) {
+                    continue;
+                }
+                if let Err(e) = self.copy_entry(entry, dest, over.is_some()) {
                     if let Ok(mut slot) = failure.lock() {
                         slot.get_or_insert(e);
                     }
@@ -192,10 +205,7 @@ impl Template {
     }
 
     fn copy_entry(&self, entry: &Entry, dest: &Path, replace: bool) -> io::Result<()> {
-        let rel = match entry {
-            Entry::File { rel, .. } | Entry::Symlink { rel, .. } => rel,
-        };
-        let to = dest.join(rel);
+        let to = dest.join(entry.rel());
         if replace {
             match fs::symlink_metadata(&to) {
                 Ok(m) if m.is_dir() => fs::remove_dir_all(&to)?,
@@ -304,6 +314,32 @@ mod tests {
             fs::metadata(to.join("src/deep/a.txt")).expect("dst"),
         );
         assert_eq!(a.modified().ok(), b.modified().ok(), "modification time kept");
+    }
+
+    #[test]
+    fn copying_over_a_reused_slot_leaves_files_under_a_repository_alone() {
+        let src = tree();
+        fs::create_dir_all(src.path().join("app/lib")).expect("dirs");
+        fs::write(src.path().join("app/tracked.txt"), "from the template").expect("file");
+        fs::write(src.path().join("app/lib/x.txt"), "from the template").expect("file");
+        std::os::unix::fs::symlink("/etc", src.path().join("app/link")).expect("link");
+        let dest = tempfile::tempdir().expect("dest");
+        let slot = dest.path().join("slot");
+        let template = Template::scan(src.path()).expect("scan");
+        template.copy_to(&slot).expect("first copy");
+        // The slot's repository checkout, then the agent's edit outside it.
+        fs::remove_dir_all(slot.join("app")).expect("rm");
+        fs::create_dir_all(slot.join("app")).expect("repo");
+        fs::write(slot.join("app/tracked.txt"), "the repository's").expect("tracked");
+        fs::write(slot.join("src/deep/a.txt"), "edited").expect("edit");
+        template.copy_over(&slot, &["app".to_owned()]).expect("copy over");
+        assert_eq!(
+            fs::read_to_string(slot.join("app/tracked.txt")).expect("tracked"),
+            "the repository's"
+        );
+        assert!(!slot.join("app/lib").exists(), "nothing written under the repository");
+        assert!(fs::symlink_metadata(slot.join("app/link")).is_err(), "no link either");
+        assert_eq!(fs::read_to_string(slot.join("src/deep/a.txt")).expect("a"), "hello");
     }
 
     #[test]

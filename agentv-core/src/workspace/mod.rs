@@ -30,7 +30,9 @@ pub use hooks::{HookContext, HookOutcome};
 pub use preflight::check as preflight;
 
 use crate::model::EvaluationRecord;
-use crate::model::workspace::{CaseWorkspace, HookPoint, Hooks, Mode, Reset, WorkspaceConfig, WorkspaceView};
+use crate::model::workspace::{
+    AgentContainer, CaseWorkspace, HookPoint, Hooks, Mode, Reset, WorkspaceConfig, WorkspaceView,
+};
 use crate::redact::Secrets;
 use suite::Suite;
 
@@ -468,12 +470,67 @@ pub struct Session {
     warnings: Vec<String>,
     /// With `workspace.docker`: the case's container, removed with the session.
     container: Option<container::Container>,
+    /// With `docker.agent`: the container of the target's running attempt.
+    agent: Option<container::Container>,
+    /// With `docker.agent`: the directory of the target's files (`{OUTPUT_FILE}`), seen by its
+    /// container; removed with the session.
+    io: Option<tempfile::TempDir>,
 }
 
 impl Session {
     /// The directory the target works in.
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// With `docker.agent` (`docs/workspaces.md#containers`): starts the container one attempt
+    /// of the target runs in, the workspace, the attempt's file directory and `files` (the
+    /// case's input files, read-only) mounted; `None` when the agent runs on this machine.
+    /// [`Session::stop_agent`] removes it.
+    pub async fn start_agent(&mut self, files: &[PathBuf]) -> Result<Option<AgentContainer>, String> {
+        let Some(docker) = self.config.docker.clone().filter(|d| d.agent) else {
+            return Ok(None);
+        };
+        self.stop_agent().await;
+        let io = match &self.io {
+            Some(io) => io.path().to_path_buf(),
+            None => {
+                self.runtime.ensure_run_dir().map_err(|e| e.message)?;
+                let made = tempfile::Builder::new()
+                    .prefix(".io-")
+                    .tempdir_in(&self.runtime.run_dir)
+                    .map_err(|e| format!("cannot create a directory for the target's files: {e}"))?;
+                self.io.insert(made).path().to_path_buf()
+            }
+        };
+        let mut mounts = vec![container::Mount {
+            path: &io,
+            read_only: false,
+        }];
+        let mut seen: Vec<&Path> = Vec::new();
+        // `-v` cannot name a path holding `:`: such a file stays unmounted.
+        let mountable = |f: &&PathBuf| f.is_absolute() && f.exists() && !f.to_string_lossy().contains(':');
+        for file in files.iter().filter(mountable) {
+            if !seen.contains(&file.as_path()) {
+                seen.push(file);
+                mounts.push(container::Mount {
+                    path: file,
+                    read_only: true,
+                });
+            }
+        }
+        let started = container::Container::start(&docker, &self.dir, &mounts).await?;
+        let agent = started.for_agent(&io);
+        self.agent = Some(started);
+        Ok(Some(agent))
+    }
+
+    /// Removes the container of the target's last attempt, if any: whatever the agent started
+    /// in it stops, as a process group on this machine does.
+    pub async fn stop_agent(&mut self) {
+        if let Some(agent) = self.agent.take() {
+            agent.remove().await;
+        }
     }
 
     /// After the target answered: the diff, then the target's `after_each` hook, the
@@ -521,7 +578,7 @@ impl Session {
         }
         let mut exec = Vec::new();
         if let Some(docker) = self.config.docker.clone() {
-            match container::Container::start(&docker, &self.dir).await {
+            match container::Container::start(&docker, &self.dir, &[]).await {
                 Ok(c) => {
                     exec = c.exec();
                     self.container = Some(c);

@@ -280,6 +280,8 @@ pub(super) async fn open(
         file_changes: None,
         warnings: Vec::new(),
         container: None,
+        agent: None,
+        io: None,
     };
     if !matches!(session.suite.kind, SuiteKind::PerCase)
         && let Some(reset) = session.config.hook(HookPoint::BeforeEach).and_then(|h| h.reset)
