@@ -684,6 +684,8 @@ pub enum SchemaFile {
     Eval,
     /// Targets files (`targets`, one entry per target, keys per provider).
     Targets,
+    /// The output of `agentv compare --format json`.
+    Compare,
 }
 
 #[cfg(test)]

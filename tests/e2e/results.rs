@@ -79,6 +79,31 @@ fn compare_json_has_every_case_and_the_interval() {
     assert_eq!(v["largest_regressions"][0]["eval_id"], "refund-policy");
 }
 
+/// `compare --format json` is the SDK's typed `CompareOutput` and, like a results file, omits
+/// what is absent (one pair: no interval; no `--max-regression`; no graded pair: no mean).
+#[test]
+fn compare_json_is_the_typed_output_without_nulls() {
+    let p = Project::new()
+        .file("base.jsonl", &results(&[0.9]))
+        .file("cand.jsonl", &results(&[0.5]))
+        .file("other.jsonl", &line("x", "m", 0.5, "ok"));
+    for candidate in ["cand.jsonl", "other.jsonl"] {
+        let run = p.run(&["compare", "base.jsonl", candidate, "--format", "json"]);
+        assert!(!run.stdout.contains("null"), "{}", run.stdout);
+        let typed: agentv_eval_sdk::compare::CompareOutput<'_> =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not a CompareOutput ({e}):\n{}", run.stdout));
+        assert_eq!(typed.gate.max_regression, None);
+        match candidate {
+            "cand.jsonl" => {
+                let mean = typed.mean_delta.expect("one graded pair has a mean");
+                assert_eq!((mean.n, mean.ci95), (1, None));
+                assert_eq!(typed.cases.len(), 1);
+            }
+            _ => assert_eq!((typed.mean_delta, typed.counts.matched), (None, 0)),
+        }
+    }
+}
+
 #[test]
 fn compare_markdown_is_a_pr_comment() {
     let run = agentv(&[

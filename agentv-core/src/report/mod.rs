@@ -25,7 +25,7 @@ mod v4_run_dir;
 
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
-    Change, Comparison, ComparisonBuilder, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched,
+    Change, CompareCounts, Comparison, ComparisonBuilder, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched,
     classify,
 };
 pub use html::{HtmlReport, write_script_json};
