@@ -104,6 +104,23 @@ fn compare_json_is_the_typed_output_without_nulls() {
     }
 }
 
+/// `report --report FORMAT[=PATH]` takes every format of the table, by name or alias, as
+/// `eval --report` does; an unknown one is a usage error naming the known ones.
+#[test]
+fn report_takes_any_format_of_the_table_by_name() {
+    let p = Project::new().file("r.jsonl", &results(&[0.9, 0.4]));
+    p.run(&["report", "r.jsonl", "--report", "md", "--report", "XML=out.xml"])
+        .code(0)
+        .stderr_has("Markdown report written to r.md")
+        .stderr_has("JUnit report written to out.xml");
+    let read = |name: &str| std::fs::read_to_string(p.path().join(name)).expect("report written");
+    assert!(read("r.md").contains("c1"), "{}", read("r.md"));
+    assert!(read("out.xml").contains("<testsuite"), "{}", read("out.xml"));
+    p.run(&["report", "r.jsonl", "--report", "pdf"])
+        .code(2)
+        .stderr_has("unknown report format `pdf`; expected junit, markdown or html");
+}
+
 #[test]
 fn compare_markdown_is_a_pr_comment() {
     let run = agentv(&[
