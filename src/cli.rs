@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agentv_core::report::ReportFormat;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::init::templates::{JudgeLanguage, Template};
@@ -245,33 +246,6 @@ to the results file (results.html, results.junit.xml, results.md).
 Exit codes: 0 written; 2 usage error, a results file that cannot be read, or a
 report that cannot be written.";
 
-/// A report format of `eval --report` and `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
-    Junit,
-    Markdown,
-    Html,
-}
-
-impl ReportFormat {
-    /// What follows the results file's stem in the report's default file name.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Self::Junit => "junit.xml",
-            Self::Markdown => "md",
-            Self::Html => "html",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Junit => "junit",
-            Self::Markdown => "markdown",
-            Self::Html => "html",
-        }
-    }
-}
-
 /// `--report FORMAT[=PATH]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportSpec {
@@ -284,15 +258,12 @@ fn parse_report_spec(text: &str) -> Result<ReportSpec, String> {
         Some((name, path)) => (name, Some(path)),
         None => (text, None),
     };
-    let format = match name.trim().to_ascii_lowercase().as_str() {
-        "junit" | "xml" => ReportFormat::Junit,
-        "markdown" | "md" => ReportFormat::Markdown,
-        "html" => ReportFormat::Html,
-        other => {
-            return Err(format!(
-                "unknown report format `{other}`; expected junit, markdown or html (optionally =PATH)"
-            ));
-        }
+    let Some(format) = ReportFormat::find(name) else {
+        return Err(format!(
+            "unknown report format `{}`; expected {} (optionally =PATH)",
+            name.trim(),
+            ReportFormat::known()
+        ));
     };
     match path {
         Some("") => Err(format!("`{text}`: the path after `=` is empty")),
@@ -389,9 +360,8 @@ pub struct EvalArgs {
     #[arg(long, value_name = "SCORE", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
 
-    /// Also write a report as cases finish: junit, markdown or html, optionally =PATH
-    /// (default: next to the results file). Repeatable.
-    #[arg(long = "report", value_name = "FORMAT[=PATH]", value_parser = parse_report_spec)]
+    /// Also write a report as cases finish (see `--report` below). Repeatable.
+    #[arg(long = "report", value_name = "FORMAT[=PATH]", value_parser = parse_report_spec, help = report_help("Also write a report as cases finish"))]
     pub reports: Vec<ReportSpec>,
 
     /// Run every case K times against each target (1 to 1000); records carry `trial`.
@@ -553,9 +523,21 @@ pub struct ReportArgs {
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
     pub markdown: Option<Option<PathBuf>>,
 
+    /// Write a report (see `--report` below). Repeatable.
+    #[arg(long = "report", value_name = "FORMAT[=PATH]", value_parser = parse_report_spec, help = report_help("Write a report"))]
+    pub reports: Vec<ReportSpec>,
+
     /// The report's title (default: the results file's name).
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+}
+
+/// The help of `--report`, naming the formats of the table.
+fn report_help(what: &str) -> String {
+    format!(
+        "{what}: {}, optionally =PATH (default: next to the results file). Repeatable",
+        ReportFormat::known()
+    )
 }
 
 /// The longest `--timeout`, in seconds: 7 days. Longer than any agent run, and far from the
@@ -684,6 +666,8 @@ pub enum SchemaFile {
     Eval,
     /// Targets files (`targets`, one entry per target, keys per provider).
     Targets,
+    /// The output of `agentv compare --format json`.
+    Compare,
 }
 
 #[cfg(test)]
@@ -703,14 +687,14 @@ mod tests {
         assert_eq!(
             parse_report_spec("junit"),
             Ok(ReportSpec {
-                format: ReportFormat::Junit,
+                format: ReportFormat::JUNIT,
                 path: None
             })
         );
         assert_eq!(
             parse_report_spec("HTML=out/r.html"),
             Ok(ReportSpec {
-                format: ReportFormat::Html,
+                format: ReportFormat::HTML,
                 path: Some(PathBuf::from("out/r.html"))
             })
         );

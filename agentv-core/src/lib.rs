@@ -46,8 +46,8 @@ pub mod trace;
 pub mod workspace;
 
 pub use facade::{
-    CheckedFile, Counts, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError,
-    MergeOptions, Merged, Plan, PlanError, PlanOptions, Report, RunOptions, Shard, ShardError, TargetInfo,
+    CheckedFile, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError, MergeOptions,
+    Merged, Plan, PlanError, PlanOptions, ProblemCounts, Report, RunOptions, Shard, ShardError, TargetInfo,
     ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
 pub use facade::{JobLine, JobsAction, batch_jobs};

@@ -38,13 +38,13 @@ pub struct ProcessSpec<'a> {
 
 /// A process that exited by itself.
 #[derive(Debug)]
-pub struct Finished {
+pub struct Exited {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
 
-impl Finished {
+impl Exited {
     /// The last `max` characters of stderr (or stdout when stderr is empty), secrets redacted,
     /// for error messages.
     pub fn output_tail(&self, max: usize, secrets: &Secrets) -> String {
@@ -158,7 +158,7 @@ impl Drop for GroupChild {
 }
 
 /// Runs `spec` to completion or timeout.
-pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
+pub async fn run(spec: ProcessSpec<'_>) -> Result<Exited, ProcessError> {
     let (program, args) = spec.argv.split_first().ok_or_else(|| ProcessError::Spawn {
         program: String::new(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
@@ -236,7 +236,7 @@ pub async fn run(spec: ProcessSpec<'_>) -> Result<Finished, ProcessError> {
     }
     let stdout = join_output(stdout_task, grace).await;
     let stderr = join_output(stderr_task, grace).await;
-    Ok(Finished { status, stdout, stderr })
+    Ok(Exited { status, stdout, stderr })
 }
 
 async fn join_output(task: Option<tokio::task::JoinHandle<Vec<u8>>>, grace: Option<Duration>) -> Vec<u8> {

@@ -81,6 +81,7 @@
 //! runtime turns it off and uses only the wire types, the result contract and
 //! [`extract_json_object`].
 
+pub mod compare;
 mod extract;
 mod judge_output;
 mod judge_result;

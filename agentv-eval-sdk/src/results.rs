@@ -103,6 +103,7 @@ pub fn assertions_of(hits: &[String], misses: &[String]) -> Vec<Assertion> {
 /// was graded low is `ok`: the status says whether the score can be trusted, the verdict what it
 /// says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionStatus {
     /// The target answered and every evaluator graded.

@@ -2,6 +2,7 @@
 //! mean delta with its 95 % confidence interval, and the regression gates
 //! (`docs/architecture.md#exit-codes`: a failed gate exits 1).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use agentv_core::report::{
     Comparison, ComparisonBuilder, Entry, Gate, Generation, MatchBy, Pair, escape_line, md, read_figures,
 };
+use agentv_eval_sdk::compare::{CompareInput, CompareOutput, GateOutcome, MeanDelta};
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
 use serde::Serialize;
 
@@ -195,7 +197,7 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "  {} [{}]: {}",
-                    escape_line(e.eval_id),
+                    escape_line(&e.eval_id),
                     escape_line(&e.target),
                     e.candidate_status.as_str()
                 );
@@ -204,7 +206,7 @@ impl View<'_> {
         if n.missing > 0 {
             let _ = writeln!(out, "\nGraded in the base, missing from the candidate ({}):", n.missing);
             for u in c.missing().take(self.top) {
-                let _ = writeln!(out, "  {} [{}]", escape_line(u.eval_id), escape_line(u.target));
+                let _ = writeln!(out, "  {} [{}]", escape_line(&u.eval_id), escape_line(&u.target));
             }
             if n.missing > self.top {
                 let _ = writeln!(out, "  … {} more (--format json lists them all)", n.missing - self.top);
@@ -220,23 +222,23 @@ impl View<'_> {
     /// is written as it is produced, so a million cases never sit in memory as JSON.
     fn json(&self, printer: Printer) {
         let c = self.comparison;
-        let document = Document {
-            base: FileJson::of(self.base),
-            candidate: FileJson::of(self.candidate),
+        let document = CompareOutput {
+            base: input(self.base),
+            candidate: input(self.candidate),
             match_by: c.match_by,
             epsilon: c.epsilon,
             counts: c.counts,
-            mean_delta: c.mean_delta.map(|m| MeanJson {
+            mean_delta: c.mean_delta.map(|m| MeanDelta {
                 n: m.n,
                 mean: m.mean,
                 ci95: m.interval.map(|(low, high)| [low, high]),
             }),
-            gate: GateJson {
+            gate: GateOutcome {
                 max_regression: self.gate.max_regression,
                 fail_on_regression: self.gate.fail_on_regression,
                 allow_missing: self.gate.allow_missing,
                 passed: self.failures.is_empty(),
-                failures: self.failures,
+                failures: self.failures.to_vec(),
             },
             largest_regressions: c.largest_regressions(self.top),
             cases: Streamed::new(c.pairs()),
@@ -295,7 +297,7 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {:.3} | {:.3} | {:+.3} |",
-                    md(p.eval_id),
+                    md(&p.eval_id),
                     md(&p.target),
                     p.base,
                     p.candidate,
@@ -314,7 +316,7 @@ impl View<'_> {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {:.3} | {:.3} | {:+.3} |",
-                    md(p.eval_id),
+                    md(&p.eval_id),
                     md(&p.target),
                     p.base,
                     p.candidate,
@@ -339,7 +341,7 @@ fn regressions_table(worst: &[Pair<'_>]) -> Table {
     table.set_header(vec!["case", "target", "base", "candidate", "delta"]);
     for p in worst {
         table.add_row(vec![
-            escape_line(p.eval_id).into_owned(),
+            escape_line(&p.eval_id).into_owned(),
             escape_line(&p.target).into_owned(),
             format!("{:.3}", p.base),
             format!("{:.3}", p.candidate),
@@ -354,59 +356,14 @@ fn regressions_table(worst: &[Pair<'_>]) -> Table {
     table
 }
 
-#[derive(Serialize)]
-struct FileJson<'a> {
-    path: &'a Path,
-    cases: usize,
-    superseded: usize,
-    generations: Vec<&'static str>,
-}
-
-impl<'a> FileJson<'a> {
-    fn of(side: &'a Side) -> Self {
-        Self {
-            path: &side.path,
-            cases: side.cases,
-            superseded: side.superseded,
-            generations: side.generations.iter().map(|g| g.as_str()).collect(),
-        }
+/// One side as `compare --format json` names it.
+fn input(side: &Side) -> CompareInput<'_> {
+    CompareInput {
+        path: side.path.to_string_lossy(),
+        cases: side.cases,
+        superseded: side.superseded,
+        generations: side.generations.iter().map(|g| Cow::Borrowed(g.as_str())).collect(),
     }
-}
-
-#[derive(Serialize)]
-struct MeanJson {
-    n: usize,
-    mean: f64,
-    ci95: Option<[f64; 2]>,
-}
-
-#[derive(Serialize)]
-struct GateJson<'a> {
-    max_regression: Option<f64>,
-    fail_on_regression: bool,
-    allow_missing: bool,
-    passed: bool,
-    failures: &'a [String],
-}
-
-/// `compare --format json`: the lists are streamed.
-#[derive(Serialize)]
-#[serde(bound(
-    serialize = "Streamed<P>: Serialize, Streamed<E>: Serialize, Streamed<A>: Serialize, Streamed<R>: Serialize"
-))]
-struct Document<'a, P, E, A, R> {
-    base: FileJson<'a>,
-    candidate: FileJson<'a>,
-    match_by: MatchBy,
-    epsilon: f64,
-    counts: agentv_core::report::Counts,
-    mean_delta: Option<MeanJson>,
-    gate: GateJson<'a>,
-    largest_regressions: Vec<Pair<'a>>,
-    cases: Streamed<P>,
-    errors: Streamed<E>,
-    added: Streamed<A>,
-    removed: Streamed<R>,
 }
 
 /// A sequence serialized from an iterator, once, as it is walked.

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentv_core::report::{RunDirectory, RunInfo, Sink};
+use agentv_core::report::{ReportFormat, RunDirectory, RunInfo, Sink};
 use agentv_core::{Interrupt, LoadOptions, PlanOptions, RunOptions, Workspace};
 
-use crate::cli::{EvalArgs, ReportFormat};
+use crate::cli::EvalArgs;
 use crate::commands::report::{check_distinct, default_report_path, open_sinks};
 use crate::exit::ExitStatus;
 use crate::printer::{self, Printer, Progress};

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use agentv_core::load::Secrets;
-use agentv_core::report::{HtmlReport, JunitReport, MarkdownReport, ReadError, Sink, read_all};
+use agentv_core::report::{HtmlReport, ReadError, ReportFormat, ReportTarget, Sink, read_all};
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::ReportArgs;
 use crate::exit::ExitStatus;
 use crate::printer::{self, Printer};
 
@@ -30,14 +30,10 @@ pub fn open_sinks(
 ) -> Result<Vec<Box<dyn Sink>>, String> {
     reports
         .iter()
-        .map(|(format, path)| -> Result<Box<dyn Sink>, String> {
-            let failed =
-                |e: std::io::Error| format!("cannot create the {} report {}: {e}", format.name(), path.display());
-            Ok(match format {
-                ReportFormat::Junit => Box::new(JunitReport::create(path).map_err(failed)?),
-                ReportFormat::Markdown => Box::new(MarkdownReport::new(path, title, secrets.clone())),
-                ReportFormat::Html => Box::new(HtmlReport::create(path, title).map_err(failed)?),
-            })
+        .map(|(format, path)| {
+            format
+                .open(&ReportTarget { path, title, secrets })
+                .map_err(|e| format!("cannot create the {} report {}: {e}", format.name(), path.display()))
         })
         .collect()
 }
@@ -79,28 +75,28 @@ pub fn run(args: ReportArgs, printer: Printer) -> ExitStatus {
         }
     };
     let anchor = inputs.last().cloned().unwrap_or_default();
-    let mut reports: Vec<(ReportFormat, PathBuf)> = [
-        (ReportFormat::Html, &args.html),
-        (ReportFormat::Junit, &args.junit),
-        (ReportFormat::Markdown, &args.markdown),
+    let flags = [
+        (ReportFormat::HTML, &args.html),
+        (ReportFormat::JUNIT, &args.junit),
+        (ReportFormat::MARKDOWN, &args.markdown),
     ]
     .into_iter()
-    .filter_map(|(format, path)| {
-        path.as_ref().map(|p| {
-            let path = p
-                .clone()
-                .unwrap_or_else(|| compare_aware_default(&anchor, format, compare.is_some()));
+    .filter_map(|(format, path)| path.as_ref().map(|p| (format, p.clone())));
+    let specs = args.reports.iter().map(|spec| (spec.format, spec.path.clone()));
+    let mut reports: Vec<(ReportFormat, PathBuf)> = flags
+        .chain(specs)
+        .map(|(format, path)| {
+            let path = path.unwrap_or_else(|| compare_aware_default(&anchor, format, compare.is_some()));
             (format, path)
         })
-    })
-    .collect();
+        .collect();
     if reports.is_empty() {
         reports.push((
-            ReportFormat::Html,
-            compare_aware_default(&anchor, ReportFormat::Html, compare.is_some()),
+            ReportFormat::HTML,
+            compare_aware_default(&anchor, ReportFormat::HTML, compare.is_some()),
         ));
     }
-    if compare.is_some() && reports.iter().any(|(f, _)| *f != ReportFormat::Html) {
+    if compare.is_some() && reports.iter().any(|(f, _)| *f != ReportFormat::HTML) {
         printer.error("--compare builds an HTML report only; use `agentv compare --format markdown` for a summary");
         return ExitStatus::Config;
     }
@@ -118,7 +114,7 @@ pub fn run(args: ReportArgs, printer: Printer) -> ExitStatus {
     match written {
         Ok(()) => {
             for (format, path) in &reports {
-                printer.note(&format!("{} report written to {}", label(*format), path.display()));
+                printer.note(&format!("{} report written to {}", format.label(), path.display()));
             }
             ExitStatus::Success
         }
@@ -136,14 +132,6 @@ fn compare_aware_default(anchor: &Path, format: ReportFormat, compare: bool) -> 
         .map(|n| n.to_string_lossy().replace(".html", ".compare.html"))
         .unwrap_or_else(|| "compare.html".into());
     html.with_file_name(name)
-}
-
-fn label(format: ReportFormat) -> &'static str {
-    match format {
-        ReportFormat::Html => "HTML",
-        ReportFormat::Junit => "JUnit",
-        ReportFormat::Markdown => "Markdown",
-    }
 }
 
 fn default_title(inputs: &[PathBuf]) -> String {
@@ -277,11 +265,11 @@ mod tests {
     #[test]
     fn default_report_paths_sit_beside_the_results() {
         for (results, format, want) in [
-            ("out/r.jsonl", ReportFormat::Junit, "out/r.junit.xml"),
-            ("out/r.jsonl", ReportFormat::Markdown, "out/r.md"),
-            ("r.jsonl", ReportFormat::Html, "r.html"),
-            ("results", ReportFormat::Html, "results.html"),
-            ("a.b.jsonl", ReportFormat::Html, "a.b.html"),
+            ("out/r.jsonl", ReportFormat::JUNIT, "out/r.junit.xml"),
+            ("out/r.jsonl", ReportFormat::MARKDOWN, "out/r.md"),
+            ("r.jsonl", ReportFormat::HTML, "r.html"),
+            ("results", ReportFormat::HTML, "results.html"),
+            ("a.b.jsonl", ReportFormat::HTML, "a.b.html"),
         ] {
             assert_eq!(
                 default_report_path(Path::new(results), format),
@@ -295,15 +283,15 @@ mod tests {
     fn reports_may_not_share_a_file_or_overwrite_the_results() {
         let results = Path::new("r.jsonl");
         let clash = [
-            (ReportFormat::Html, PathBuf::from("x")),
-            (ReportFormat::Markdown, PathBuf::from("x")),
+            (ReportFormat::HTML, PathBuf::from("x")),
+            (ReportFormat::MARKDOWN, PathBuf::from("x")),
         ];
         assert!(
             check_distinct(&[results], &clash)
                 .expect_err("clash")
                 .contains("both be written to x")
         );
-        let over = [(ReportFormat::Html, PathBuf::from("r.jsonl"))];
+        let over = [(ReportFormat::HTML, PathBuf::from("r.jsonl"))];
         assert!(
             check_distinct(&[results], &over)
                 .expect_err("overwrite")

@@ -2,7 +2,7 @@
 //! its exit code.
 
 use agentv_core::report::{DEFAULT_WIDTH, SummaryStyle};
-use agentv_core::{Counts, Outcome, Plan, Report};
+use agentv_core::{Outcome, Plan, ProblemCounts, Report};
 
 use super::{Level, Printer};
 use crate::signals::Signal;
@@ -113,7 +113,7 @@ impl Printer {
 }
 
 /// Why the run ends with its exit code, in lines; none for a complete run.
-fn explanation(outcome: Outcome, counts: &Counts, signal: Option<Signal>) -> Vec<String> {
+fn explanation(outcome: Outcome, counts: &ProblemCounts, signal: Option<Signal>) -> Vec<String> {
     let below = counts
         .threshold
         .filter(|_| counts.below_threshold > 0)
@@ -165,24 +165,24 @@ mod tests {
 
     #[test]
     fn each_outcome_is_explained_in_its_own_words() {
-        let counts = Counts::default;
-        let cases: &[(Outcome, Counts, Option<Signal>, &[&str])] = &[
+        let counts = ProblemCounts::default;
+        let cases: &[(Outcome, ProblemCounts, Option<Signal>, &[&str])] = &[
             (Outcome::Complete, counts(), None, &[]),
             (
                 Outcome::Interrupted,
-                Counts { not_run: 3, ..counts() },
+                ProblemCounts { not_run: 3, ..counts() },
                 Some(Signal::Interrupt),
                 &["Interrupted: 3 case(s) did not run"],
             ),
             (
                 Outcome::Interrupted,
-                Counts { not_run: 1, ..counts() },
+                ProblemCounts { not_run: 1, ..counts() },
                 Some(Signal::Terminate),
                 &["Terminated (SIGTERM): 1 case(s) did not run"],
             ),
             (
                 Outcome::Incomplete,
-                Counts {
+                ProblemCounts {
                     execution_errors: 1,
                     skipped: 2,
                     unread: 1,
@@ -198,7 +198,7 @@ mod tests {
             ),
             (
                 Outcome::BelowThreshold,
-                Counts {
+                ProblemCounts {
                     below_threshold: 2,
                     threshold: Some(0.8),
                     ..counts()

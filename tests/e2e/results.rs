@@ -79,6 +79,48 @@ fn compare_json_has_every_case_and_the_interval() {
     assert_eq!(v["largest_regressions"][0]["eval_id"], "refund-policy");
 }
 
+/// `compare --format json` is the SDK's typed `CompareOutput` and, like a results file, omits
+/// what is absent (one pair: no interval; no `--max-regression`; no graded pair: no mean).
+#[test]
+fn compare_json_is_the_typed_output_without_nulls() {
+    let p = Project::new()
+        .file("base.jsonl", &results(&[0.9]))
+        .file("cand.jsonl", &results(&[0.5]))
+        .file("other.jsonl", &line("x", "m", 0.5, "ok"));
+    for candidate in ["cand.jsonl", "other.jsonl"] {
+        let run = p.run(&["compare", "base.jsonl", candidate, "--format", "json"]);
+        assert!(!run.stdout.contains("null"), "{}", run.stdout);
+        let typed: agentv_eval_sdk::compare::CompareOutput<'_> =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not a CompareOutput ({e}):\n{}", run.stdout));
+        assert_eq!(typed.gate.max_regression, None);
+        match candidate {
+            "cand.jsonl" => {
+                let mean = typed.mean_delta.expect("one graded pair has a mean");
+                assert_eq!((mean.n, mean.ci95), (1, None));
+                assert_eq!(typed.cases.len(), 1);
+            }
+            _ => assert_eq!((typed.mean_delta, typed.counts.matched), (None, 0)),
+        }
+    }
+}
+
+/// `report --report FORMAT[=PATH]` takes every format of the table, by name or alias, as
+/// `eval --report` does; an unknown one is a usage error naming the known ones.
+#[test]
+fn report_takes_any_format_of_the_table_by_name() {
+    let p = Project::new().file("r.jsonl", &results(&[0.9, 0.4]));
+    p.run(&["report", "r.jsonl", "--report", "md", "--report", "XML=out.xml"])
+        .code(0)
+        .stderr_has("Markdown report written to r.md")
+        .stderr_has("JUnit report written to out.xml");
+    let read = |name: &str| std::fs::read_to_string(p.path().join(name)).expect("report written");
+    assert!(read("r.md").contains("c1"), "{}", read("r.md"));
+    assert!(read("out.xml").contains("<testsuite"), "{}", read("out.xml"));
+    p.run(&["report", "r.jsonl", "--report", "pdf"])
+        .code(2)
+        .stderr_has("unknown report format `pdf`; expected junit, markdown or html");
+}
+
 #[test]
 fn compare_markdown_is_a_pr_comment() {
     let run = agentv(&[

@@ -1,11 +1,11 @@
-//! `agentv schema eval|targets` prints the schemas committed under `schema/`.
+//! `agentv schema eval|targets|compare` prints the schemas committed under `schema/`.
 
 use agentv_testkit::{Project, repo_root};
 
 #[test]
 fn schema_prints_the_committed_schemas() {
     let p = Project::new();
-    for kind in ["eval", "targets"] {
+    for kind in ["eval", "targets", "compare"] {
         let run = p.run(&["schema", kind]);
         let committed =
             std::fs::read_to_string(repo_root().join(format!("schema/{kind}.schema.json"))).expect("committed schema");

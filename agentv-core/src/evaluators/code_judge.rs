@@ -422,7 +422,7 @@ pub(crate) struct Program<'a> {
 /// A grading program that ran (or could not): its outcome, and what to record about the run.
 pub(crate) struct Execution {
     /// `Err` holds why it could not run or finish, fit for the results file.
-    pub outcome: Result<process::Finished, ProcessErrorText>,
+    pub outcome: Result<process::Exited, ProcessErrorText>,
     /// `{script, cwd, target_proxy?}` for the results file.
     pub request: Value,
     /// The proxy's usage, when the program had one.
@@ -577,7 +577,7 @@ async fn grade_persistent(
     proxy: Option<Value>,
     timeout: Duration,
     ctx: &GradeContext<'_>,
-) -> Result<process::Finished, ProcessErrorText> {
+) -> Result<process::Exited, ProcessErrorText> {
     use std::os::unix::process::ExitStatusExt as _;
     let payload = serde_json::to_value(payload)
         .map_err(|e| ProcessErrorText::Other(format!("cannot encode the judge payload: {e}")))?;
@@ -589,7 +589,7 @@ async fn grade_persistent(
         secrets: &ctx.run.secrets,
     };
     match pool.grade(case).await {
-        Ok(result) => Ok(process::Finished {
+        Ok(result) => Ok(process::Exited {
             status: std::process::ExitStatus::from_raw(0),
             stdout: serde_json::to_vec(&result).unwrap_or_default(),
             stderr: Vec::new(),

@@ -611,7 +611,7 @@ async fn code_aggregator(
 /// How an aggregator that exited non-zero ended, with the end of its stdout and of its stderr
 /// (the last line is what the console shows of it): a script that catches its own error often
 /// prints the reason on stdout as a result and exits 1.
-fn exit_report(done: &process::Finished, secrets: &crate::redact::Secrets) -> String {
+fn exit_report(done: &process::Exited, secrets: &crate::redact::Secrets) -> String {
     let mut why = format!("exited with code {}", done.code_text());
     for (name, bytes) in [("stdout", &done.stdout), ("stderr", &done.stderr)] {
         let tail = process::tail(&String::from_utf8_lossy(bytes), 1000, secrets);

@@ -94,26 +94,40 @@ impl std::fmt::Debug for JudgePool {
 
 impl Drop for JudgePool {
     /// The end of the run: closes every idle judge's stdin (the protocol's "end": an SDK judge
-    /// exits 0), waits briefly for them, then kills the groups of those still running. Waiting
-    /// here also reaps them, so no zombie is left and their CPU time is counted as agentv's
-    /// children's.
+    /// exits 0), gives them [`CLOSE_GRACE`] to exit, then kills the groups of those still
+    /// running. Waiting also reaps them, so no zombie is left and their CPU time is counted as
+    /// agentv's children's. A pool dropped on a runtime thread waits on a blocking thread
+    /// instead (the runtime's shutdown waits for it), so no worker stalls for the grace.
     fn drop(&mut self) {
         let mut idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if idle.is_empty() {
+            return;
+        }
         for process in &mut idle {
             process.stdin = None;
         }
-        let deadline = std::time::Instant::now() + CLOSE_GRACE;
-        for process in &mut idle {
-            while std::time::Instant::now() < deadline {
-                match process.child.try_wait() {
-                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                    Ok(Some(_)) | Err(_) => break,
-                }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || close(idle));
+            }
+            Err(_) => close(idle),
+        }
+    }
+}
+
+/// Waits up to [`CLOSE_GRACE`] for judges whose stdin is closed, then kills what is left.
+fn close(mut idle: Vec<JudgeProcess>) {
+    let deadline = std::time::Instant::now() + CLOSE_GRACE;
+    for process in &mut idle {
+        while std::time::Instant::now() < deadline {
+            match process.child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Ok(Some(_)) | Err(_) => break,
             }
         }
-        // Dropping each one kills its group (whatever is left of it).
-        drop(idle);
     }
+    // Dropping each one kills its group (whatever is left of it).
+    drop(idle);
 }
 
 type Registry = Mutex<HashMap<(Vec<String>, PathBuf, Recycle), Weak<JudgePool>>>;
@@ -709,6 +723,36 @@ mod tests {
 
     /// A judge in shell: the ready line, then `{"id": N, "result": {"score": 1}}` per request.
     const ECHO_JUDGE: &str = r#"echo '{"ready":true,"protocol":1}'; n=0; while read -r line; do n=$((n+1)); echo "{\"id\":$n,\"result\":{\"score\":1}}"; done"#;
+
+    /// Whether process `pid` is running (not gone, not a zombie).
+    fn running(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    /// Dropping the pool on a runtime thread returns before the judge's grace is over: a judge
+    /// that ignores the closed stdin is still running when `drop` returns, and killed after.
+    #[cfg(target_os = "linux")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn judge_pool_drop_never_blocks_a_runtime_thread() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let stubborn = r#"echo '{"ready":true,"protocol":1}'; read -r line; echo "{\"id\":1,\"result\":{\"pid\":\"$$\"}}"; trap '' TERM; while :; do sleep 1; done"#;
+        let pool = JudgePool::shared(&sh(stubborn), dir.path(), Recycle::default());
+        let secrets = Secrets::default();
+        let result = pool.grade(case(&secrets, 10.0)).await.expect("graded");
+        let pid = result["pid"].as_str().expect("pid").to_owned();
+        assert!(running(&pid), "the judge runs");
+        drop(pool);
+        assert!(running(&pid), "drop waited for the judge on the runtime thread");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while running(&pid) {
+            assert!(std::time::Instant::now() < deadline, "the judge {pid} was never killed");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 
     #[tokio::test]
     async fn one_process_serves_many_cases() {

@@ -32,18 +32,18 @@ const OWN: &[Key] = &[Key::new(
 const KEYS: KeyTable = KeyTable::new("latency", "A duration check.", &[OWN]);
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
-    Some(Arc::new(Latency {
+    Some(Arc::new(LatencyGrader {
         threshold_ms: required_number(f, "threshold", "milliseconds", cx)?,
     }))
 }
 
 /// A `latency` check as configured.
 #[derive(Debug, Clone, Copy)]
-pub struct Latency {
+pub struct LatencyGrader {
     pub threshold_ms: f64,
 }
 
-impl Grader for Latency {
+impl Grader for LatencyGrader {
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move { grade(self.threshold_ms, ctx.metrics.duration_ms) })
     }

@@ -756,7 +756,7 @@ pub struct Report {
     /// Cache hits and misses, with `--cache`.
     pub cache: Option<CacheStats>,
     /// The counts behind the outcome, to explain it.
-    pub counts: Counts,
+    pub counts: ProblemCounts,
     /// Targets the provider pushed back on: how often, and where their concurrency settled.
     pub throttling: Vec<crate::run::TargetThrottling>,
     /// What the cases answered in batch cost, against the online price.
@@ -782,7 +782,7 @@ impl Report {
 
 /// Cases by what kept them from a clean run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Counts {
+pub struct ProblemCounts {
     /// Cases whose target could not answer.
     pub execution_errors: usize,
     /// Cases an evaluator could not grade.
@@ -832,7 +832,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
         summary_file: finished.summary_path.clone(),
         throttling: run.throttling.iter().filter(|t| t.throttled()).cloned().collect(),
         batch_savings: run.batch_savings,
-        counts: Counts {
+        counts: ProblemCounts {
             execution_errors: summary.execution_errors().saturating_sub(run.over_budget),
             over_budget: run.over_budget,
             grader_errors: summary.grader_errors(),

@@ -41,88 +41,7 @@ impl From<&EvaluationRecord> for Entry {
     }
 }
 
-/// How cases of the two runs are paired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchBy {
-    /// Same case (dataset and eval id), same trial and same target (the usual case: one
-    /// system, two versions).
-    IdAndTarget,
-    /// Same case and trial: each run has one target and they differ (two models compared).
-    Id,
-}
-
-/// Where a matched case went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    Improved,
-    Regressed,
-    Unchanged,
-}
-
-/// A case graded in both runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Pair<'a> {
-    pub eval_id: &'a str,
-    /// The target (`base → candidate` when matched by id alone).
-    pub target: Cow<'a, str>,
-    pub dataset: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trial: Option<u32>,
-    pub base: f64,
-    pub candidate: f64,
-    pub delta: f64,
-    pub change: Change,
-}
-
-/// A matched case that could not be graded in one run or both: left out of the deltas.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ErroredPair<'a> {
-    pub eval_id: &'a str,
-    pub target: Cow<'a, str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trial: Option<u32>,
-    pub base_status: ExecutionStatus,
-    pub candidate_status: ExecutionStatus,
-}
-
-impl ErroredPair<'_> {
-    /// Graded in the base run, not in the candidate: the case's quality is now unknown.
-    pub fn broken(&self) -> bool {
-        self.base_status == ExecutionStatus::Ok && self.candidate_status != ExecutionStatus::Ok
-    }
-}
-
-/// A case present in one run only.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Unmatched<'a> {
-    pub eval_id: &'a str,
-    pub target: &'a str,
-    pub dataset: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trial: Option<u32>,
-    pub score: f64,
-    pub status: ExecutionStatus,
-}
-
-/// Counts of [`Comparison`], as printed and as JSON.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub base_cases: usize,
-    pub candidate_cases: usize,
-    pub matched: usize,
-    pub improved: usize,
-    pub regressed: usize,
-    pub unchanged: usize,
-    /// Matched, but not graded in one run or both.
-    pub errors: usize,
-    pub added: usize,
-    pub removed: usize,
-    /// Removed cases the base run had graded: the candidate is missing them
-    /// (`docs/results.md#agentv-compare-base-candidate`).
-    pub missing: usize,
-}
+pub use agentv_eval_sdk::compare::{Change, CompareCounts, ErroredPair, MatchBy, Pair, Unmatched};
 
 /// One record of a run, compactly: its id is a range of one shared text, its dataset and target
 /// indices into a name table, so a million records cost a few dozen bytes each.
@@ -217,7 +136,7 @@ impl ComparisonBuilder {
 pub struct Comparison {
     pub match_by: MatchBy,
     pub epsilon: f64,
-    pub counts: Counts,
+    pub counts: CompareCounts,
     /// Mean of the deltas of the graded pairs, with its paired 95 % t interval.
     pub mean_delta: Option<MeanCi>,
     names: Names,
@@ -281,10 +200,10 @@ impl Comparison {
         let mut out = Comparison {
             match_by,
             epsilon,
-            counts: Counts {
+            counts: CompareCounts {
                 base_cases: b.base.len(),
                 candidate_cases: b.candidate.len(),
-                ..Counts::default()
+                ..CompareCounts::default()
             },
             mean_delta: None,
             pairs: Vec::new(),
@@ -367,9 +286,9 @@ impl Comparison {
     fn pair(&self, m: &Matched) -> Pair<'_> {
         let (b, c) = (&self.base[m.base as usize], &self.candidate[m.candidate as usize]);
         Pair {
-            eval_id: self.id_of(b),
+            eval_id: Cow::Borrowed(self.id_of(b)),
             target: self.target_of(b, c),
-            dataset: self.names.get(b.dataset),
+            dataset: Cow::Borrowed(self.names.get(b.dataset)),
             trial: b.trial,
             base: b.score,
             candidate: c.score,
@@ -380,9 +299,9 @@ impl Comparison {
 
     fn unmatched<'a>(&'a self, s: &'a Slot) -> Unmatched<'a> {
         Unmatched {
-            eval_id: self.id_of(s),
-            target: self.names.get(s.target),
-            dataset: self.names.get(s.dataset),
+            eval_id: Cow::Borrowed(self.id_of(s)),
+            target: Cow::Borrowed(self.names.get(s.target)),
+            dataset: Cow::Borrowed(self.names.get(s.dataset)),
             trial: s.trial,
             score: s.score,
             status: s.status,
@@ -399,7 +318,7 @@ impl Comparison {
         self.errors.iter().map(|&(bi, ci)| {
             let (b, c) = (&self.base[bi as usize], &self.candidate[ci as usize]);
             ErroredPair {
-                eval_id: self.id_of(b),
+                eval_id: Cow::Borrowed(self.id_of(b)),
                 target: self.target_of(b, c),
                 trial: b.trial,
                 base_status: b.status,
@@ -529,7 +448,7 @@ impl Gate {
             ));
         }
         if !self.allow_missing && c.counts.missing > 0 {
-            let named: Vec<&str> = c.missing().take(NAMED).map(|u| u.eval_id).collect();
+            let named: Vec<String> = c.missing().take(NAMED).map(|u| u.eval_id.into_owned()).collect();
             let more = if c.counts.missing > NAMED { ", …" } else { "" };
             out.push(format!(
                 "{} case(s) graded in the base run are missing from the candidate ({}{more}); pass --allow-missing if they were left out on purpose",
@@ -634,14 +553,15 @@ mod tests {
             vec![trial("a", 2, 0.9), e("a", "m", 0.1), other_dataset],
             DEFAULT_EPSILON,
         );
-        let pairs: Vec<(Option<u32>, &str, f64)> = c.pairs().map(|p| (p.trial, p.dataset, p.delta)).collect();
+        let pairs: Vec<(Option<u32>, String, f64)> =
+            c.pairs().map(|p| (p.trial, p.dataset.into_owned(), p.delta)).collect();
         assert_eq!(pairs.len(), 3, "{pairs:?}");
         // Trial 1 and no trial are the same record.
         assert!(
             (pairs[0].2 - -0.4).abs() < 1e-9 && (pairs[1].2 - 0.4).abs() < 1e-9,
             "{pairs:?}"
         );
-        assert_eq!(pairs[2], (None, "other", 0.0));
+        assert_eq!(pairs[2], (None, "other".to_owned(), 0.0));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
+use super::format::{FormatEntry, ReportTarget};
 use super::sink::{Row, Sink};
 use super::tally::{counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
@@ -37,6 +38,16 @@ struct Suite {
     /// (offset, length) of each case in the spool, in arrival order.
     cases: Vec<(u64, u32)>,
 }
+
+/// The table entry of the JUnit report (`report/format.rs`).
+pub(crate) static FORMAT: FormatEntry = FormatEntry {
+    name: "junit",
+    aliases: &["xml"],
+    label: "JUnit",
+    extension: "junit.xml",
+    doc: "JUnit XML, for CI systems",
+    open: |to: &ReportTarget<'_>| Ok(Box::new(JunitReport::create(to.path)?)),
+};
 
 /// The JUnit report sink.
 pub struct JunitReport {

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::format::{FormatEntry, ReportTarget};
 use super::sink::{Row, Sink};
 use super::tally::{Tallies, Tally, counted_misses, first_problem, shorten};
 use super::terminal::escape_line;
@@ -60,6 +61,16 @@ impl Listed {
         }
     }
 }
+
+/// The table entry of the Markdown report (`report/format.rs`).
+pub(crate) static FORMAT: FormatEntry = FormatEntry {
+    name: "markdown",
+    aliases: &["md"],
+    label: "Markdown",
+    extension: "md",
+    doc: "Markdown, for a pull-request comment",
+    open: |to: &ReportTarget<'_>| Ok(Box::new(MarkdownReport::new(to.path, to.title, to.secrets.clone()))),
+};
 
 /// The Markdown report, written whole at [`Sink::finish`] (it is small: see [`LISTED`]).
 pub struct MarkdownReport {

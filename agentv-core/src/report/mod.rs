@@ -3,12 +3,10 @@
 mod ci;
 mod compare;
 mod foreign;
-mod html;
+mod format;
 mod jsonl;
-mod junit;
 mod latest;
 mod lines;
-mod markdown;
 mod prior;
 mod promptfoo;
 mod prompts;
@@ -23,11 +21,28 @@ mod terminal;
 mod trace_cap;
 mod v4_run_dir;
 
+/// Declares the report format modules and lists their entries, in the order `--help` shows them.
+macro_rules! report_formats {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// The report format table (`report/format.rs`).
+        static FORMATS: &[ReportFormat] = &[$(ReportFormat::of(&$module::FORMAT)),*];
+    };
+}
+
+report_formats! {
+    junit,
+    markdown,
+    html,
+}
+
 pub use ci::{MeanCi, mean_ci95, t_quantile};
 pub use compare::{
-    Change, Comparison, ComparisonBuilder, Counts, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair, Unmatched,
-    classify,
+    Change, CompareCounts, Comparison, ComparisonBuilder, DEFAULT_EPSILON, Entry, ErroredPair, Gate, MatchBy, Pair,
+    Unmatched, classify,
 };
+pub use format::{FormatEntry, ReportFormat, ReportTarget};
 pub use html::{HtmlReport, write_script_json};
 pub use jsonl::{JsonlWriter, Repair, default_results_path};
 pub use junit::{JunitReport, xml_text};

@@ -197,7 +197,7 @@ pub(super) async fn run_git(
     cwd: &Path,
     env: &[(String, String)],
     remove: &[String],
-) -> Result<process::Finished, String> {
+) -> Result<process::Exited, String> {
     let mut argv: Vec<String> = vec!["git".into()];
     argv.extend(args.iter().map(|s| (*s).to_owned()));
     let mut env = env.to_vec();

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compare::{Comparison, Entry};
+use super::format::{FormatEntry, ReportTarget};
 use super::sink::{Row, Sink};
 use super::tally::{Tally, first_problem, shorten};
 use crate::model::{EvaluationRecord, ExecutionStatus};
@@ -73,6 +74,16 @@ struct IndexRow {
     /// The case across groups: rows with the same `k` sit side by side.
     k: usize,
 }
+
+/// The table entry of the HTML report (`report/format.rs`).
+pub(crate) static FORMAT: FormatEntry = FormatEntry {
+    name: "html",
+    aliases: &[],
+    label: "HTML",
+    extension: "html",
+    doc: "one self-contained HTML page",
+    open: |to: &ReportTarget<'_>| Ok(Box::new(HtmlReport::create(to.path, to.title)?)),
+};
 
 /// The HTML report sink.
 pub struct HtmlReport {
