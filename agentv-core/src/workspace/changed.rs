@@ -15,6 +15,8 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::SystemTime;
 
 use super::copy::{Entry, Template};
@@ -40,14 +42,41 @@ pub struct Walk {
 }
 
 /// Compares `dir`, a copy of `tree` that ended at `copied` (from [`super::copy::settle`]), with
-/// the template.
+/// the template. Directories are read by a few threads at once (the stat calls are most of
+/// the cost).
 pub fn walk(tree: &Template, dir: &Path, copied: SystemTime) -> io::Result<Walk> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
+    let shared = Shared {
+        tree,
+        root: dir,
+        copied_ns: nanos(copied),
+        seen: tree.entries().iter().map(|_| AtomicBool::new(false)).collect(),
+        queue: Mutex::new(Queue {
+            dirs: vec![PathBuf::new()],
+            busy: 0,
+            failed: None,
+        }),
+        wake: Condvar::new(),
+    };
+    let parts: Vec<Walk> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads).map(|_| s.spawn(|| shared.work())).collect();
+        workers.into_iter().filter_map(|w| w.join().ok()).collect()
+    });
+    let queue = shared
+        .queue
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(e) = queue.failed {
+        return Err(e);
+    }
     let mut walk = Walk::default();
-    let mut seen = vec![false; tree.entries().len()];
-    let copied_ns = nanos(copied);
-    visit(tree, dir, Path::new(""), copied_ns, &mut seen, &mut walk)?;
-    for (entry, seen) in tree.entries().iter().zip(&seen) {
-        if !seen {
+    for part in parts {
+        walk.candidates.extend(part.candidates);
+        walk.gitignore |= part.gitignore;
+        walk.git |= part.git;
+    }
+    for (entry, seen) in tree.entries().iter().zip(&shared.seen) {
+        if !seen.load(Ordering::Relaxed) {
             walk.candidates.push(Candidate {
                 rel: entry.rel().to_path_buf(),
                 present: false,
@@ -58,62 +87,107 @@ pub fn walk(tree: &Template, dir: &Path, copied: SystemTime) -> io::Result<Walk>
     Ok(walk)
 }
 
-fn visit(
-    tree: &Template,
-    root: &Path,
-    rel_dir: &Path,
+/// The state the walking threads share.
+struct Shared<'a> {
+    tree: &'a Template,
+    root: &'a Path,
     copied_ns: i128,
-    seen: &mut [bool],
-    walk: &mut Walk,
-) -> io::Result<()> {
-    let known = tree.directory(rel_dir);
-    for item in fs::read_dir(root.join(rel_dir))? {
-        let item = item?;
-        let name = item.file_name();
-        let kind = item.file_type()?;
-        if name == OsStr::new(".git") {
-            walk.git = true;
-            continue;
-        }
-        if kind.is_dir() {
-            visit(tree, root, &rel_dir.join(&name), copied_ns, seen, walk)?;
-            continue;
-        }
-        if !(kind.is_file() || kind.is_symlink()) {
-            // Sockets, fifos and devices: git does not track them; a template file replaced
-            // by one is left unseen, hence deleted.
-            continue;
-        }
-        if name == OsStr::new(".gitignore") {
-            walk.gitignore = true;
-        }
-        let position = known.and_then(|k| k.get(&name)).copied();
-        let same = match position.map(|i| &tree.entries()[i]) {
-            Some(Entry::File {
-                mode, modified, size, ..
-            }) if kind.is_file() => {
-                let meta = item.metadata()?;
-                meta.mode() == *mode
-                    && meta.len() == *size
-                    && meta.modified().ok() == Some(*modified)
-                    && i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()) < copied_ns
+    /// Template entries found unchanged or changed (the others are deleted).
+    seen: Vec<AtomicBool>,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+/// Directories left to read, how many are being read, and the first error.
+struct Queue {
+    dirs: Vec<PathBuf>,
+    busy: usize,
+    failed: Option<io::Error>,
+}
+
+impl Shared<'_> {
+    /// Reads directories until none is left (or one could not be read); returns what this
+    /// thread found.
+    fn work(&self) -> Walk {
+        let mut found = Walk::default();
+        let lock = || self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut queue = lock();
+        loop {
+            if queue.failed.is_some() {
+                break;
             }
-            Some(Entry::Symlink { target, .. }) if kind.is_symlink() => {
-                fs::read_link(item.path()).is_ok_and(|now| now == *target)
+            if let Some(dir) = queue.dirs.pop() {
+                queue.busy += 1;
+                drop(queue);
+                let mut subdirs = Vec::new();
+                let read = self.visit(&dir, &mut subdirs, &mut found);
+                queue = lock();
+                queue.busy -= 1;
+                queue.dirs.extend(subdirs);
+                if let Err(e) = read {
+                    queue.failed.get_or_insert(e);
+                }
+                self.wake.notify_all();
+            } else if queue.busy == 0 {
+                break;
+            } else {
+                queue = self.wake.wait(queue).unwrap_or_else(std::sync::PoisonError::into_inner);
             }
-            _ => false,
-        };
-        if let Some(i) = position {
-            seen[i] = true;
         }
-        if !same {
-            walk.candidates.push(Candidate {
-                rel: rel_dir.join(&name),
-                present: true,
-            });
-        }
+        found
     }
-    Ok(())
+
+    /// Reads one directory: its subdirectories go to `subdirs`, its changed files to `found`.
+    fn visit(&self, rel_dir: &Path, subdirs: &mut Vec<PathBuf>, found: &mut Walk) -> io::Result<()> {
+        let known = self.tree.directory(rel_dir);
+        for item in fs::read_dir(self.root.join(rel_dir))? {
+            let item = item?;
+            let name = item.file_name();
+            let kind = item.file_type()?;
+            if name == OsStr::new(".git") {
+                found.git = true;
+                continue;
+            }
+            if kind.is_dir() {
+                subdirs.push(rel_dir.join(&name));
+                continue;
+            }
+            if !(kind.is_file() || kind.is_symlink()) {
+                // Sockets, fifos and devices: git does not track them; a template file
+                // replaced by one is left unseen, hence deleted.
+                continue;
+            }
+            if name == OsStr::new(".gitignore") {
+                found.gitignore = true;
+            }
+            let position = known.and_then(|k| k.get(&name)).copied();
+            let same = match position.map(|i| &self.tree.entries()[i]) {
+                Some(Entry::File {
+                    mode, modified, size, ..
+                }) if kind.is_file() => {
+                    let meta = item.metadata()?;
+                    meta.mode() == *mode
+                        && meta.len() == *size
+                        && meta.modified().ok() == Some(*modified)
+                        && i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()) < self.copied_ns
+                }
+                Some(Entry::Symlink { target, .. }) if kind.is_symlink() => {
+                    fs::read_link(item.path()).is_ok_and(|now| now == *target)
+                }
+                _ => false,
+            };
+            if let Some(seen) = position.and_then(|i| self.seen.get(i)) {
+                seen.store(true, Ordering::Relaxed);
+            }
+            if !same {
+                found.candidates.push(Candidate {
+                    rel: rel_dir.join(&name),
+                    present: true,
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Nanoseconds since the epoch (negative before it).

@@ -119,15 +119,18 @@ pub struct Kept {
 /// paths git tracks in it.
 struct TemplateEntry {
     tree: tokio::sync::OnceCell<Result<Arc<Template>, String>>,
-    baseline: tokio::sync::OnceCell<Option<(Baseline, Option<Arc<HashSet<PathBuf>>>)>>,
+    baseline: tokio::sync::OnceCell<Option<(Baseline, Option<Tracked>)>>,
 }
+
+/// The paths a baseline tracks.
+type Tracked = Arc<HashSet<PathBuf>>;
 
 /// A directory that is a plain copy of a template, nothing run in it yet: its diff looks only
 /// at the paths a stat walk finds changed ([`changed`]) instead of the whole tree.
 #[derive(Clone)]
 pub(crate) struct Fresh {
     tree: Arc<Template>,
-    tracked: Arc<HashSet<PathBuf>>,
+    tracked: Tracked,
     /// When the copy ended.
     copied: std::time::SystemTime,
     /// The template's baseline index, copied in when the whole tree must be looked at.
