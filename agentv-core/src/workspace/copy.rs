@@ -8,6 +8,8 @@
 //! file in place (most editors, `fs.writeFile`) would change the template, and every other
 //! workspace, through the shared inode.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs::{self, File, FileTimes, OpenOptions};
 use std::io;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
@@ -17,11 +19,13 @@ use std::time::SystemTime;
 
 /// One entry of a template, relative to its root.
 #[derive(Debug, Clone)]
-enum Entry {
+pub(super) enum Entry {
     File {
         rel: PathBuf,
+        /// `st_mode`, type bits included.
         mode: u32,
         modified: SystemTime,
+        size: u64,
     },
     Symlink {
         rel: PathBuf,
@@ -30,7 +34,7 @@ enum Entry {
 }
 
 impl Entry {
-    fn rel(&self) -> &Path {
+    pub(super) fn rel(&self) -> &Path {
         match self {
             Self::File { rel, .. } | Self::Symlink { rel, .. } => rel,
         }
@@ -43,9 +47,15 @@ pub struct Template {
     pub root: PathBuf,
     dirs: Vec<PathBuf>,
     entries: Vec<Entry>,
+    /// Entry indexes by directory and file name, built the first time a copy is compared with
+    /// the template.
+    by_dir: std::sync::OnceLock<ByDir>,
     /// Cleared when the file system refuses a clone: every later file is copied.
     reflink: AtomicBool,
 }
+
+/// Entry indexes by directory, then by file name.
+type ByDir = HashMap<PathBuf, HashMap<OsString, usize>>;
 
 /// How a copy was made, for the benchmark and `--verbose`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +115,7 @@ impl Template {
                     rel,
                     mode: meta.permissions().mode(),
                     modified: meta.modified()?,
+                    size: meta.len(),
                 });
             }
             // Sockets, fifos and devices are not copied.
@@ -113,8 +124,35 @@ impl Template {
             root: root.to_path_buf(),
             dirs,
             entries,
+            by_dir: std::sync::OnceLock::new(),
             reflink: AtomicBool::new(true),
         })
+    }
+
+    /// The entries, in walk order.
+    pub(super) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entries of the directory `rel` (relative to the root, empty for the root): file
+    /// name → index in [`Template::entries`]. `None` when the template has no such directory.
+    pub(super) fn directory(&self, rel: &Path) -> Option<&HashMap<OsString, usize>> {
+        self.by_dir
+            .get_or_init(|| {
+                let mut by_dir: ByDir = self.dirs.iter().map(|d| (d.clone(), HashMap::new())).collect();
+                by_dir.insert(PathBuf::new(), HashMap::new());
+                for (i, entry) in self.entries.iter().enumerate() {
+                    let rel = entry.rel();
+                    if let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) {
+                        by_dir
+                            .entry(parent.to_path_buf())
+                            .or_default()
+                            .insert(name.to_owned(), i);
+                    }
+                }
+                by_dir
+            })
+            .get(rel)
     }
 
     /// Number of files and links.
@@ -215,23 +253,110 @@ impl Template {
         }
         match entry {
             Entry::Symlink { target, .. } => std::os::unix::fs::symlink(target, &to),
-            Entry::File { rel, mode, modified } => {
+            Entry::File {
+                rel,
+                mode,
+                modified,
+                size,
+            } => {
                 let from = File::open(self.root.join(rel))?;
-                let mut out = OpenOptions::new()
+                // Created with its final permission bits when the umask leaves them alone, which
+                // saves a chmod per file.
+                let out = OpenOptions::new()
                     .write(true)
                     .create_new(true)
                     .custom_flags(libc::O_NOFOLLOW)
-                    .mode(0o600)
+                    .mode(mode & 0o777)
                     .open(&to)?;
                 if !(self.reflink.load(Ordering::Relaxed) && clone_file(&from, &out)) {
                     self.reflink.store(false, Ordering::Relaxed);
-                    let mut from = from;
-                    io::copy(&mut from, &mut out)?;
+                    copy_bytes(&from, &out, *size)?;
                 }
-                out.set_permissions(fs::Permissions::from_mode(*mode))?;
+                if !created_with(*mode) {
+                    out.set_permissions(fs::Permissions::from_mode(*mode))?;
+                }
                 out.set_times(FileTimes::new().set_modified(*modified))
             }
         }
+    }
+}
+
+/// Whether a file created with `mode & 0o777` already has `mode`: no special bits, and the
+/// process's umask (read once) clears none of the bits.
+fn created_with(mode: u32) -> bool {
+    static UMASK: std::sync::LazyLock<Option<u32>> = std::sync::LazyLock::new(|| {
+        let status = fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    });
+    UMASK.is_some_and(|umask| mode & 0o7000 == 0 && mode & 0o777 & umask == 0)
+}
+
+/// `size` bytes of `from` into `to` by `copy_file_range` (the kernel copies, nothing passes
+/// through this process), or by reads and writes where the file systems cannot.
+fn copy_bytes(from: &File, to: &File, size: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    let mut left = size;
+    while left > 0 {
+        let chunk = usize::try_from(left.min(1 << 30)).unwrap_or(1 << 30);
+        // SAFETY: both descriptors are open for the call; null offsets make the kernel use and
+        // advance the files' own offsets.
+        let n = unsafe {
+            libc::copy_file_range(
+                from.as_raw_fd(),
+                std::ptr::null_mut(),
+                to.as_raw_fd(),
+                std::ptr::null_mut(),
+                chunk,
+                0,
+            )
+        };
+        match u64::try_from(n) {
+            // The file shrank since the template was read.
+            Ok(0) => break,
+            Ok(n) => left = left.saturating_sub(n),
+            Err(_) => {
+                let e = io::Error::last_os_error();
+                let unsupported = matches!(
+                    e.raw_os_error(),
+                    Some(libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL | libc::EPERM)
+                );
+                if !(unsupported && left == size) {
+                    return Err(e);
+                }
+                let (mut from, mut to) = (from, to);
+                io::copy(&mut from, &mut to)?;
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Waits for the next tick of the coarse clock the kernel stamps files with, and returns it:
+/// every file written before the call has an older change time, every change made after it
+/// has this one or a later one. A few milliseconds at most, asleep.
+pub fn settle() -> SystemTime {
+    let start = coarse_now();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
+    loop {
+        let now = coarse_now();
+        if now > start || std::time::Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// `CLOCK_REALTIME_COARSE`: the clock behind file time stamps.
+fn coarse_now() -> SystemTime {
+    // SAFETY: `timespec` is plain integers, for which all zeros is a valid value.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: clock_gettime writes into the struct we own, valid for the call.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) } == 0;
+    match (ok, u64::try_from(ts.tv_sec), u32::try_from(ts.tv_nsec)) {
+        (true, Ok(secs), Ok(nanos)) => SystemTime::UNIX_EPOCH + std::time::Duration::new(secs, nanos),
+        _ => SystemTime::now(),
     }
 }
 

@@ -7,9 +7,13 @@
 //! template's index (made once per run): copies keep the template's sizes and modification
 //! times, so git re-reads only the files the target touched (`core.checkStat=minimal`).
 
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::changed::Walk;
 use crate::process::{self, ProcessSpec};
 
 /// A starting state: the commit the diff is taken against, and the index that describes it.
@@ -24,7 +28,22 @@ pub struct Baseline {
 pub struct Git {
     dir: PathBuf,
     init: tokio::sync::OnceCell<Result<(), String>>,
+    /// [`Git::excludes_outside`], once known.
+    outside: std::sync::OnceLock<bool>,
 }
+
+/// What [`Git::changes_among`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Among {
+    /// The diff (`None`: nothing changed).
+    Diff(Option<String>),
+    /// The candidates cannot decide it: take the diff of the whole tree.
+    WholeTree,
+}
+
+/// Most candidate paths given to git on one command line, and their bytes.
+const MAX_PATHS: usize = 4096;
+const MAX_PATH_BYTES: usize = 512 * 1024;
 
 /// How long one git call may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -61,20 +80,39 @@ impl Git {
         Self {
             dir,
             init: tokio::sync::OnceCell::new(),
+            outside: std::sync::OnceLock::new(),
         }
     }
 
-    /// Runs git with `args` for `work_tree` and `index`; stdout on success.
+    /// Runs git with `args` for `work_tree` and `index`; stdout on success. Pathspecs are
+    /// literal: a file name holding `*` or `:` names that file.
     async fn run(&self, args: &[&str], work_tree: &Path, index: &Path) -> Result<Vec<u8>, String> {
+        self.run_input(args, work_tree, index, None).await
+    }
+
+    async fn run_input(
+        &self,
+        args: &[&str],
+        work_tree: &Path,
+        index: &Path,
+        stdin: Option<&[u8]>,
+    ) -> Result<Vec<u8>, String> {
         let env = [
             ("GIT_DIR".to_owned(), self.dir.display().to_string()),
             ("GIT_WORK_TREE".to_owned(), work_tree.display().to_string()),
             ("GIT_INDEX_FILE".to_owned(), index.display().to_string()),
+            ("GIT_LITERAL_PATHSPECS".to_owned(), "1".to_owned()),
         ];
-        self.run_with(args, work_tree, &env).await
+        self.run_with(args, work_tree, &env, stdin).await
     }
 
-    async fn run_with(&self, args: &[&str], cwd: &Path, extra: &[(String, String)]) -> Result<Vec<u8>, String> {
+    async fn run_with(
+        &self,
+        args: &[&str],
+        cwd: &Path,
+        extra: &[(String, String)],
+        stdin: Option<&[u8]>,
+    ) -> Result<Vec<u8>, String> {
         let mut argv: Vec<&str> = CONFIG.to_vec();
         argv.extend_from_slice(args);
         let mut env = vec![
@@ -82,7 +120,7 @@ impl Git {
             ("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned()),
         ];
         env.extend_from_slice(extra);
-        let done = run_git(&argv, cwd, &env, callers_git_vars()).await?;
+        let done = run_git_input(&argv, cwd, &env, callers_git_vars(), stdin).await?;
         if done.status.success() {
             Ok(done.stdout)
         } else {
@@ -100,7 +138,7 @@ impl Git {
             .get_or_init(|| async {
                 std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
                 let dir = self.dir.display().to_string();
-                self.run_with(&["init", "--quiet", "--bare", &dir], &self.dir, &[])
+                self.run_with(&["init", "--quiet", "--bare", &dir], &self.dir, &[], None)
                     .await
                     .map(|_| ())
             })
@@ -166,6 +204,107 @@ impl Git {
         Ok((!text.is_empty()).then_some(text))
     }
 
+    /// The paths `baseline` (at `work_tree`) tracks: the files its tree holds.
+    pub async fn tracked(&self, work_tree: &Path, baseline: &Baseline) -> Result<HashSet<PathBuf>, String> {
+        let out = self.run(&["ls-files", "-z"], work_tree, &baseline.index).await?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|s| !s.is_empty())
+            .map(|s| PathBuf::from(OsStr::from_bytes(s)))
+            .collect())
+    }
+
+    /// The diff of a fresh template copy at `work_tree` against `baseline` (which tracks
+    /// `tracked`), with git looking only at `walk`'s candidates; the text is the one
+    /// [`Git::changes`] gives. [`Among::WholeTree`] when git must look at everything: a
+    /// repository or a `.gitignore` among the changes (ignore rules that changed may bring in
+    /// files nobody touched), or more paths than a command line holds. `scratch` is an index
+    /// file of the workspace's own, overwritten.
+    pub async fn changes_among(
+        &self,
+        work_tree: &Path,
+        baseline: &Baseline,
+        tracked: &HashSet<PathBuf>,
+        walk: &Walk,
+        scratch: &Path,
+    ) -> Result<Among, String> {
+        let candidates = &walk.candidates;
+        let gitignore = candidates
+            .iter()
+            .any(|c| c.rel.file_name() == Some(OsStr::new(".gitignore")));
+        if walk.git || gitignore {
+            return Ok(Among::WholeTree);
+        }
+        if candidates.is_empty() {
+            return Ok(Among::Diff(None));
+        }
+        let paths: Option<Vec<&str>> = candidates.iter().map(|c| c.rel.to_str()).collect();
+        let Some(paths) =
+            paths.filter(|p| p.len() <= MAX_PATHS && p.iter().map(|p| p.len() + 1).sum::<usize>() <= MAX_PATH_BYTES)
+        else {
+            return Ok(Among::WholeTree);
+        };
+        remove_if_present(scratch)?;
+        let present = candidates.iter().zip(&paths).filter(|(c, _)| c.present);
+        let (known, new): (Vec<_>, Vec<_>) = present.partition(|(c, _)| tracked.contains(&c.rel));
+        let mut add: Vec<&str> = known.into_iter().map(|(_, p)| *p).collect();
+        let new: Vec<&str> = new.into_iter().map(|(_, p)| *p).collect();
+        if !new.is_empty() && (walk.gitignore || self.excludes_outside()) {
+            // New files as `git add -A` sees them: those no ignore rule leaves out.
+            let mut args = vec!["ls-files", "-z", "--others", "--exclude-standard", "--"];
+            args.extend_from_slice(&new);
+            let kept = self.run(&args, work_tree, scratch).await?;
+            let kept: HashSet<&[u8]> = kept.split(|b| *b == 0).collect();
+            add.extend(new.into_iter().filter(|p| kept.contains(p.as_bytes())));
+        } else {
+            add.extend(new);
+        }
+        if !add.is_empty() {
+            let mut input = Vec::with_capacity(add.iter().map(|p| p.len() + 1).sum());
+            for path in &add {
+                input.extend_from_slice(path.as_bytes());
+                input.push(0);
+            }
+            self.run_input(
+                &["update-index", "--add", "-z", "--stdin"],
+                work_tree,
+                scratch,
+                Some(&input),
+            )
+            .await?;
+        }
+        let mut args = vec![
+            "diff",
+            "--cached",
+            "--no-color",
+            "--no-ext-diff",
+            &baseline.commit,
+            "--",
+        ];
+        args.extend_from_slice(&paths);
+        let diff = self.run(&args, work_tree, scratch).await?;
+        let text = String::from_utf8_lossy(&diff).trim().to_owned();
+        Ok(Among::Diff((!text.is_empty()).then_some(text)))
+    }
+
+    /// Whether ignore rules outside the work tree exist: the run's `info/exclude` with a rule,
+    /// or the user's `git/ignore` (`$XDG_CONFIG_HOME`, else `~/.config`), which git reads even
+    /// without the user's configuration. Read once per run.
+    fn excludes_outside(&self) -> bool {
+        *self.outside.get_or_init(|| {
+            let has_rule = |path: &Path| {
+                std::fs::read_to_string(path)
+                    .is_ok_and(|t| t.lines().any(|l| !l.trim().is_empty() && !l.starts_with('#')))
+            };
+            let xdg = std::env::var_os("XDG_CONFIG_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+            has_rule(&self.dir.join("info/exclude"))
+                || xdg.is_none_or(|x| std::fs::symlink_metadata(x.join("git/ignore")).is_ok())
+        })
+    }
+
     /// Brings `work_tree` back to `baseline`: tracked files restored, new files removed
     /// (`strict` removes ignored ones too). Repositories inside it are reset on their own.
     pub async fn reset(&self, work_tree: &Path, baseline: &Baseline, index: &Path, strict: bool) -> Result<(), String> {
@@ -198,6 +337,16 @@ pub(super) async fn run_git(
     env: &[(String, String)],
     remove: &[String],
 ) -> Result<process::Exited, String> {
+    run_git_input(args, cwd, env, remove, None).await
+}
+
+async fn run_git_input(
+    args: &[&str],
+    cwd: &Path,
+    env: &[(String, String)],
+    remove: &[String],
+    stdin: Option<&[u8]>,
+) -> Result<process::Exited, String> {
     let mut argv: Vec<String> = vec!["git".into()];
     argv.extend(args.iter().map(|s| (*s).to_owned()));
     let mut env = env.to_vec();
@@ -208,13 +357,20 @@ pub(super) async fn run_git(
         cwd,
         env: &env,
         env_remove: &remove,
-        stdin: None,
+        stdin,
         timeout: GIT_TIMEOUT,
         tee: None,
         keep_children: false,
     })
     .await
     .map_err(|e| format!("git {}: {e}", args.join(" ")))
+}
+
+fn remove_if_present(path: &Path) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("cannot remove {}: {e}", path.display())),
+        _ => Ok(()),
+    }
 }
 
 fn text(bytes: Vec<u8>) -> String {
@@ -363,5 +519,141 @@ mod tests {
         git.reset(&ws, &base, &index, false).await.expect("reset");
         assert_eq!(std::fs::read_to_string(ws.join("src/a.txt")).expect("a"), "one\ntwo\n");
         assert!(ws.join("gone.txt").exists() && !ws.join("new.txt").exists());
+    }
+
+    /// A template copy as a run makes it: the template read, copied, its baseline and the
+    /// paths it tracks.
+    async fn fresh_copy(
+        t: &Path,
+    ) -> (
+        super::super::Template,
+        PathBuf,
+        Git,
+        Baseline,
+        HashSet<PathBuf>,
+        std::time::SystemTime,
+    ) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tpl = t.join("tpl");
+        std::fs::create_dir_all(tpl.join("src/deep")).expect("dirs");
+        std::fs::write(tpl.join(".gitignore"), "*.log\n").expect("ignore");
+        std::fs::write(tpl.join(".gitattributes"), "*.dat binary\n").expect("attributes");
+        std::fs::write(tpl.join("src/a.txt"), "one\ntwo\nthree\n").expect("a");
+        std::fs::write(tpl.join("src/deep/b.txt"), "bee\n").expect("b");
+        std::fs::write(tpl.join("gone.txt"), "bye\n").expect("gone");
+        std::fs::write(
+            tpl.join("moved.txt"),
+            "a long enough line to be recognised as a rename\n",
+        )
+        .expect("moved");
+        std::fs::write(tpl.join("old.log"), "ignored from the start\n").expect("log");
+        std::fs::write(tpl.join("data.dat"), "text, but binary by attribute\n").expect("dat");
+        std::fs::write(tpl.join("run.sh"), "#!/bin/sh\n").expect("script");
+        std::os::unix::fs::symlink("src/a.txt", tpl.join("link")).expect("link");
+        std::fs::set_permissions(tpl.join("run.sh"), std::fs::Permissions::from_mode(0o644)).expect("mode");
+        let tree = super::super::Template::scan(&tpl).expect("scan");
+        let ws = t.join("ws");
+        tree.copy_to(&ws).expect("copy");
+        let copied = super::super::copy::settle();
+        let git = Git::new(t.join("base.git"));
+        let base = git.snapshot(&ws, None, &t.join("base.index")).await.expect("baseline");
+        let tracked = git.tracked(&ws, &base).await.expect("tracked");
+        (tree, ws, git, base, tracked, copied)
+    }
+
+    fn has_git() -> bool {
+        if which::which("git").is_err() {
+            assert!(std::env::var_os("CI").is_none(), "git is required under CI");
+            eprintln!("skipped: git is not installed");
+            return false;
+        }
+        true
+    }
+
+    #[tokio::test]
+    async fn the_diff_of_the_changed_paths_is_the_diff_of_the_whole_tree() {
+        use std::os::unix::fs::PermissionsExt as _;
+        if !has_git() {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tmp");
+        let (tree, ws, git, base, tracked, copied) = fresh_copy(t.path()).await;
+        assert!(!tracked.contains(Path::new("old.log")) && tracked.contains(Path::new("src/a.txt")));
+        let scratch = t.path().join("scratch.index");
+        let untouched = super::super::changed::walk(&tree, &ws, copied).expect("walk");
+        assert_eq!(
+            git.changes_among(&ws, &base, &tracked, &untouched, &scratch)
+                .await
+                .expect("diff"),
+            Among::Diff(None)
+        );
+        std::fs::write(ws.join("src/a.txt"), "one\nTWO\nthree\n").expect("edit");
+        std::fs::remove_file(ws.join("gone.txt")).expect("delete");
+        std::fs::rename(ws.join("moved.txt"), ws.join("src/renamed.txt")).expect("rename");
+        std::fs::create_dir_all(ws.join("new/dir")).expect("new dir");
+        std::fs::write(ws.join("new/dir/fresh.txt"), "fresh\n").expect("new");
+        std::fs::write(ws.join("new/debug.log"), "ignored\n").expect("new ignored");
+        std::fs::write(ws.join("old.log"), "ignored, edited\n").expect("edit ignored");
+        std::fs::write(ws.join("we*rd:name [1].txt"), "odd name\n").expect("odd name");
+        std::fs::write(ws.join("blob.bin"), [0u8, 1, 2, 0, 255]).expect("binary");
+        std::fs::write(ws.join("data.dat"), "changed text, binary by attribute\n").expect("dat");
+        std::fs::set_permissions(ws.join("run.sh"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::remove_file(ws.join("link")).expect("unlink");
+        std::os::unix::fs::symlink("src/deep/b.txt", ws.join("link")).expect("relink");
+        let walk = super::super::changed::walk(&tree, &ws, copied).expect("walk");
+        let Among::Diff(Some(among)) = git
+            .changes_among(&ws, &base, &tracked, &walk, &scratch)
+            .await
+            .expect("diff")
+        else {
+            panic!("a diff of the candidates was expected");
+        };
+        let full_index = t.path().join("full.index");
+        std::fs::copy(&base.index, &full_index).expect("index");
+        let whole = git
+            .changes(&ws, &base, &full_index)
+            .await
+            .expect("diff")
+            .expect("changed");
+        assert_eq!(among, whole);
+        for needle in [
+            "rename from moved.txt\nrename to src/renamed.txt",
+            "Binary files a/data.dat and b/data.dat differ",
+            "old mode 100644\nnew mode 100755",
+            "diff --git a/we*rd:name [1].txt b/we*rd:name [1].txt",
+            "+++ b/new/dir/fresh.txt",
+        ] {
+            assert!(among.contains(needle), "missing {needle:?} in:\n{among}");
+        }
+        assert!(!among.contains("debug.log") && !among.contains("old.log"), "{among}");
+    }
+
+    #[tokio::test]
+    async fn a_changed_gitignore_or_a_repository_made_inside_takes_the_whole_tree() {
+        if !has_git() {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tmp");
+        let (tree, ws, git, base, tracked, copied) = fresh_copy(t.path()).await;
+        let scratch = t.path().join("scratch.index");
+        // `old.log` is untouched but no longer ignored: only the whole tree shows it.
+        std::fs::write(ws.join(".gitignore"), "").expect("unignore");
+        let walk = super::super::changed::walk(&tree, &ws, copied).expect("walk");
+        assert_eq!(
+            git.changes_among(&ws, &base, &tracked, &walk, &scratch)
+                .await
+                .expect("diff"),
+            Among::WholeTree
+        );
+        let t = tempfile::tempdir().expect("tmp");
+        let (tree, ws, git, base, tracked, copied) = fresh_copy(t.path()).await;
+        std::fs::create_dir_all(ws.join("sub/.git")).expect("repository");
+        let walk = super::super::changed::walk(&tree, &ws, copied).expect("walk");
+        assert_eq!(
+            git.changes_among(&ws, &base, &tracked, &walk, &scratch)
+                .await
+                .expect("diff"),
+            Among::WholeTree
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! [`Session::finish`] writes what happened into the record and removes or keeps the directory.
 //! A session dropped unfinished (an interrupt) removes its directory unless told to keep it.
 
+mod changed;
 mod container;
 mod copy;
 mod git;
@@ -24,8 +25,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use copy::{Method, Template, remove_tree};
-pub use git::{Baseline, DiffStats, Git};
+pub use changed::{Candidate, Walk, walk as changed_paths};
+pub use copy::{Method, Template, remove_tree, settle};
+pub use git::{Among, Baseline, DiffStats, Git};
 pub use hooks::{HookContext, HookOutcome};
 pub use preflight::check as preflight;
 
@@ -115,10 +117,32 @@ pub struct Kept {
     pub path: PathBuf,
 }
 
-/// A template read once per run, and its starting state (taken from its first copy).
+/// A template read once per run, and its starting state (taken from its first copy) with the
+/// paths git tracks in it.
 struct TemplateEntry {
     tree: tokio::sync::OnceCell<Result<Arc<Template>, String>>,
-    baseline: tokio::sync::OnceCell<Option<Baseline>>,
+    baseline: tokio::sync::OnceCell<Option<(Baseline, Option<Tracked>)>>,
+}
+
+/// The paths a baseline tracks.
+type Tracked = Arc<HashSet<PathBuf>>;
+
+/// A directory that is a plain copy of a template, nothing run in it yet: its diff looks only
+/// at the paths a stat walk finds changed ([`changed`]) instead of the whole tree.
+#[derive(Clone)]
+pub(crate) struct Fresh {
+    tree: Arc<Template>,
+    tracked: Tracked,
+    /// When the copy ended.
+    copied: std::time::SystemTime,
+    /// The template's baseline index, copied in when the whole tree must be looked at.
+    index: PathBuf,
+}
+
+/// What copying a template gave: its starting state, and what a diff of the plain copy needs.
+pub(crate) struct Copied {
+    pub(crate) baseline: Option<Baseline>,
+    pub(crate) fresh: Option<Fresh>,
 }
 
 /// A suite's state, set up once by its first case.
@@ -137,6 +161,8 @@ pub struct Runtime {
     templates: Mutex<HashMap<PathBuf, Arc<TemplateEntry>>>,
     suites: Mutex<HashMap<(PathBuf, String), Arc<SuiteCell>>>,
     names: Mutex<HashSet<String>>,
+    /// Index files handed out (some are written only when first needed).
+    indexes: Mutex<HashSet<PathBuf>>,
     kept: Mutex<Vec<Kept>>,
     removals: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     warned: Mutex<HashSet<String>>,
@@ -171,6 +197,7 @@ impl Runtime {
             templates: Mutex::new(HashMap::new()),
             suites: Mutex::new(HashMap::new()),
             names: Mutex::new(HashSet::new()),
+            indexes: Mutex::new(HashSet::new()),
             kept: Mutex::new(Vec::new()),
             removals: Mutex::new(Vec::new()),
             warned: Mutex::new(HashSet::new()),
@@ -217,9 +244,10 @@ impl Runtime {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let mut indexes = self.indexes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut path = self.run_dir.join(".index").join(&name);
         let mut n = 1;
-        while path.exists() {
+        while path.exists() || !indexes.insert(path.clone()) {
             n += 1;
             path = self.run_dir.join(".index").join(format!("{name}.{n}"));
         }
@@ -261,22 +289,25 @@ impl Runtime {
     }
 
     /// Copies the template at `path` into `dest` (created). Returns the template's starting
-    /// state when `dest` is a plain copy of it, to be reused without reading it again.
-    async fn copy_template(&self, path: &Path, dest: &Path) -> Result<Option<Baseline>, SetupError> {
+    /// state, to be reused without reading it again while `dest` stays a plain copy of it.
+    async fn copy_template(&self, path: &Path, dest: &Path) -> Result<Copied, SetupError> {
         let entry = self.template_entry(path);
         let tree = self
             .template_tree(path)
             .await
             .map_err(|m| SetupError::new("template_error", m))?;
-        let to = dest.to_path_buf();
-        let copied = tokio::task::spawn_blocking(move || tree.copy_to(&to)).await;
-        match copied {
-            Ok(Ok(method)) => tracing::debug!(
-                "copied {} into {} with {}",
-                path.display(),
-                dest.display(),
-                method.name()
-            ),
+        let (to, copier) = (dest.to_path_buf(), tree.clone());
+        let copied = tokio::task::spawn_blocking(move || copier.copy_to(&to).map(|m| (m, copy::settle()))).await;
+        let copied = match copied {
+            Ok(Ok((method, copied))) => {
+                tracing::debug!(
+                    "copied {} into {} with {}",
+                    path.display(),
+                    dest.display(),
+                    method.name()
+                );
+                copied
+            }
             Ok(Err(e)) => {
                 return Err(SetupError::new(
                     "template_error",
@@ -284,13 +315,34 @@ impl Runtime {
                 ));
             }
             Err(e) => return Err(SetupError::new("template_error", e.to_string())),
-        }
-        let baseline = entry
+        };
+        let start = entry
             .baseline
-            .get_or_init(|| async { self.snapshot(dest, None).await })
+            .get_or_init(|| async {
+                let baseline = self.snapshot(dest, None).await?;
+                let tracked = match &self.git {
+                    Some(git) => git.tracked(dest, &baseline).await.ok().map(Arc::new),
+                    None => None,
+                };
+                Some((baseline, tracked))
+            })
             .await
             .clone();
-        Ok(baseline)
+        Ok(match start {
+            Some((baseline, tracked)) => Copied {
+                fresh: tracked.map(|tracked| Fresh {
+                    tree,
+                    tracked,
+                    copied,
+                    index: baseline.index.clone(),
+                }),
+                baseline: Some(baseline),
+            },
+            None => Copied {
+                baseline: None,
+                fresh: None,
+            },
+        })
     }
 
     /// Records `dir` as a starting state; `None` (with a warning) when git cannot.
@@ -475,6 +527,8 @@ pub struct Session {
     /// With `docker.agent`: the directory of the target's files (`{OUTPUT_FILE}`), seen by its
     /// container; removed with the session.
     io: Option<tempfile::TempDir>,
+    /// Set while the directory is a plain template copy whose index is not written yet.
+    fresh: Option<Fresh>,
 }
 
 impl Session {
@@ -538,11 +592,9 @@ impl Session {
     /// AgentV 4.x). Returns what graders see.
     pub async fn after_agent(&mut self) -> WorkspaceView {
         let mut container_error = None;
-        if let (Some(git), Some(baseline), Some(index)) = (&self.runtime.git, &self.baseline, &self.index) {
-            match git.changes(&self.dir, baseline, index).await {
-                Ok(diff) => self.file_changes = diff,
-                Err(e) => self.warnings.push(format!("cannot compute file_changes: {e}")),
-            }
+        match self.changes().await {
+            Ok(diff) => self.file_changes = diff,
+            Err(e) => self.warnings.push(format!("cannot compute file_changes: {e}")),
         }
         let default_cwd = self.default_cwd();
         if let Some(hook) = self.target_hooks.as_ref().and_then(|h| h.after_each.clone())
@@ -594,6 +646,46 @@ impl Session {
         }
     }
 
+    /// The diff against the starting state: of the paths a stat walk finds changed in a plain
+    /// template copy, else of the whole tree.
+    async fn changes(&mut self) -> Result<Option<String>, String> {
+        let runtime = self.runtime.clone();
+        let (Some(git), Some(baseline), Some(index)) = (&runtime.git, self.baseline.clone(), self.index.clone()) else {
+            return Ok(None);
+        };
+        if let Some(fresh) = &self.fresh {
+            let (tree, dir, copied) = (fresh.tree.clone(), self.dir.clone(), fresh.copied);
+            let walk = tokio::task::spawn_blocking(move || changed::walk(&tree, &dir, copied))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("cannot read the workspace {}: {e}", self.dir.display()))?;
+            let found = git
+                .changes_among(&self.dir, &baseline, &fresh.tracked, &walk, &index)
+                .await?;
+            if let Among::Diff(diff) = found {
+                return Ok(diff);
+            }
+        }
+        self.full_index()?;
+        git.changes(&self.dir, &baseline, &index).await
+    }
+
+    /// Writes the session's whole index (the template's) when it was left unwritten.
+    fn full_index(&mut self) -> Result<(), String> {
+        if let (Some(fresh), Some(index)) = (self.fresh.take(), &self.index) {
+            std::fs::copy(&fresh.index, index)
+                .map_err(|e| format!("cannot prepare the index {}: {e}", index.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the session's own index file: with a large template, one per case adds up.
+    fn drop_index(&mut self) {
+        if let Some(index) = self.index.take() {
+            let _ = std::fs::remove_file(index);
+        }
+    }
+
     /// An `after_*` hook's outcome: recorded, and a warning when it failed.
     fn note(&mut self, outcome: HookOutcome) {
         if let Some(e) = &outcome.error {
@@ -614,6 +706,10 @@ impl Session {
             return;
         }
         let strict = reset == Reset::Strict;
+        if let Err(e) = self.full_index() {
+            self.warnings.push(format!("cannot reset the workspace: {e}"));
+            return;
+        }
         let (Some(git), Some(baseline), Some(index)) = (&self.runtime.git, &self.baseline, &self.index) else {
             return;
         };
@@ -654,6 +750,7 @@ impl Session {
         });
         let failed = record.error.is_some() || record.score < KEEP_BELOW;
         self.suite.note_result(failed);
+        self.drop_index();
         let keep_all = self.runtime.keep_all(Some(&self.config));
         if let Some(mut owned) = self.owned.take() {
             owned.armed = false;
@@ -673,6 +770,7 @@ impl Session {
     /// Ends a session whose case timed out or was cut short: its own directory is removed
     /// unless every workspace is kept.
     pub fn discard(mut self, record: &mut EvaluationRecord) {
+        self.drop_index();
         if let Some(mut owned) = self.owned.take() {
             owned.armed = false;
             if self.runtime.keep_all(Some(&self.config)) {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Baseline, HookOutcome, Owned, Runtime, Session, SetupError, pool};
+use super::{Baseline, Fresh, HookOutcome, Owned, Runtime, Session, SetupError, pool};
 use crate::model::EvalCase;
 use crate::model::workspace::{CaseWorkspace, HookPoint, Hooks, Isolation, Mode, WorkspaceConfig};
 
@@ -122,7 +122,7 @@ pub(super) async fn set_up(
         rt.ensure_run_dir()?;
         let dir = rt.claim(&format!("shared-{target}"));
         let mut start = match &config.template {
-            Some(t) => rt.copy_template(t, &dir).await.map_err(as_setup)?,
+            Some(t) => rt.copy_template(t, &dir).await.map_err(as_setup)?.baseline,
             None => {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| SetupError::new("setup_error", format!("cannot create {}: {e}", dir.display())))?;
@@ -240,6 +240,7 @@ pub(super) async fn open(
     let config = spec.config.clone().unwrap_or_default();
     let mut owned = None;
     let mut slot = None;
+    let mut fresh = None;
     let (dir, start) = match &suite.kind {
         SuiteKind::Shared { dir, baseline, .. } => (dir.clone(), baseline.clone()),
         SuiteKind::Pool(pool) => {
@@ -258,7 +259,8 @@ pub(super) async fn open(
                 path: dir.clone(),
                 armed: true,
             });
-            let start = own_directory(rt, &config, &suite, case, &dir).await?;
+            let (start, plain) = own_directory(rt, &config, &suite, case, &dir).await?;
+            fresh = plain;
             (dir, start)
         }
     };
@@ -282,6 +284,7 @@ pub(super) async fn open(
         container: None,
         agent: None,
         io: None,
+        fresh: None,
     };
     if !matches!(session.suite.kind, SuiteKind::PerCase)
         && let Some(reset) = session.config.hook(HookPoint::BeforeEach).and_then(|h| h.reset)
@@ -291,6 +294,13 @@ pub(super) async fn open(
     let ran = before_each(&mut session).await?;
     session.baseline = if ran || start.is_none() {
         rt.snapshot(&session.dir, start.as_ref()).await
+    } else if let Some(fresh) = fresh {
+        // A plain copy: its index is written only if the whole tree must be looked at.
+        session.fresh = Some(fresh);
+        start.map(|b| Baseline {
+            index: rt.index_path(&session.dir),
+            ..b
+        })
     } else {
         start.and_then(|b| {
             let index = rt.index_path(&session.dir);
@@ -302,27 +312,31 @@ pub(super) async fn open(
 }
 
 /// A case's own directory: the template, the repositories, the case's `before_all` hook.
-/// Returns the template's starting state when the directory is a plain copy of it.
+/// Returns the template's starting state when the directory is a plain copy of it, and what
+/// its diff needs while it stays one.
 async fn own_directory(
     rt: &Runtime,
     config: &WorkspaceConfig,
     suite: &Suite,
     case: &EvalCase,
     dir: &Path,
-) -> Result<Option<Baseline>, SetupError> {
-    let mut start = match &config.template {
-        Some(t) => rt.copy_template(t, dir).await?,
+) -> Result<(Option<Baseline>, Option<Fresh>), SetupError> {
+    let (mut start, mut fresh) = match &config.template {
+        Some(t) => {
+            let copied = rt.copy_template(t, dir).await?;
+            (copied.baseline, copied.fresh)
+        }
         None => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| SetupError::new("template_error", format!("cannot create {}: {e}", dir.display())))?;
-            None
+            (None, None)
         }
     };
     if let Some(repos) = config.repos.as_ref().filter(|r| !r.is_empty()) {
         super::repos::materialize(&rt.data, repos, dir)
             .await
             .map_err(|e| SetupError::new("clone_error", format!("cannot check out the repositories: {e}")))?;
-        start = None;
+        (start, fresh) = (None, None);
     }
     let context = rt.hook_context(dir, &case.id, Some(case));
     let cwd = config.file_dir.clone().unwrap_or_else(|| suite.eval_dir.clone());
@@ -334,9 +348,9 @@ async fn own_directory(
         if let Some(e) = outcome.error {
             return Err(SetupError::new("script_error", e));
         }
-        start = None;
+        (start, fresh) = (None, None);
     }
-    Ok(start)
+    Ok((start, fresh))
 }
 
 /// The workspace's `before_each` hook, then the target's; `Ok(true)` when one ran.
