@@ -103,6 +103,7 @@ grader_table! {
     context_recall,
     context_relevance,
     similar,
+    webhook,
 }
 
 /// Every grader type, in table order.
