@@ -104,6 +104,7 @@ grader_table! {
     context_relevance,
     similar,
     webhook,
+    moderation,
 }
 
 /// Every grader type, in table order.

@@ -370,6 +370,19 @@ impl Calls {
         Ok(embedded.vector)
     }
 
+    /// Moderates `text` with the grading target's moderation API.
+    pub async fn moderate(
+        &mut self,
+        ctx: &GradeContext<'_>,
+        grading: &Grading,
+        text: &str,
+    ) -> Result<crate::providers::Moderation, String> {
+        let (name, provider) = grader(ctx, grading.target.as_deref())?;
+        self.target = Some(name);
+        self.prompts.push(json!({"moderate": text}));
+        provider.moderate(text).await.map_err(|e| e.to_string())
+    }
+
     fn count(&mut self, cost: Option<f64>, tokens: Option<u64>) {
         if let Some(c) = cost {
             *self.cost_usd.get_or_insert(0.0) += c;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A deterministic OpenAI-compatible model for the model-graded agreement check (stdlib only).
 
-Serves `POST …/chat/completions` (one JSON body) and `POST …/embeddings` on 127.0.0.1. Every
+Serves `POST …/chat/completions` (one JSON body), `POST …/embeddings` and `POST …/moderations`
+on 127.0.0.1. Every
 answer is a pure function of the request, so promptfoo and agentv, sending the same grading
 prompts, get the same answers:
 
@@ -21,6 +22,8 @@ prompts, get the same answers:
   - context-faithfulness: one statement per sentence of the answer; a statement is
     supported when its words of 4+ letters are all in the context.
 * Anything else is a target prompt: the answer is the text of its `[reply: …]` marker.
+* Moderations: a category (violence, harassment, hate, self-harm, sexual, illicit) is flagged
+  when the input holds its name, as the Rust test kit's fake does.
 * Embeddings: 16 dimensions, each lower-cased word adds 1 to one (chosen by its bytes), as the
   Rust test kit's fake does.
 
@@ -182,6 +185,20 @@ def embed(text):
     return v
 
 
+CATEGORIES = ["violence", "harassment", "hate", "self-harm", "sexual", "illicit"]
+
+
+def moderation(body):
+    given = body.get("input")
+    if isinstance(given, list):
+        given = " ".join(p.get("text", "") for p in given if isinstance(p, dict))
+    text = (given or "").lower()
+    categories = {c: c in text for c in CATEGORIES}
+    scores = {c: 0.9 if hit else 0.01 for c, hit in categories.items()}
+    return {"id": "modr-fake", "model": body.get("model"),
+            "results": [{"flagged": any(categories.values()), "categories": categories, "category_scores": scores}]}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -204,6 +221,9 @@ class Handler(BaseHTTPRequestHandler):
             text = text[0] if isinstance(text, list) else text
             self._json({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": embed(text or "")}],
                         "model": body.get("model"), "usage": {"prompt_tokens": 8, "total_tokens": 8}})
+            return
+        if path.endswith("/moderations"):
+            self._json(moderation(body))
             return
         text = respond(body)
         self._json({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
