@@ -481,6 +481,29 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
 
+/// The flagged categories of a moderations answer, each with its highest score over the
+/// flagged results.
+fn moderation_flags(body: &Value) -> super::Moderation {
+    let mut flags: Vec<(String, f64)> = Vec::new();
+    for result in body.get("results").and_then(Value::as_array).into_iter().flatten() {
+        if result.get("flagged").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        for (category, flagged) in result.get("categories").and_then(Value::as_object).into_iter().flatten() {
+            if flagged.as_bool() != Some(true) {
+                continue;
+            }
+            let score = result.pointer(&format!("/category_scores/{category}")).and_then(Value::as_f64).unwrap_or(0.0);
+            match flags.iter_mut().find(|(c, _)| c == category) {
+                Some(slot) if score > slot.1 => slot.1 = score,
+                Some(_) => {}
+                None => flags.push((category.clone(), score)),
+            }
+        }
+    }
+    super::Moderation { flags }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,25 +594,3 @@ mod tests {
     }
 }
 
-/// The flagged categories of a moderations answer, each with its highest score over the
-/// flagged results.
-fn moderation_flags(body: &Value) -> super::Moderation {
-    let mut flags: Vec<(String, f64)> = Vec::new();
-    for result in body.get("results").and_then(Value::as_array).into_iter().flatten() {
-        if result.get("flagged").and_then(Value::as_bool) != Some(true) {
-            continue;
-        }
-        for (category, flagged) in result.get("categories").and_then(Value::as_object).into_iter().flatten() {
-            if flagged.as_bool() != Some(true) {
-                continue;
-            }
-            let score = result.pointer(&format!("/category_scores/{category}")).and_then(Value::as_f64).unwrap_or(0.0);
-            match flags.iter_mut().find(|(c, _)| c == category) {
-                Some(slot) if score > slot.1 => slot.1 = score,
-                Some(_) => {}
-                None => flags.push((category.clone(), score)),
-            }
-        }
-    }
-    super::Moderation { flags }
-}

@@ -355,10 +355,15 @@ fn graders_of(
     for (pos, e) in errors {
         diags.error(pos, format!("an assertion does not render for this test: {e}"), None);
     }
+    let before = diags.error_count();
     let list = grading.prepare(list, test.options.as_ref(), diags);
+    // A grading provider that cannot be made leaves its assertions ungradable: the rows do not
+    // run rather than run with another grader.
+    let provider_errors = diags.error_count() > before;
     let node = Node::new(NodeValue::Seq(list), test.pos);
     let mut cx = ParseContext::new(ws, dir, diags).with_generation(Generation::Promptfoo);
-    parse_graders(&node, &mut cx).map(Arc::from)
+    let graders = parse_graders(&node, &mut cx).map(Arc::from);
+    graders.filter(|_| !provider_errors)
 }
 
 /// `node` with every string rendered as a template of `vars`. Kept as written: `type`, a
