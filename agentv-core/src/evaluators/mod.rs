@@ -16,6 +16,7 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+pub mod nunjucks;
 pub mod promptfoo;
 mod promptfoo_check;
 mod promptfoo_graded;

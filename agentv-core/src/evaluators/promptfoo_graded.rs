@@ -166,12 +166,12 @@ pub fn render(prompt: &str, scope: &Map<String, Value>) -> Result<String, String
         let rendered = render_strings(parsed, &scope)?;
         return serde_json::to_string(&rendered).map_err(|e| e.to_string());
     }
-    crate::load::promptfoo::render_template(prompt, &scope)
+    super::nunjucks::render(prompt, &scope)
 }
 
 fn render_strings(value: Json, scope: &Map<String, Value>) -> Result<Json, String> {
     Ok(match value {
-        Json::String(s) => Json::String(crate::load::promptfoo::render_template(&s, scope)?),
+        Json::String(s) => Json::String(super::nunjucks::render(&s, scope)?),
         Json::Array(items) => Json::Array(
             items
                 .into_iter()

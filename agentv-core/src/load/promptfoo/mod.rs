@@ -6,7 +6,6 @@
 mod grading;
 mod prompts;
 mod providers;
-mod template;
 mod test_list;
 
 use std::path::Path;
@@ -22,8 +21,8 @@ use crate::model::{Content, EvalCase, Message, Role, SourceRef};
 use crate::paths::Workspace;
 use crate::providers::TargetsFile;
 
+use crate::evaluators::nunjucks as template;
 pub use providers::Provider;
-pub use template::render as render_template;
 
 /// What a config loads into.
 pub struct Config {
