@@ -403,6 +403,38 @@ pub fn embedding_reply(body: &[u8]) -> Value {
     })
 }
 
+/// Categories the fake's moderation flags, each when its name is in the input.
+pub const MODERATION_CATEGORIES: &[&str] = &["violence", "harassment", "hate", "self-harm", "sexual", "illicit"];
+
+/// The answer of an OpenAI-compatible `/moderations` call: a category is flagged (score 0.9)
+/// when the input (text, or its text parts) holds its name, ignoring case.
+pub fn moderation_reply(body: &[u8]) -> Value {
+    let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let text = match parsed.get("input") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+    .to_lowercase();
+    let mut categories = serde_json::Map::new();
+    let mut scores = serde_json::Map::new();
+    for c in MODERATION_CATEGORIES {
+        let hit = text.contains(c);
+        categories.insert((*c).to_owned(), json!(hit));
+        scores.insert((*c).to_owned(), json!(if hit { 0.9 } else { 0.01 }));
+    }
+    let flagged = categories.values().any(|v| v == &json!(true));
+    json!({
+        "id": "modr-fake",
+        "model": parsed.get("model").cloned().unwrap_or(Value::Null),
+        "results": [{"flagged": flagged, "categories": categories, "category_scores": scores}],
+    })
+}
+
 /// The vector [`embedding_reply`] answers for `text`.
 pub fn embed(text: &str) -> Vec<f64> {
     let mut v = vec![0.0; 16];
@@ -684,6 +716,10 @@ impl Respond for Canned {
                 template = template.insert_header(*name, value.as_str());
             }
             return template;
+        }
+        if path.ends_with("/moderations") {
+            self.counters.requests.fetch_add(1, Ordering::SeqCst);
+            return ResponseTemplate::new(200).set_body_json(moderation_reply(&request.body));
         }
         if path.ends_with("/embeddings") {
             self.counters.requests.fetch_add(1, Ordering::SeqCst);

@@ -37,6 +37,7 @@ defaultTest:
     provider:
       text: {{id: openai:chat:grader-model, config: {{apiBaseUrl: "{base}/v1"}}}}
       embedding: {{id: openai:embedding:embed-model, config: {{apiBaseUrl: "{base}/v1"}}}}
+      moderation: {{id: openai:moderation:omni-moderation-latest, config: {{apiBaseUrl: "{base}/v1"}}}}
 tests:
   - vars: {{question: "What is the capital of France?"}}
     assert:
@@ -63,7 +64,7 @@ fn components(p: &Project) -> Vec<Value> {
 #[tokio::test]
 async fn model_graded_assertions_send_promptfoos_prompts_to_the_tests_grading_provider() {
     let server = server().await;
-    let asserts = "      - {type: llm-rubric, value: Names Paris}\n      - {type: llm-rubric, value: Names Lyon}\n      - {type: model-graded-closedqa, value: says which city}\n      - {type: similar, value: Paris., threshold: 0.99}\n";
+    let asserts = "      - {type: llm-rubric, value: Names Paris}\n      - {type: llm-rubric, value: Names Lyon}\n      - {type: model-graded-closedqa, value: says which city}\n      - {type: similar, value: Paris., threshold: 0.99}\n      - {type: moderation}\n";
     let p = Project::new().file("promptfooconfig.yaml", &config(&server.uri(), asserts));
     let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
     cmd.env("OPENAI_API_KEY", KEY);
@@ -86,6 +87,7 @@ async fn model_graded_assertions_send_promptfoos_prompts_to_the_tests_grading_pr
             ("llm-rubric".to_owned(), false, 0.1),
             ("model-graded-closedqa".to_owned(), true, 1.0),
             ("similar".to_owned(), true, 1.0),
+            ("moderation".to_owned(), true, 1.0),
         ],
         "{}",
         run.stdout
@@ -120,6 +122,16 @@ async fn model_graded_assertions_send_promptfoos_prompts_to_the_tests_grading_pr
         .filter(|r| r.url.path().ends_with("/embeddings"))
         .count();
     assert_eq!(embedded, 2, "the answer and the value are embedded");
+    let moderated: Vec<Value> = requests
+        .iter()
+        .filter(|r| r.url.path().ends_with("/moderations"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(moderated.len(), 1);
+    assert_eq!(
+        moderated[0]["input"][0]["text"], "Paris.",
+        "the omni model takes text parts"
+    );
 }
 
 #[tokio::test]
@@ -152,5 +164,32 @@ fn a_grading_provider_without_its_key_stops_the_run_before_anything_is_called() 
         run.stderr.contains("grader: openai:chat:gpt-5.5-2026-04-23"),
         "names promptfoo's default grader: {}",
         run.stderr
+    );
+}
+
+#[test]
+fn a_grading_provider_agentv_does_not_have_makes_the_rows_invalid_never_graded_by_another() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert: [{type: factuality, value: hi, provider: 'bedrock:claude'}]\n  - assert: [{type: contains, value: hi}]\n",
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    let run = p.output(&mut cmd);
+    run.code(3);
+    assert!(
+        run.stderr.contains("provider `bedrock:claude` is not supported"),
+        "{}",
+        run.stderr
+    );
+    let records = std::fs::read_to_string(p.path().join("out.jsonl")).expect("results");
+    let lines: Vec<Value> = records.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "one graded row, one invalid row recorded once: {records}"
+    );
+    assert!(
+        lines.iter().all(|r| r["target"] == "echo"),
+        "rows are recorded on the config's providers only, never on a grading target: {records}"
     );
 }

@@ -16,6 +16,7 @@ mod llm_prompt;
 mod llm_reply;
 mod metric_check;
 mod negate;
+pub mod nunjucks;
 pub mod promptfoo;
 mod promptfoo_check;
 mod promptfoo_graded;
@@ -103,6 +104,8 @@ grader_table! {
     context_recall,
     context_relevance,
     similar,
+    webhook,
+    moderation,
 }
 
 /// Every grader type, in table order.

@@ -166,12 +166,12 @@ pub fn render(prompt: &str, scope: &Map<String, Value>) -> Result<String, String
         let rendered = render_strings(parsed, &scope)?;
         return serde_json::to_string(&rendered).map_err(|e| e.to_string());
     }
-    crate::load::promptfoo::render_template(prompt, &scope)
+    super::nunjucks::render(prompt, &scope)
 }
 
 fn render_strings(value: Json, scope: &Map<String, Value>) -> Result<Json, String> {
     Ok(match value {
-        Json::String(s) => Json::String(crate::load::promptfoo::render_template(&s, scope)?),
+        Json::String(s) => Json::String(super::nunjucks::render(&s, scope)?),
         Json::Array(items) => Json::Array(
             items
                 .into_iter()
@@ -368,6 +368,19 @@ impl Calls {
             return Err("No embedding".to_owned());
         }
         Ok(embedded.vector)
+    }
+
+    /// Moderates `text` with the grading target's moderation API.
+    pub async fn moderate(
+        &mut self,
+        ctx: &GradeContext<'_>,
+        grading: &Grading,
+        text: &str,
+    ) -> Result<crate::providers::Moderation, String> {
+        let (name, provider) = grader(ctx, grading.target.as_deref())?;
+        self.target = Some(name);
+        self.prompts.push(json!({"moderate": text}));
+        provider.moderate(text).await.map_err(|e| e.to_string())
     }
 
     fn count(&mut self, cost: Option<f64>, tokens: Option<u64>) {

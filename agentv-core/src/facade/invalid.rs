@@ -26,8 +26,8 @@ pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
         .iter()
         .flat_map(|s| {
             let targets: Vec<Option<Arc<str>>> = match (&s.target, &s.inline_targets) {
-                (None, Some(file)) if !file.targets.is_empty() => {
-                    file.targets.iter().map(|t| Some(Arc::from(t.name.as_str()))).collect()
+                (None, Some(file)) if !file.names().is_empty() => {
+                    file.names().iter().map(|t| Some(Arc::from(t.as_str()))).collect()
                 }
                 _ => vec![s.target.clone()],
             };

@@ -147,6 +147,7 @@ impl Provider for CachedProvider {
         throttle,
         batch_api,
         embed,
+        moderate,
         price_batched,
     );
 

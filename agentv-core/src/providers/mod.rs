@@ -35,8 +35,8 @@ pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, Prov
 pub use mock::MockProvider;
 pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
-    AnswerSource, ChatMessage, Embedding, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest,
-    ProviderResponse, ToolList,
+    AnswerSource, ChatMessage, Embedding, Moderation, PromptMode, Provider, ProviderError, ProviderFuture,
+    ProviderRequest, ProviderResponse, ToolList,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;

@@ -336,6 +336,25 @@ impl Provider for OpenAiProvider {
         Some(&self.config.tools)
     }
 
+    fn moderate<'a>(&'a self, text: &'a str) -> ProviderFuture<'a, super::Moderation> {
+        Box::pin(async move {
+            let mut call = self.http_call(&ProviderRequest::default());
+            let Flavor::OpenAi { base_url, model, .. } = &self.config.flavor else {
+                return Err(super::ProviderError::failed("Azure targets have no moderation API in agentv"));
+            };
+            // The omni models take a list of parts, the older text models a string.
+            let input = if model.starts_with("omni-moderation") {
+                json!([{"type": "text", "text": text}])
+            } else {
+                json!(text)
+            };
+            call.body = json!({"model": model, "input": input});
+            call.url = format!("{}/moderations", base_url.trim_end_matches('/'));
+            let (body, _, _) = llm::send(&call, &self.config.llm.retry).await?;
+            Ok(moderation_flags(&body))
+        })
+    }
+
     fn embed<'a>(&'a self, text: &'a str) -> ProviderFuture<'a, super::Embedding> {
         Box::pin(async move {
             let mut call = self.http_call(&ProviderRequest::default());
@@ -464,6 +483,29 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
 
+/// The flagged categories of a moderations answer, each with its highest score over the
+/// flagged results.
+fn moderation_flags(body: &Value) -> super::Moderation {
+    let mut flags: Vec<(String, f64)> = Vec::new();
+    for result in body.get("results").and_then(Value::as_array).into_iter().flatten() {
+        if result.get("flagged").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        for (category, flagged) in result.get("categories").and_then(Value::as_object).into_iter().flatten() {
+            if flagged.as_bool() != Some(true) {
+                continue;
+            }
+            let score = result.pointer(&format!("/category_scores/{category}")).and_then(Value::as_f64).unwrap_or(0.0);
+            match flags.iter_mut().find(|(c, _)| c == category) {
+                Some(slot) if score > slot.1 => slot.1 = score,
+                Some(_) => {}
+                None => flags.push((category.clone(), score)),
+            }
+        }
+    }
+    super::Moderation { flags }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,3 +595,4 @@ mod tests {
         assert!(parse_completion(&json!({"choices": []})).is_err());
     }
 }
+

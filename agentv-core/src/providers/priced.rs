@@ -265,6 +265,7 @@ impl Provider for PricedProvider {
         throttle,
         batch_api,
         embed,
+        moderate,
     );
 
     fn price_batched(&self, response: ProviderResponse) -> ProviderResponse {

@@ -277,6 +277,19 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn embed<'a>(&'a self, _text: &'a str) -> ProviderFuture<'a, Embedding> {
         Box::pin(async { Err(ProviderError::failed("this provider cannot embed text")) })
     }
+
+    /// Asks the provider's moderation API about `text` (promptfoo's `moderation`,
+    /// `docs/promptfoo.md#moderation`). Only OpenAI-compatible APIs moderate.
+    fn moderate<'a>(&'a self, _text: &'a str) -> ProviderFuture<'a, Moderation> {
+        Box::pin(async { Err(ProviderError::failed("this provider has no moderation API")) })
+    }
+}
+
+/// What a moderation call answered: each flagged category (its code) with its score, the
+/// highest over the API's results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Moderation {
+    pub flags: Vec<(String, f64)>,
 }
 
 /// What an embeddings call answered.
@@ -350,6 +363,11 @@ macro_rules! pass_to_inner {
     (@ embed) => {
         fn embed<'a>(&'a self, text: &'a str) -> $crate::providers::ProviderFuture<'a, $crate::providers::Embedding> {
             self.inner.embed(text)
+        }
+    };
+    (@ moderate) => {
+        fn moderate<'a>(&'a self, text: &'a str) -> $crate::providers::ProviderFuture<'a, $crate::providers::Moderation> {
+            self.inner.moderate(text)
         }
     };
     (@ throttle) => {

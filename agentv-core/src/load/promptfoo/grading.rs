@@ -13,6 +13,8 @@ use crate::providers::{TargetDef, TargetsFile};
 
 /// promptfoo's default grader (0.121.20, with `OPENAI_API_KEY`).
 pub const DEFAULT_TEXT: &str = "openai:chat:gpt-5.5-2026-04-23";
+/// promptfoo's default moderation model.
+pub const DEFAULT_MODERATION: &str = "openai:moderation:omni-moderation-latest";
 /// promptfoo's default embedding model.
 pub const DEFAULT_EMBEDDING: &str = "openai:embedding:text-embedding-3-large";
 
@@ -35,6 +37,7 @@ const EMBEDDING: &[&str] = &["similar", "answer-relevance"];
 enum Use {
     Text,
     Embedding,
+    Moderation,
 }
 
 impl Use {
@@ -42,6 +45,7 @@ impl Use {
         match self {
             Self::Text => "text",
             Self::Embedding => "embedding",
+            Self::Moderation => "moderation",
         }
     }
 }
@@ -92,21 +96,27 @@ impl GradingTargets {
         }
         let text = TEXT.contains(&base.as_str());
         let embedding = EMBEDDING.contains(&base.as_str());
-        if !text && !embedding {
+        let moderation = base == "moderation";
+        if !text && !embedding && !moderation {
             return node;
         }
         let spec = node.get("provider").or_else(|| options.and_then(|o| o.get("provider")));
         entries.retain(|(k, _)| !matches!(k.as_str(), Some("provider" | "embeddingProvider")));
         let pos = node.pos;
-        for (wanted, key) in [(text, Use::Text), (embedding, Use::Embedding)] {
+        let uses = [
+            (text, Use::Text),
+            (embedding, Use::Embedding),
+            (moderation, Use::Moderation),
+        ];
+        for (wanted, key) in uses {
             if !wanted {
                 continue;
             }
             if let Some(name) = self.target(spec, key, pos, diags) {
-                let key = if key == Use::Text {
-                    "provider"
-                } else {
+                let key = if key == Use::Embedding {
                     "embeddingProvider"
+                } else {
+                    "provider"
                 };
                 entries.push((text_node(key, pos), text_node(&name, pos)));
             }
@@ -124,13 +134,14 @@ impl GradingTargets {
         let default = match what {
             Use::Text => DEFAULT_TEXT,
             Use::Embedding => DEFAULT_EMBEDDING,
+            Use::Moderation => DEFAULT_MODERATION,
         };
         let chosen: Node = match spec {
             // promptfoo's default graders use OPENAI_API_KEY: without it nothing runs.
             None => default_provider(default, pos),
             Some(s) if s.as_map().is_some() && s.get("id").is_none() => match s.get(what.key()) {
                 Some(inner) => inner.clone(),
-                None if what == Use::Embedding => default_provider(default, pos),
+                None if what != Use::Text => default_provider(default, pos),
                 None => {
                     diags.error(
                         s.pos,
@@ -183,7 +194,7 @@ impl GradingTargets {
 /// The provider loader's id for a grading provider id: an OpenAI embedding model is an
 /// OpenAI target whose `embed` calls the embeddings API.
 fn loader_id(id: &str) -> String {
-    for prefix in ["openai:embedding:", "openai:embeddings:"] {
+    for prefix in ["openai:embedding:", "openai:embeddings:", "openai:moderation:"] {
         if let Some(model) = id.strip_prefix(prefix) {
             return format!("openai:{model}");
         }

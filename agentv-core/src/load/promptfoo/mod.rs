@@ -6,7 +6,6 @@
 mod grading;
 mod prompts;
 mod providers;
-mod template;
 mod test_list;
 
 use std::path::Path;
@@ -22,8 +21,8 @@ use crate::model::{Content, EvalCase, Message, Role, SourceRef};
 use crate::paths::Workspace;
 use crate::providers::TargetsFile;
 
+use crate::evaluators::nunjucks as template;
 pub use providers::Provider;
-pub use template::render as render_template;
 
 /// What a config loads into.
 pub struct Config {
@@ -355,10 +354,15 @@ fn graders_of(
     for (pos, e) in errors {
         diags.error(pos, format!("an assertion does not render for this test: {e}"), None);
     }
+    let before = diags.error_count();
     let list = grading.prepare(list, test.options.as_ref(), diags);
+    // A grading provider that cannot be made leaves its assertions ungradable: the rows do not
+    // run rather than run with another grader.
+    let provider_errors = diags.error_count() > before;
     let node = Node::new(NodeValue::Seq(list), test.pos);
     let mut cx = ParseContext::new(ws, dir, diags).with_generation(Generation::Promptfoo);
-    parse_graders(&node, &mut cx).map(Arc::from)
+    let graders = parse_graders(&node, &mut cx).map(Arc::from);
+    graders.filter(|_| !provider_errors)
 }
 
 /// `node` with every string rendered as a template of `vars`. Kept as written: `type`, a
