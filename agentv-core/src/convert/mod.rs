@@ -8,6 +8,7 @@
 //! when dropping it cannot change a score.
 
 mod edit;
+mod from_promptfoo;
 mod to_v2;
 mod to_v4;
 
@@ -48,6 +49,19 @@ pub fn detect(root: &Node, part: Part) -> Generation {
         Part::Suite => crate::load::generation::of_suite(root),
         Part::Sidecar => crate::load::generation::of_dataset_part(root),
     }
+}
+
+/// Whether `text` (the file `file`) is a promptfoo config, by the loader's rule; `false` for
+/// text that is not YAML.
+pub fn is_promptfoo(text: &str, file: &Path) -> bool {
+    parse_yaml(text).is_ok_and(|root| crate::load::generation::is_promptfoo_config(file, &root))
+}
+
+/// Converts the promptfoo config `text` of `file` to an AgentV 4.x suite
+/// (`docs/convert.md#from-promptfoo`). Errors: every construct that has no exact equivalent,
+/// each with its position, or the config's own errors.
+pub fn promptfoo_to_v4(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Diagnostic>> {
+    from_promptfoo::convert(text, file, dir)
 }
 
 /// Converts the YAML `text` of `file` to generation `to`. `dir` is the directory relative

@@ -18,7 +18,7 @@ mod metric_check;
 mod negate;
 pub mod promptfoo;
 mod promptfoo_check;
-mod promptfoo_text;
+pub(crate) mod promptfoo_text;
 pub mod rules;
 mod score;
 mod script_assertion;

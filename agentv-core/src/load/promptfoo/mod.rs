@@ -3,10 +3,10 @@
 //! provider a target the suite runs against, each assertion a grader read with promptfoo's
 //! names and scoring rules (`evaluators/rules.rs`).
 
-mod prompts;
+pub(crate) mod prompts;
 mod providers;
-mod template;
-mod test_list;
+pub(crate) mod template;
+pub(crate) mod test_list;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ const READ: &[&str] = &[
     "scenarios",
 ];
 /// Top-level keys that change nothing agentv computes, or that agentv sets another way.
-const IGNORED: &[&str] = &[
+pub(crate) const IGNORED: &[&str] = &[
     "outputPath",
     "sharing",
     "tags",
@@ -68,6 +68,58 @@ const UNSUPPORTED: &[&str] = &[
     "options",
 ];
 
+/// A config's parts before its rows are built: what `agentv convert` maps
+/// (`docs/convert.md#from-promptfoo`).
+pub(crate) struct Parts {
+    pub prompts: Vec<prompts::Prompt>,
+    pub providers: Vec<Provider>,
+    pub targets: TargetsFile,
+    /// Every test, expanded, in promptfoo's order (scenarios after the top-level tests).
+    pub tests: Vec<test_list::Test>,
+}
+
+/// Reads the parts of the config `root` as [`load`] does; problems are reported.
+pub(crate) fn parts(root: &Node, file: &Arc<Path>, dir: &Path, diags: &mut Diagnostics) -> Parts {
+    check_keys(root, diags);
+    let prompts = root
+        .get("prompts")
+        .map_or_else(default_prompts, |n| prompts::read(n, dir, diags));
+    let (providers, targets) = match root.get("providers") {
+        Some(node) => providers::read(node, file, diags),
+        None => {
+            diags.error(root.pos, "the promptfoo config has no `providers`", None);
+            (Vec::new(), no_targets(file))
+        }
+    };
+    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    if let Some(node) = root.get("scenarios") {
+        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
+    }
+    Parts {
+        prompts,
+        providers,
+        targets,
+        tests,
+    }
+}
+
+/// promptfoo's prompt when a config has none: the test's `prompt` var.
+fn default_prompts() -> Vec<prompts::Prompt> {
+    vec![prompts::Prompt {
+        raw: "{{prompt}}".to_owned(),
+        label: "{{prompt}}".to_owned(),
+    }]
+}
+
+fn no_targets(file: &Path) -> TargetsFile {
+    TargetsFile {
+        path: file.to_path_buf(),
+        targets: Vec::new(),
+        diagnostics: Vec::new(),
+        referenced_vars: Vec::new(),
+    }
+}
+
 /// Loads the config whose YAML tree is `root`.
 pub fn load(
     root: &Node,
@@ -82,14 +134,7 @@ pub fn load(
     let mark = diags.len();
     let prompts = root
         .get("prompts")
-        .map(|n| prompts::read(n, dir, diags))
-        .unwrap_or_else(|| {
-            // promptfoo's default: the test's `prompt` var, else nothing to send.
-            vec![prompts::Prompt {
-                raw: "{{prompt}}".to_owned(),
-                label: "{{prompt}}".to_owned(),
-            }]
-        });
+        .map_or_else(default_prompts, |n| prompts::read(n, dir, diags));
     let (providers, targets) = match root.get("providers") {
         Some(node) => providers::read(node, file, diags),
         None => {
@@ -98,15 +143,7 @@ pub fn load(
                 "the promptfoo config has no `providers`",
                 Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
             );
-            (
-                Vec::new(),
-                TargetsFile {
-                    path: file.to_path_buf(),
-                    targets: Vec::new(),
-                    diagnostics: Vec::new(),
-                    referenced_vars: Vec::new(),
-                },
-            )
+            (Vec::new(), no_targets(file))
         }
     };
     let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
@@ -211,13 +248,8 @@ struct Row<'r> {
 }
 
 impl Row<'_> {
-    /// The case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
     fn id(&self) -> String {
-        if self.prompt_count > 1 {
-            format!("test-{}-prompt-{}", self.test_index + 1, self.prompt_index + 1)
-        } else {
-            format!("test-{}", self.test_index + 1)
-        }
+        row_id(self.test_index, self.prompt_index, self.prompt_count)
     }
 
     /// The case of this row; `None` (reported) when its prompt does not render.
@@ -295,9 +327,18 @@ impl Row<'_> {
     }
 }
 
+/// A row's case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
+pub(crate) fn row_id(test_index: usize, prompt_index: usize, prompt_count: usize) -> String {
+    if prompt_count > 1 {
+        format!("test-{}-prompt-{}", test_index + 1, prompt_index + 1)
+    } else {
+        format!("test-{}", test_index + 1)
+    }
+}
+
 /// The messages a rendered prompt stands for: a JSON list of `{role, content}` is a chat;
 /// anything else one user message.
-fn messages_of(rendered: &str) -> Vec<Message> {
+pub(crate) fn messages_of(rendered: &str) -> Vec<Message> {
     let chat: Option<Vec<Message>> = rendered
         .trim_start()
         .starts_with('[')
@@ -351,7 +392,7 @@ fn graders_of(
 }
 
 /// `node` with every string rendered as a template of `vars` (a `type` is kept as written).
-fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
+pub(crate) fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
     let value = match &node.value {
         NodeValue::Str(text) if template::is_template(text) => match template::render(text, vars) {
             Ok(text) => NodeValue::Str(text),
