@@ -32,15 +32,7 @@ const ASSERTION_KEYS: &[&str] = &["type", "value", "weight", "metric"];
 
 /// Converts the promptfoo config `text` (file `file`, relative paths from `dir`).
 pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Diagnostic>> {
-    let mut diags = Diagnostics::new(file);
-    diags.set_source(text);
-    let root = match parse_yaml(text) {
-        Ok(root) => root,
-        Err(errors) => {
-            diags.yaml_syntax(&errors);
-            return Err(diags.into_vec());
-        }
-    };
+    let (root, mut diags) = super::parse(text, file)?;
     let file: Arc<Path> = Arc::from(file);
     let parts = pf::parts(&root, &file, dir, &mut diags);
     let mut out = Problems::default();
@@ -58,6 +50,7 @@ pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Dia
             );
         }
     }
+    check_env_reads(&root, &parts, &mut out);
     let ws = crate::paths::Workspace::from_cwd(dir.to_path_buf());
     let mut cases = String::new();
     for (test_index, test) in parts.tests.iter().enumerate() {
@@ -132,6 +125,41 @@ impl Problems {
                 diags.warn(pos, message, help);
             }
         }
+    }
+}
+
+/// Templates reading the environment (`{{ env.KEY }}`): rendering them would write the
+/// variable's value, perhaps a secret, into the suite (`docs/convert.md#from-promptfoo`).
+fn check_env_reads(root: &Node, parts: &pf::Parts, out: &mut Problems) {
+    let reads_env = |t: &str| pf::template::is_template(t) && (t.contains("env.") || t.contains("env["));
+    let prompts_pos = root.get("prompts").map_or(root.pos, |n| n.pos);
+    for prompt in parts.prompts.iter().filter(|p| reads_env(&p.raw)) {
+        out.error(
+            prompts_pos,
+            format!(
+                "prompt `{}` reads the environment: its value would be written into the suite",
+                prompt.label
+            ),
+            Some("pass the value as a test var instead"),
+        );
+    }
+    for test in &parts.tests {
+        for node in &test.assert {
+            strings_reading_env(node, &reads_env, out);
+        }
+    }
+}
+
+fn strings_reading_env(node: &Node, reads_env: &dyn Fn(&str) -> bool, out: &mut Problems) {
+    match &node.value {
+        NodeValue::Str(text) if reads_env(text) => out.error(
+            node.pos,
+            "this value reads the environment: its value would be written into the suite",
+            Some("pass the value as a test var instead"),
+        ),
+        NodeValue::Seq(items) => items.iter().for_each(|i| strings_reading_env(i, reads_env, out)),
+        NodeValue::Map(entries) => entries.iter().for_each(|(_, v)| strings_reading_env(v, reads_env, out)),
+        _ => {}
     }
 }
 
@@ -380,7 +408,8 @@ fn write_case(
         return;
     }
     if let Some(d) = &test.description {
-        let _ = writeln!(cases, "  # {}", d.replace(['\r', '\n'], " "));
+        let shown: String = d.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let _ = writeln!(cases, "  # {shown}");
     }
     let _ = writeln!(cases, "  - id: {}", json(&Value::from(id)));
     let messages = pf::messages_of(rendered);
@@ -543,5 +572,31 @@ mod tests {
         ))
         .expect_err("unmappable");
         assert_eq!(problems.len(), 2, "{problems:?}");
+    }
+
+    #[test]
+    fn templates_reading_the_environment_are_not_converted() {
+        let problems = convert_text(&config("      - {type: contains, value: '{{ env.HOME }}'}\n")).expect_err("env");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("6:33 this value reads the environment")),
+            "{problems:?}"
+        );
+        let yaml = "prompts: ['Key: {{ env.HOME }} {{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: a}\n    assert: [{type: contains, value: a}]\n";
+        let problems = convert_text(yaml).expect_err("env in a prompt");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("1:10 prompt `Key: {{ env.HOME }} {{q}}` reads the environment")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_description_with_control_characters_is_a_clean_comment() {
+        let yaml = "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - description: \"a\\x07b\\nc\"\n    vars: {q: a}\n    assert: [{type: contains, value: a}]\n";
+        let text = convert_text(yaml).expect("converts");
+        assert!(text.contains("  # a b c\n"), "{text}");
     }
 }

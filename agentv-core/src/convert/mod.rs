@@ -68,15 +68,7 @@ pub fn promptfoo_to_v4(text: &str, file: &Path, dir: &Path) -> Result<Converted,
 /// file names in the file resolve against (prompt files). Errors: every construct that has
 /// no equivalent, each with its position, or the YAML syntax errors.
 pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) -> Result<Converted, Vec<Diagnostic>> {
-    let mut diags = Diagnostics::new(file);
-    diags.set_source(text);
-    let root = match parse_yaml(text) {
-        Ok(root) => root,
-        Err(errors) => {
-            diags.yaml_syntax(&errors);
-            return Err(diags.into_vec());
-        }
-    };
+    let (root, mut diags) = parse(text, file)?;
     if root.as_map().is_none() {
         diags.error(
             root.pos,
@@ -109,6 +101,19 @@ pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) 
         from,
         warnings: diags.into_vec(),
     })
+}
+
+/// The tree of `text` and the diagnostics of `file` (its source set), or the YAML errors.
+fn parse(text: &str, file: &Path) -> Result<(Node, Diagnostics), Vec<Diagnostic>> {
+    let mut diags = Diagnostics::new(file);
+    diags.set_source(text);
+    match parse_yaml(text) {
+        Ok(root) => Ok((root, diags)),
+        Err(errors) => {
+            diags.yaml_syntax(&errors);
+            Err(diags.into_vec())
+        }
+    }
 }
 
 /// One pass over the tree of `text`: `step` collects edits, which are applied and checked to

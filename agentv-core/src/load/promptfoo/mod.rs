@@ -81,26 +81,46 @@ pub(crate) struct Parts {
 /// Reads the parts of the config `root` as [`load`] does; problems are reported.
 pub(crate) fn parts(root: &Node, file: &Arc<Path>, dir: &Path, diags: &mut Diagnostics) -> Parts {
     check_keys(root, diags);
+    let (prompts, providers, targets) = heads(root, file, dir, diags);
+    Parts {
+        prompts,
+        providers,
+        targets,
+        tests: tests_of(root, dir, diags),
+    }
+}
+
+/// The config's prompts, and its providers with the targets they make.
+fn heads(
+    root: &Node,
+    file: &Arc<Path>,
+    dir: &Path,
+    diags: &mut Diagnostics,
+) -> (Vec<prompts::Prompt>, Vec<Provider>, TargetsFile) {
     let prompts = root
         .get("prompts")
         .map_or_else(default_prompts, |n| prompts::read(n, dir, diags));
     let (providers, targets) = match root.get("providers") {
         Some(node) => providers::read(node, file, diags),
         None => {
-            diags.error(root.pos, "the promptfoo config has no `providers`", None);
+            diags.error(
+                root.pos,
+                "the promptfoo config has no `providers`",
+                Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
+            );
             (Vec::new(), no_targets(file))
         }
     };
+    (prompts, providers, targets)
+}
+
+/// Every test, expanded: the top-level tests, then the scenarios'.
+fn tests_of(root: &Node, dir: &Path, diags: &mut Diagnostics) -> Vec<test_list::Test> {
     let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
     if let Some(node) = root.get("scenarios") {
         tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
     }
-    Parts {
-        prompts,
-        providers,
-        targets,
-        tests,
-    }
+    tests
 }
 
 /// promptfoo's prompt when a config has none: the test's `prompt` var.
@@ -132,20 +152,7 @@ pub fn load(
     check_keys(root, diags);
     let before = diags.error_count();
     let mark = diags.len();
-    let prompts = root
-        .get("prompts")
-        .map_or_else(default_prompts, |n| prompts::read(n, dir, diags));
-    let (providers, targets) = match root.get("providers") {
-        Some(node) => providers::read(node, file, diags),
-        None => {
-            diags.error(
-                root.pos,
-                "the promptfoo config has no `providers`",
-                Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
-            );
-            (Vec::new(), no_targets(file))
-        }
-    };
+    let (prompts, providers, targets) = heads(root, file, dir, diags);
     let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
         diags
             .since(mark)
@@ -161,10 +168,7 @@ pub fn load(
                 ToString::to_string,
             )
     });
-    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
-    if let Some(node) = root.get("scenarios") {
-        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
-    }
+    let tests = tests_of(root, dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     for (test_index, test) in tests.iter().enumerate() {
