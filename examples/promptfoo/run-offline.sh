@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the promptfoo examples offline: starts the fake model server (this repository's bench
-# tools) on 127.0.0.1:8931 following fake-model.yaml, points promptfoo's OpenAI variables at
+# tools) on 127.0.0.1:8931 following fake-model.json, points promptfoo's OpenAI variables at
 # it, and runs each config. With PROMPTFOO=path/to/promptfoo the same configs run through
 # promptfoo instead (e.g. compat/promptfoo/.npm/node_modules/.bin/promptfoo).
 #   examples/promptfoo/run-offline.sh [deterministic|llm-rubric|rag ...] [-- agentv eval flags]
@@ -17,7 +17,7 @@ if [ -z "${AGENTV:-}" ] && [ -z "${PROMPTFOO:-}" ]; then
   cargo build -q --bin agentv
   AGENTV=target/debug/agentv
 fi
-target/debug/fake-model-server --port "$port" --script examples/promptfoo/fake-model.yaml >/dev/null &
+target/debug/fake-model-server --port "$port" --script examples/promptfoo/fake-model.json >/dev/null &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
