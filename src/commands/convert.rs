@@ -34,6 +34,17 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
         None => ("", text.as_str()),
     };
     let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    if part == Part::Suite && convert::is_promptfoo(body, &path) {
+        if args.to == Some(ConvertTo::V2) {
+            printer.error(&format!(
+                "{}: a promptfoo config converts to AgentV 4.x (`--to v4`); convert that to 2.x in a second step",
+                path.display()
+            ));
+            return ExitStatus::Config;
+        }
+        let converted = convert::promptfoo_to_v4(body, &path, &dir);
+        return write(converted, Generation::V4, &path, bom, &args, &printer);
+    }
     let to = match args.to {
         Some(ConvertTo::V4) => Generation::V4,
         Some(ConvertTo::V2) => Generation::V2,
@@ -42,7 +53,20 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
             _ => Generation::V4,
         },
     };
-    let converted = match convert::convert(body, &path, &dir, part, to) {
+    let converted = convert::convert(body, &path, &dir, part, to);
+    write(converted, to, &path, bom, &args, &printer)
+}
+
+/// Reports a conversion and writes its text where `args` say.
+fn write(
+    converted: Result<convert::Converted, Vec<agentv_core::config::Diagnostic>>,
+    to: Generation,
+    path: &Path,
+    bom: &str,
+    args: &ConvertArgs,
+    printer: &Printer,
+) -> ExitStatus {
+    let converted = match converted {
         Ok(converted) => converted,
         Err(problems) => {
             printer.diagnostics(&problems);
@@ -60,7 +84,11 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
         printer.note(&format!("{} is already {}; unchanged", path.display(), name(to)));
     }
     let text = format!("{bom}{}", converted.text);
-    let target = if args.in_place { Some(path.clone()) } else { args.out };
+    let target = if args.in_place {
+        Some(path.to_path_buf())
+    } else {
+        args.out.clone()
+    };
     match target {
         Some(out) => match std::fs::write(&out, text) {
             Ok(()) => {

@@ -30,6 +30,7 @@ mod llm_providers;
 mod persistent_judges;
 mod promptfoo_configs;
 mod promptfoo_model_graded;
+mod promptfoo_convert;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

@@ -8,6 +8,7 @@
 //! when dropping it cannot change a score.
 
 mod edit;
+mod from_promptfoo;
 mod to_v2;
 mod to_v4;
 
@@ -50,19 +51,24 @@ pub fn detect(root: &Node, part: Part) -> Generation {
     }
 }
 
+/// Whether `text` (the file `file`) is a promptfoo config, by the loader's rule; `false` for
+/// text that is not YAML.
+pub fn is_promptfoo(text: &str, file: &Path) -> bool {
+    parse_yaml(text).is_ok_and(|root| crate::load::generation::is_promptfoo_config(file, &root))
+}
+
+/// Converts the promptfoo config `text` of `file` to an AgentV 4.x suite
+/// (`docs/convert.md#from-promptfoo`). Errors: every construct that has no exact equivalent,
+/// each with its position, or the config's own errors.
+pub fn promptfoo_to_v4(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Diagnostic>> {
+    from_promptfoo::convert(text, file, dir)
+}
+
 /// Converts the YAML `text` of `file` to generation `to`. `dir` is the directory relative
 /// file names in the file resolve against (prompt files). Errors: every construct that has
 /// no equivalent, each with its position, or the YAML syntax errors.
 pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) -> Result<Converted, Vec<Diagnostic>> {
-    let mut diags = Diagnostics::new(file);
-    diags.set_source(text);
-    let root = match parse_yaml(text) {
-        Ok(root) => root,
-        Err(errors) => {
-            diags.yaml_syntax(&errors);
-            return Err(diags.into_vec());
-        }
-    };
+    let (root, mut diags) = parse(text, file)?;
     if root.as_map().is_none() {
         diags.error(
             root.pos,
@@ -95,6 +101,19 @@ pub fn convert(text: &str, file: &Path, dir: &Path, part: Part, to: Generation) 
         from,
         warnings: diags.into_vec(),
     })
+}
+
+/// The tree of `text` and the diagnostics of `file` (its source set), or the YAML errors.
+fn parse(text: &str, file: &Path) -> Result<(Node, Diagnostics), Vec<Diagnostic>> {
+    let mut diags = Diagnostics::new(file);
+    diags.set_source(text);
+    match parse_yaml(text) {
+        Ok(root) => Ok((root, diags)),
+        Err(errors) => {
+            diags.yaml_syntax(&errors);
+            Err(diags.into_vec())
+        }
+    }
 }
 
 /// One pass over the tree of `text`: `step` collects edits, which are applied and checked to

@@ -20,7 +20,7 @@ pub mod nunjucks;
 pub mod promptfoo;
 mod promptfoo_check;
 mod promptfoo_graded;
-mod promptfoo_text;
+pub(crate) mod promptfoo_text;
 pub mod rules;
 mod score;
 mod script_assertion;

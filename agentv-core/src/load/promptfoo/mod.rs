@@ -4,9 +4,9 @@
 //! names and scoring rules (`evaluators/rules.rs`).
 
 mod grading;
-mod prompts;
+pub(crate) mod prompts;
 mod providers;
-mod test_list;
+pub(crate) mod test_list;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use crate::model::{Content, EvalCase, Message, Role, SourceRef};
 use crate::paths::Workspace;
 use crate::providers::TargetsFile;
 
-use crate::evaluators::nunjucks as template;
+pub(crate) use crate::evaluators::nunjucks as template;
 pub use providers::Provider;
 
 /// What a config loads into.
@@ -48,7 +48,7 @@ const READ: &[&str] = &[
     "scenarios",
 ];
 /// Top-level keys that change nothing agentv computes, or that agentv sets another way.
-const IGNORED: &[&str] = &[
+pub(crate) const IGNORED: &[&str] = &[
     "outputPath",
     "sharing",
     "tags",
@@ -69,6 +69,79 @@ const UNSUPPORTED: &[&str] = &[
     "options",
 ];
 
+/// A config's parts before its rows are built: what `agentv convert` maps
+/// (`docs/convert.md#from-promptfoo`).
+pub(crate) struct Parts {
+    pub prompts: Vec<prompts::Prompt>,
+    pub providers: Vec<Provider>,
+    pub targets: TargetsFile,
+    /// Every test, expanded, in promptfoo's order (scenarios after the top-level tests).
+    pub tests: Vec<test_list::Test>,
+}
+
+/// Reads the parts of the config `root` as [`load`] does; problems are reported.
+pub(crate) fn parts(root: &Node, file: &Arc<Path>, dir: &Path, diags: &mut Diagnostics) -> Parts {
+    check_keys(root, diags);
+    let (prompts, providers, targets) = heads(root, file, dir, diags);
+    Parts {
+        prompts,
+        providers,
+        targets,
+        tests: tests_of(root, dir, diags),
+    }
+}
+
+/// The config's prompts, and its providers with the targets they make.
+fn heads(
+    root: &Node,
+    file: &Arc<Path>,
+    dir: &Path,
+    diags: &mut Diagnostics,
+) -> (Vec<prompts::Prompt>, Vec<Provider>, TargetsFile) {
+    let prompts = root
+        .get("prompts")
+        .map_or_else(default_prompts, |n| prompts::read(n, dir, diags));
+    let (providers, targets) = match root.get("providers") {
+        Some(node) => providers::read(node, file, diags),
+        None => {
+            diags.error(
+                root.pos,
+                "the promptfoo config has no `providers`",
+                Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
+            );
+            (Vec::new(), no_targets(file))
+        }
+    };
+    (prompts, providers, targets)
+}
+
+/// Every test, expanded: the top-level tests, then the scenarios'.
+fn tests_of(root: &Node, dir: &Path, diags: &mut Diagnostics) -> Vec<test_list::Test> {
+    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
+    if let Some(node) = root.get("scenarios") {
+        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
+    }
+    tests
+}
+
+/// promptfoo's prompt when a config has none: the test's `prompt` var.
+fn default_prompts() -> Vec<prompts::Prompt> {
+    vec![prompts::Prompt {
+        raw: "{{prompt}}".to_owned(),
+        label: "{{prompt}}".to_owned(),
+    }]
+}
+
+fn no_targets(file: &Path) -> TargetsFile {
+    TargetsFile {
+        path: file.to_path_buf(),
+        targets: Vec::new(),
+        diagnostics: Vec::new(),
+        referenced_vars: Vec::new(),
+        grading_only: Vec::new(),
+    }
+}
+
 /// Loads the config whose YAML tree is `root`.
 pub fn load(
     root: &Node,
@@ -81,36 +154,7 @@ pub fn load(
     check_keys(root, diags);
     let before = diags.error_count();
     let mark = diags.len();
-    let prompts = root
-        .get("prompts")
-        .map(|n| prompts::read(n, dir, diags))
-        .unwrap_or_else(|| {
-            // promptfoo's default: the test's `prompt` var, else nothing to send.
-            vec![prompts::Prompt {
-                raw: "{{prompt}}".to_owned(),
-                label: "{{prompt}}".to_owned(),
-            }]
-        });
-    let (providers, targets) = match root.get("providers") {
-        Some(node) => providers::read(node, file, diags),
-        None => {
-            diags.error(
-                root.pos,
-                "the promptfoo config has no `providers`",
-                Some("add `providers: [echo]`, or `providers: [openai:chat:gpt-4o-mini]`".to_owned()),
-            );
-            (
-                Vec::new(),
-                TargetsFile {
-                    path: file.to_path_buf(),
-                    targets: Vec::new(),
-                    diagnostics: Vec::new(),
-                    referenced_vars: Vec::new(),
-                    grading_only: Vec::new(),
-                },
-            )
-        }
-    };
+    let (prompts, providers, targets) = heads(root, file, dir, diags);
     let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
         diags
             .since(mark)
@@ -126,10 +170,7 @@ pub fn load(
                 ToString::to_string,
             )
     });
-    let mut tests = test_list::read(root.get("tests"), root.get("defaultTest"), dir, diags);
-    if let Some(node) = root.get("scenarios") {
-        tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
-    }
+    let tests = tests_of(root, dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     let mut grading = grading::GradingTargets::new(file);
@@ -219,13 +260,8 @@ struct Row<'r> {
 }
 
 impl Row<'_> {
-    /// The case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
     fn id(&self) -> String {
-        if self.prompt_count > 1 {
-            format!("test-{}-prompt-{}", self.test_index + 1, self.prompt_index + 1)
-        } else {
-            format!("test-{}", self.test_index + 1)
-        }
+        row_id(self.test_index, self.prompt_index, self.prompt_count)
     }
 
     /// The case of this row; `None` (reported) when its prompt does not render.
@@ -303,9 +339,18 @@ impl Row<'_> {
     }
 }
 
+/// A row's case id: `test-<n>`, and `-prompt-<n>` when the config has several prompts.
+pub(crate) fn row_id(test_index: usize, prompt_index: usize, prompt_count: usize) -> String {
+    if prompt_count > 1 {
+        format!("test-{}-prompt-{}", test_index + 1, prompt_index + 1)
+    } else {
+        format!("test-{}", test_index + 1)
+    }
+}
+
 /// The messages a rendered prompt stands for: a JSON list of `{role, content}` is a chat;
 /// anything else one user message.
-fn messages_of(rendered: &str) -> Vec<Message> {
+pub(crate) fn messages_of(rendered: &str) -> Vec<Message> {
     let chat: Option<Vec<Message>> = rendered
         .trim_start()
         .starts_with('[')
@@ -368,7 +413,7 @@ fn graders_of(
 /// `node` with every string rendered as a template of `vars`. Kept as written: `type`, a
 /// grading `provider` (its `{{ env.X }}` keys become secrets references) and `rubricPrompt`
 /// (rendered when it grades, with the answer).
-fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
+pub(crate) fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
     let value = match &node.value {
         NodeValue::Str(text) if template::is_template(text) => match template::render(text, vars) {
             Ok(text) => NodeValue::Str(text),

@@ -1,0 +1,187 @@
+//! `agentv convert` of promptfoo configs: a config and its AgentV 4.x conversion give the same
+//! verdicts and scores on every row, what cannot be mapped is listed with its lines and
+//! nothing is written.
+
+use agentv_testkit::{Project, make_executable};
+
+/// Deterministic checks on every construct the conversion maps: list vars, two prompts (one a
+/// file), `defaultTest`, CSV tests, `not-`, `weight`, a test `threshold`, `equals` and
+/// `starts-with` (which 4.x spells as anchored patterns), the `*-any`/`*-all` comma lists.
+const CONFIG: &str = r#"description: capitals
+prompts:
+  - "What is the capital of {{country}}?"
+  - file://terse.txt
+providers:
+  - PROVIDER
+defaultTest:
+  assert:
+    - type: icontains
+      value: "{{country}}"
+      metric: on-topic
+tests:
+  - description: two countries
+    vars: {country: [France, Spain]}
+    assert:
+      - type: contains
+        value: capital
+        weight: 2
+      - type: not-equals
+        value: "What is the capital of Spain?"
+      - type: starts-with
+        value: "What (is)"
+  - vars: {country: Peru}
+    threshold: 0.5
+    assert:
+      - {type: contains-any, value: "lima, LIMA"}
+      - {type: regex, value: "c.p+ital"}
+      - {type: is-json}
+  - vars: {country: "a.b (c)"}
+    assert:
+      - {type: equals, value: "What is the capital of a.b (c)?"}
+      - {type: not-contains, value: 42, weight: 0}
+  - file://tests.csv
+"#;
+
+fn project(provider: &str) -> Project {
+    let p = Project::new()
+        .file("promptfooconfig.yaml", &CONFIG.replace("PROVIDER", provider))
+        .file("terse.txt", "Answer tersely: {{country}}\n")
+        .file(
+            "tests.csv",
+            "country,__expected\nChile,contains:Chile\nPeru,icontains-all:peru;x\n",
+        )
+        .file(
+            "agent.sh",
+            "#!/bin/sh\nprintf 'The capital you asked about: %s' \"$1\"\n",
+        );
+    make_executable(&p.path().join("agent.sh"));
+    p
+}
+
+/// The targets the converted suite lists in its header comment, as a targets file.
+fn targets_from_header(suite: &str) -> String {
+    suite
+        .lines()
+        .skip_while(|l| *l != "# targets:")
+        .take_while(|l| l.starts_with('#'))
+        .map(|l| format!("{}\n", l.trim_start_matches('#').strip_prefix(' ').unwrap_or_default()))
+        .collect()
+}
+
+/// (id, verdict, score) of every record of a results file, by id.
+fn verdicts(p: &Project, rel: &str) -> Vec<(String, String, f64)> {
+    let mut rows: Vec<(String, String, f64)> = p
+        .results(rel)
+        .iter()
+        .map(|r| {
+            (
+                r["eval_id"].as_str().unwrap_or_default().to_owned(),
+                r["verdict"].as_str().unwrap_or_default().to_owned(),
+                r["score"].as_f64().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
+}
+
+fn assert_same_verdicts(provider: &str) {
+    let p = project(provider);
+    let converted = p.run(&["convert", "promptfooconfig.yaml", "--out", "suite.yaml"]);
+    converted
+        .code(0)
+        .stderr_has("promptfooconfig.yaml:11:15: warning: `metric` is not carried over");
+    let suite = std::fs::read_to_string(p.path().join("suite.yaml")).expect("converted suite");
+    assert!(
+        suite.contains("\ntests:\n") && suite.contains("execution: {threshold: 1.0}"),
+        "{suite}"
+    );
+    std::fs::write(p.path().join("targets.yaml"), targets_from_header(&suite)).expect("targets");
+
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "pf.jsonl"]).code(1);
+    p.run(&["eval", "suite.yaml", "--targets", "targets.yaml", "--out", "v4.jsonl"])
+        .code(0);
+    let (config, suite_rows) = (verdicts(&p, "pf.jsonl"), verdicts(&p, "v4.jsonl"));
+    assert_eq!(config.len(), 12, "{provider}: {config:?}");
+    assert_eq!(
+        config, suite_rows,
+        "{provider}: the config's rows, then the converted suite's"
+    );
+    let passes = config.iter().filter(|r| r.1 == "pass").count();
+    assert!(
+        passes > 0 && passes < config.len(),
+        "{provider}: both verdicts occur: {config:?}"
+    );
+}
+
+#[test]
+fn a_promptfoo_config_and_its_4x_conversion_give_the_same_verdicts_with_echo() {
+    assert_same_verdicts("echo");
+}
+
+#[test]
+fn a_promptfoo_config_and_its_4x_conversion_give_the_same_verdicts_with_exec() {
+    assert_same_verdicts("exec:./agent.sh");
+}
+
+#[test]
+fn constructs_without_an_exact_4x_equivalent_are_listed_and_nothing_is_written() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        r#"prompts: ["Q: {{q}}"]
+providers: [echo]
+tests:
+  - vars: {q: a}
+    options: {provider: echo}
+    assert:
+      - type: javascript
+        value: output.length > 1
+      - type: llm-rubric
+        value: is kind
+      - type: assert-set
+        assert: [{type: contains, value: a}]
+      - type: contains
+        value: a
+        transform: output.trim()
+      - type: equals
+        value: {a: 1}
+      - type: regex
+        value: "(?i)q"
+  - vars: {q: b}
+"#,
+    );
+    let run = p.run(&["convert", "promptfooconfig.yaml", "--out", "suite.yaml"]);
+    run.code(1)
+        .stderr_has("promptfooconfig.yaml:5:5: error: `options` of a test has no AgentV 4.x equivalent")
+        .stderr_has("promptfooconfig.yaml:7:15: error: `javascript` cannot be converted")
+        .stderr_has("promptfooconfig.yaml:9:15: error: `llm-rubric` cannot be converted")
+        .stderr_has("promptfooconfig.yaml:11:15: error: `assert-set` cannot be converted")
+        .stderr_has("promptfooconfig.yaml:15:9: error: `transform` of this `contains` assertion")
+        .stderr_has("promptfooconfig.yaml:16:15: error: `equals` cannot be converted: a structured `value`")
+        .stderr_has(
+            "promptfooconfig.yaml:18:9: error: the pattern `(?i)q` is not a valid JavaScript regular expression",
+        )
+        .stderr_has("promptfooconfig.yaml:20:5: error: a test without assertions passes in promptfoo")
+        .stderr_has("nothing was written");
+    assert!(!p.path().join("suite.yaml").exists(), "nothing is written");
+}
+
+#[test]
+fn a_promptfoo_config_converts_to_4x_only() {
+    let p = project("echo");
+    p.run(&["convert", "promptfooconfig.yaml", "--to", "v2"])
+        .code(2)
+        .stderr_has("a promptfoo config converts to AgentV 4.x");
+    p.run(&["convert", "promptfooconfig.yaml", "--to", "v4"]).code(0);
+}
+
+#[test]
+fn the_deterministic_promptfoo_example_says_its_assertion_set_does_not_convert() {
+    let root = agentv_testkit::repo_root();
+    let run = agentv_testkit::Run::of(&mut agentv_testkit::agentv(
+        &root,
+        &["convert", "examples/promptfoo/deterministic/promptfooconfig.yaml"],
+    ));
+    run.code(1)
+        .stderr_has("promptfooconfig.yaml:46:15: error: `assert-set` cannot be converted");
+}
