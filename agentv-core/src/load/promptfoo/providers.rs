@@ -140,6 +140,12 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
     };
     let cfg = |k: &str| config_value(config, k);
     let text = |t: String| Some(text_node(t, pos));
+    // A key none of whose variables is set is referenced anyway, so that `validate` warns and a
+    // run stops with the usual "variable is not set" error, as for any target.
+    let key_ref = |vars: &[&str]| {
+        let var = env_ref(vars).unwrap_or_else(|| format!("${{{{ {} }}}}", vars[0]));
+        Some(text_node(var, pos))
+    };
     let env_ref = |vars: &[&str]| env_ref(vars).map(|t| text_node(t, pos));
     if id == "echo" {
         set("provider", text("echo".to_owned()));
@@ -161,7 +167,7 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
                 .or(host)
                 .or_else(|| env_ref(&["OPENAI_BASE_URL", "OPENAI_API_BASE_URL"])),
         );
-        set("api_key", cfg("apiKey").or_else(|| env_ref(&["OPENAI_API_KEY"])));
+        set("api_key", cfg("apiKey").or_else(|| key_ref(&["OPENAI_API_KEY"])));
         set("organization", cfg("organization"));
     } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
         .iter()
@@ -175,7 +181,7 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
         set(
             "api_key",
-            cfg("apiKey").or_else(|| env_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
+            cfg("apiKey").or_else(|| key_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
         );
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
         set("provider", text("anthropic".to_owned()));
@@ -184,7 +190,7 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             "base_url",
             cfg("apiBaseUrl").or_else(|| env_ref(&["ANTHROPIC_BASE_URL"])),
         );
-        set("api_key", cfg("apiKey").or_else(|| env_ref(&["ANTHROPIC_API_KEY"])));
+        set("api_key", cfg("apiKey").or_else(|| key_ref(&["ANTHROPIC_API_KEY"])));
     } else {
         diags.error(
             pos,
