@@ -27,6 +27,7 @@ mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
 mod promptfoo_configs;
+mod promptfoo_providers;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

@@ -267,6 +267,7 @@ impl Tally {
                         file: file.to_path_buf(),
                         line,
                         errors: vec![why],
+                        metadata: case.case.metadata,
                     });
                 }
             }

@@ -105,6 +105,7 @@ pub fn load(
                     targets: Vec::new(),
                     diagnostics: Vec::new(),
                     referenced_vars: Vec::new(),
+                    aliases: Vec::new(),
                 },
             )
         }
@@ -157,7 +158,10 @@ pub fn load(
                 })
                 .ok_or_else(|| {
                     let reported: Vec<_> = grader_errors.iter().chain(diags.since(row_mark)).cloned().collect();
-                    InvalidCase::new(Some(row.id()), file, test.pos.line, &reported)
+                    let mut invalid = InvalidCase::new(Some(row.id()), file, test.pos.line, &reported);
+                    let keys = row.keys(file, &row.prompt.raw);
+                    invalid.metadata = Some(Map::from_iter([("promptfoo".to_owned(), keys)]));
+                    invalid
                 }),
             );
         }

@@ -32,6 +32,7 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         targets: Vec::new(),
         diagnostics: Vec::new(),
         referenced_vars: Vec::new(),
+        aliases: Vec::new(),
     };
     for item in items {
         let (id, label, config) = match &item.value {
@@ -90,6 +91,10 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
             file: file.clone(),
             source: diags.source(),
         });
+        targets.aliases.push((id.clone(), target.clone()));
+        if let Some(label) = &label {
+            targets.aliases.push((label.clone(), target.clone()));
+        }
         providers.push(Provider { id, label, target });
     }
     (providers, targets)
