@@ -78,3 +78,218 @@ fn an_invalid_promptfoo_row_is_an_errored_row_of_the_json_output() {
         assert!(error.contains("no-such-type"), "{error}");
     }
 }
+
+const PYTHON_PROVIDER: &str = r#"import os
+
+def call_api(prompt, options, context):
+    suffix = options["config"]["suffix"]
+    return {
+        "output": "py %s %s%s pid=%d" % (prompt, context["vars"]["name"], suffix, os.getpid()),
+        "tokenUsage": {"prompt": 4, "completion": 3, "total": 7},
+    }
+
+async def failing(prompt, options, context):
+    return {"error": "backend down"}
+"#;
+
+const JS_PROVIDER: &str = r#"class Shouter {
+  constructor(options) { this.config = options.config; }
+  id() { return 'shouter'; }
+  async callApi(prompt, context) {
+    return { output: `js ${prompt.toUpperCase()} ${context.vars.name}${this.config.suffix} pid=${process.pid}` };
+  }
+}
+module.exports = Shouter;
+"#;
+
+fn pids(rows: &[Value], label: &str) -> Vec<String> {
+    let mut pids: Vec<String> = rows
+        .iter()
+        .filter(|r| r["provider"]["label"] == label)
+        .filter_map(|r| r["response"]["output"].as_str())
+        .filter_map(|o| o.rsplit_once("pid=").map(|(_, pid)| pid.to_owned()))
+        .collect();
+    pids.sort();
+    pids.dedup();
+    pids
+}
+
+#[test]
+fn python_and_javascript_providers_answer_from_warm_workers() {
+    if !agentv_testkit::toolchains::require("node", "the javascript provider")
+        || !agentv_testkit::toolchains::require("python3", "the python provider")
+    {
+        return;
+    }
+    let p = Project::new()
+        .file("provider.py", PYTHON_PROVIDER)
+        .file("shout.js", JS_PROVIDER)
+        .file(
+            "promptfooconfig.yaml",
+            r#"prompts: ['hi {{name}}']
+providers:
+  - id: python:provider.py
+    label: py
+    config: {suffix: '!'}
+  - id: file://shout.js
+    label: js
+    config: {suffix: '?'}
+  - id: python:provider.py:failing
+    label: down
+tests:
+  - vars: {name: Bob}
+    assert: [{type: contains, value: 'Bob'}]
+  - vars: {name: Ann}
+    assert: [{type: contains, value: 'Ann'}]
+  - vars: {name: Eve}
+    assert: [{type: contains, value: 'Eve'}]
+"#,
+        );
+    // The failing provider's rows could not run: incomplete.
+    p.run(&["eval", "promptfooconfig.yaml", "--workers", "1", "--out", "out.json"])
+        .code(3);
+    let rows = rows(&p, "out.json");
+    assert_eq!(rows.len(), 9, "{rows:?}");
+    let out = |label: &str, test: u64| {
+        rows.iter()
+            .find(|r| r["provider"]["label"] == label && r["testIdx"] == test)
+            .map(|r| {
+                (
+                    r["response"]["output"].as_str().unwrap_or_default().to_owned(),
+                    r["success"].clone(),
+                )
+            })
+            .unwrap_or_default()
+    };
+    assert!(out("py", 0).0.starts_with("py hi Bob Bob! pid="), "{:?}", out("py", 0));
+    assert!(out("js", 1).0.starts_with("js HI ANN Ann? pid="), "{:?}", out("js", 1));
+    assert_eq!(out("py", 2).1, true);
+    // One warm process per language served every row (one worker).
+    assert_eq!(pids(&rows, "py").len(), 1, "{rows:?}");
+    assert_eq!(pids(&rows, "js").len(), 1, "{rows:?}");
+    let down: Vec<&Value> = rows.iter().filter(|r| r["provider"]["label"] == "down").collect();
+    assert_eq!(down.len(), 3);
+    for row in down {
+        assert_eq!(row["success"], false);
+        assert_eq!(row["failureReason"], 2);
+        assert!(
+            row["error"].as_str().unwrap_or_default().contains("backend down"),
+            "{row}"
+        );
+    }
+    let records = p.results("out.jsonl");
+    let py = records.iter().find(|r| r["target"] == "py").expect("a py record");
+    assert_eq!(py["token_usage"]["input"], 4, "{py}");
+}
+
+#[tokio::test]
+async fn http_webhook_and_google_providers_call_their_servers() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    if !agentv_testkit::toolchains::require("node", "the JavaScript transforms") {
+        return;
+    }
+    let server = agentv_testkit::llm::FakeLlm::start().await;
+    Mock::given(method("POST"))
+        .and(path("/hook"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"output": "hooked"})))
+        .with_priority(1)
+        .mount(server.server())
+        .await;
+    let base = server.uri();
+    let secret = "tok-'\"$(secret)";
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            r#"prompts: ['Capital of {{{{country}}}}?']
+providers:
+  - id: http
+    label: plain
+    config:
+      url: {base}/v1/chat/completions
+      headers: {{Authorization: 'Bearer {{{{ env.HTTP_TOKEN }}}}'}}
+      body:
+        model: fake
+        messages: [{{role: user, content: '{{{{prompt}}}} ({{{{country}}}})'}}]
+      transformResponse: json.choices[0].message.content
+  - id: {base}/v1/chat/completions
+    label: shaped
+    config:
+      method: post
+      body: {{model: fake, messages: [{{role: user, content: '{{{{prompt}}}}'}}]}}
+      transformRequest: prompt + ' Answer briefly.'
+      transformResponse: '(json, text) => json.choices[0].message.content.toUpperCase()'
+  - webhook:{base}/hook
+  - id: google:gemini-fake
+    config: {{apiBaseUrl: '{base}', apiKey: '{{{{ env.HTTP_TOKEN }}}}'}}
+tests:
+  - vars: {{country: France}}
+    assert: [{{type: icontains, value: '4'}}]
+"#
+        ),
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    cmd.env("HTTP_TOKEN", secret);
+    let run = p.output_async(cmd).await;
+    // The webhook's answer has no 4: that row fails.
+    run.code(1);
+    let rows = rows(&p, "out.json");
+    let outputs: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let label = r["provider"]["label"].as_str().unwrap_or_default();
+            let name = if label.is_empty() {
+                r["provider"]["id"].as_str().unwrap_or_default()
+            } else {
+                label
+            };
+            (
+                name.to_owned(),
+                r["response"]["output"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outputs,
+        vec![
+            ("plain".to_owned(), "2+2 is 4.".to_owned()),
+            ("shaped".to_owned(), "2+2 IS 4.".to_owned()),
+            (format!("webhook:{base}/hook"), "hooked".to_owned()),
+            ("google:gemini-fake".to_owned(), "2+2 is 4.".to_owned()),
+        ]
+    );
+    let sent = server.requests().await;
+    let bodies: Vec<(String, Value)> = sent
+        .iter()
+        .map(|r| {
+            (
+                r.url.path().to_owned(),
+                serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let plain = sent
+        .iter()
+        .find(|r| r.headers.get("authorization").is_some())
+        .expect("the plain provider's request");
+    assert_eq!(
+        plain.headers.get("authorization").and_then(|v| v.to_str().ok()),
+        Some(format!("Bearer {secret}").as_str())
+    );
+    let contents: Vec<&str> = bodies
+        .iter()
+        .filter_map(|(_, b)| b.pointer("/messages/0/content").and_then(Value::as_str))
+        .collect();
+    assert!(contents.contains(&"Capital of France? (France)"), "{bodies:?}");
+    assert!(contents.contains(&"Capital of France? Answer briefly."), "{bodies:?}");
+    let hook = bodies.iter().find(|(p, _)| p == "/hook").expect("webhook call");
+    assert_eq!(hook.1, json!({"prompt": "Capital of France?"}));
+    assert!(
+        bodies.iter().any(|(p, _)| p.contains("gemini-fake:generateContent")),
+        "{bodies:?}"
+    );
+    for file in agentv_testkit::walk(p.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+        assert!(!text.contains(secret), "{} holds the token", file.display());
+    }
+}

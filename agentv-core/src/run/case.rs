@@ -34,6 +34,13 @@ fn make_request(
         eval_dir: Some(case.eval_dir().to_path_buf()),
         workspace: workspace.map(std::path::Path::to_path_buf),
         tools: super::tool_loop::first_request(job),
+        vars: case
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("promptfoo"))
+            .and_then(|keys| keys.get("vars"))
+            .and_then(Value::as_object)
+            .cloned(),
     }
 }
 

@@ -5,7 +5,7 @@
 
 mod prompts;
 mod providers;
-mod template;
+pub(crate) mod template;
 mod test_list;
 
 use std::path::Path;
