@@ -293,3 +293,114 @@ tests:
         assert!(!text.contains(secret), "{} holds the token", file.display());
     }
 }
+
+#[test]
+fn test_options_transform_prefix_and_suffix_apply_as_in_promptfoo() {
+    if !agentv_testkit::toolchains::require("node", "the output transforms") {
+        return;
+    }
+    let p = Project::new()
+        .file(
+            "shout.js",
+            "module.exports = (output, context) => output.toUpperCase() + ' ' + context.vars.name;\n",
+        )
+        .file(
+            "promptfooconfig.yaml",
+            r#"prompts: ['hi {{name}}']
+providers: [echo]
+defaultTest:
+  options: {prefix: '<', suffix: '>', transform: 'output + "!"'}
+tests:
+  - vars: {name: Bob}
+    assert: [{type: equals, value: '<hi Bob>!'}]
+  - vars: {name: Ann}
+    options:
+      transform: |
+        const words = output.split(' ');
+        return words.length + ':' + context.vars.name;
+    assert: [{type: equals, value: '2:Ann'}]
+  - vars: {name: Eve}
+    options: {transform: 'file://shout.js', prefix: ''}
+    assert: [{type: equals, value: 'HI EVE> Eve'}]
+  - vars: {name: Zed}
+    options: {transform: 'output.nope.boom'}
+"#,
+        );
+    // The last transform throws: its row is an error.
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(3);
+    let rows = rows(&p, "out.json");
+    let got: Vec<(Value, Value)> = rows
+        .iter()
+        .map(|r| (r["response"]["output"].clone(), r["success"].clone()))
+        .collect();
+    assert_eq!(got[0], (json!("<hi Bob>!"), json!(true)), "{rows:?}");
+    assert_eq!(got[1], (json!("2:Ann"), json!(true)), "{rows:?}");
+    assert_eq!(got[2], (json!("HI EVE> Eve"), json!(true)), "{rows:?}");
+    assert_eq!(rows[3]["success"], false);
+    let error = rows[3]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("Error in output transform:") && error.contains("boom"),
+        "{error}"
+    );
+}
+
+#[test]
+fn evaluate_options_repeat_and_test_globs_shape_the_rows() {
+    let p = Project::new()
+        .file("tests/a.yaml", "- vars: {name: Bob}\n")
+        .file("tests/b.yaml", "- vars: {name: Ann}\n- vars: {name: Eve}\n")
+        .file("tests/skip.txt", "not tests")
+        .file("more.csv", "name\nZed\n")
+        .file(
+            "promptfooconfig.yaml",
+            r#"prompts: ['hi {{name}}']
+providers: [echo]
+evaluateOptions: {repeat: 2, maxConcurrency: 2, delay: 1}
+defaultTest:
+  assert: [{type: contains, value: '{{name}}'}]
+tests:
+  - file://tests/*.yaml
+  - file://*.csv
+"#,
+        );
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "r.jsonl"]).code(0);
+    let records = p.results("r.jsonl");
+    let mut names: Vec<String> = records
+        .iter()
+        .map(|r| {
+            r["metadata"]["promptfoo"]["vars"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["Ann", "Ann", "Bob", "Bob", "Eve", "Eve", "Zed", "Zed"],
+        "each test twice"
+    );
+    assert_eq!(records[0]["metadata"]["promptfoo"]["delay_ms"], 1);
+    // `--repeat` wins over the config's.
+    p.run(&["eval", "promptfooconfig.yaml", "--repeat", "3", "--out", "r3.jsonl"])
+        .code(0);
+    assert_eq!(p.results("r3.jsonl").len(), 12);
+    let bad = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: [echo]\nevaluateOptions: {repeat: -1}\ntests: ['file://none/*.yaml']\n",
+    );
+    bad.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("`evaluateOptions.repeat` must be a whole number above 0");
+}
+
+#[test]
+fn per_provider_prompts_are_refused_rather_than_ignored() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [{raw: hi, label: a}, {raw: yo, label: b}]\nproviders:\n  - id: echo\n    prompts: [a]\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("`prompts` on provider `echo` is not supported by agentv yet");
+}

@@ -14,7 +14,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::retry::RetryPolicy;
-use super::script::{self, JsCall};
+use super::script::{self, JsCall, JsForm};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderError, ProviderFuture, ProviderKind,
     ProviderRequest, ProviderResponse, TargetSettings,
@@ -185,7 +185,7 @@ impl Provider for HttpProvider {
             let prompt = prompt_text(request);
             let prompt = match &self.transform_request {
                 Some(code) => self
-                    .js(code, &["prompt", "vars", "context"], vec![json!(prompt), json!(vars), json!({"vars": vars})], true)
+                    .js(code, &["prompt", "vars", "context"], vec![json!(prompt), json!(vars), json!({"vars": vars})], JsForm::Request)
                     .await
                     .map_err(|e| ProviderError::failed(format!("Failed to transform request: Error: {e}")))?,
                 None => Value::String(prompt),
@@ -309,19 +309,19 @@ impl HttpProvider {
             return Ok(found.clone());
         }
         let value = self
-            .js(code, &["json", "text", "context"], vec![json.clone(), json!(text), json!({})], false)
+            .js(code, &["json", "text", "context"], vec![json.clone(), json!(text), json!({})], JsForm::Response)
             .await
             .map_err(|e| ProviderError::failed(format!("Failed to transform response: Error: {e}")))?;
         Ok(value)
     }
 
-    async fn js(&self, code: &str, params: &[&str], args: Vec<Value>, bodies: bool) -> Result<Value, String> {
+    async fn js(&self, code: &str, params: &[&str], args: Vec<Value>, form: JsForm) -> Result<Value, String> {
         let call = JsCall {
             code,
             dir: &self.dir,
             params,
             args,
-            bodies,
+            form,
         };
         script::run_js(&self.pool, call, &self.child_env, &self.secrets).await
     }

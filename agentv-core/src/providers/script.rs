@@ -171,9 +171,9 @@ async fn exchange(
     }
 }
 
-/// Runs promptfoo JavaScript in a warm node worker of `pool`: `code` (an expression, a
-/// function expression, or with `bodies` a body with `return`) called with `params` bound to
-/// `args`, or a `file://` module's function. Returns what it returned (awaited).
+/// Runs promptfoo JavaScript in a warm node worker of `pool`: `code` (read as `form` says)
+/// called with `params` bound to `args`, or a `file://` module's function. Returns what it
+/// returned (awaited).
 pub(crate) async fn run_js(pool: &JudgePool, js: JsCall<'_>, env: &[(String, String)], secrets: &Secrets) -> Result<Value, String> {
     let payload = match js.code.strip_prefix("file://") {
         Some(spec) => {
@@ -188,7 +188,7 @@ pub(crate) async fn run_js(pool: &JudgePool, js: JsCall<'_>, env: &[(String, Str
             "code": js.code,
             "params": js.params,
             "args": js.args,
-            "bodies": js.bodies,
+            "form": js.form.as_str(),
         }),
     };
     exchange(pool, payload, env, secrets, DEFAULT_TIMEOUT).await
@@ -202,8 +202,29 @@ pub(crate) struct JsCall<'a> {
     pub dir: &'a Path,
     pub params: &'a [&'a str],
     pub args: Vec<Value>,
-    /// Code with a `return` is a function body rather than an expression.
-    pub bodies: bool,
+    pub form: JsForm,
+}
+
+/// How promptfoo reads a piece of inline JavaScript, by where it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsForm {
+    /// An HTTP provider's `transformRequest`: a function expression, a body with `return`, or
+    /// an expression.
+    Request,
+    /// An HTTP provider's `transformResponse`: a function expression or an expression.
+    Response,
+    /// A test's `options.transform`: a body when it has several lines, else an expression.
+    Output,
+}
+
+impl JsForm {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Request => "request",
+            Self::Response => "response",
+            Self::Output => "output",
+        }
+    }
 }
 
 impl Provider for ScriptProvider {

@@ -52,11 +52,18 @@ async function transform(p) {
     }
     return fn(...p.args);
   }
-  const code = p.code.trim();
+  // promptfoo's rules: an output transform is a body when it has several lines; an HTTP
+  // request or response transform may be a function expression, a request transform a body
+  // when it has `return`; anything else is an expression.
   let body;
-  if (FUNCTION_EXPRESSION.test(code)) body = `return (${code})(${p.params.join(', ')});`;
-  else if (p.bodies && /\breturn\b/.test(code)) body = code;
-  else body = `return (${code});`;
+  if (p.form === 'output') {
+    body = p.code.includes('\n') ? p.code : `return ${p.code}`;
+  } else {
+    const code = p.code.trim();
+    if (FUNCTION_EXPRESSION.test(code)) body = `return (${code})(${p.params.join(', ')});`;
+    else if (p.form === 'request' && /\breturn\b/.test(code)) body = code;
+    else body = `return (${code});`;
+  }
   return new Function(...p.params, 'process', body)(...p.args, process);
 }
 

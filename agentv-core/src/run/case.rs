@@ -124,6 +124,7 @@ pub async fn run_case(
     } else {
         record.lm_provider_request = Some(provider_request);
     }
+    let result = super::promptfoo::after_call(case, result, &options.context).await;
     let response = match result {
         Ok(response) => response,
         Err(e) => {

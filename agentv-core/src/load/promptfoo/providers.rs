@@ -61,6 +61,15 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
                 continue;
             }
         };
+        if let Some(prompts) = item.get("prompts") {
+            // Rows a provider does not run would otherwise run: refuse rather than differ.
+            diags.error(
+                prompts.pos,
+                format!("`prompts` on provider `{id}` is not supported by agentv yet"),
+                Some("remove it to run every prompt on this provider, or split the config".to_owned()),
+            );
+            continue;
+        }
         let Some(settings) = settings_of(&id, config, item.pos, diags) else {
             continue;
         };
