@@ -404,3 +404,47 @@ fn per_provider_prompts_are_refused_rather_than_ignored() {
         .code(2)
         .stderr_has("`prompts` on provider `echo` is not supported by agentv yet");
 }
+
+#[tokio::test]
+async fn openai_config_keys_reach_the_request_body() {
+    let server = agentv_testkit::llm::FakeLlm::start().await;
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            r#"prompts: ['Weather in {{{{city}}}}?']
+providers:
+  - id: openai:chat:gpt-fake
+    config:
+      apiBaseUrl: {base}/v1
+      apiKey: sk-not-a-real-key-123
+      top_p: 0.5
+      seed: 7
+      stop: ['END']
+      response_format: {{type: json_object}}
+      passthrough: {{seed: 8, service_tier: flex}}
+      tools:
+        - type: function
+          function:
+            name: get_weather
+            parameters: {{type: object, properties: {{city: {{type: string}}}}, required: [city]}}
+      tool_choice: auto
+tests:
+  - vars: {{city: Oslo}}
+"#,
+            base = server.uri()
+        ),
+    );
+    p.output_async(p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]))
+        .await
+        .code(0);
+    let sent = server.requests().await;
+    assert_eq!(sent.len(), 1, "one call, as promptfoo makes");
+    let body: Value = serde_json::from_slice(&sent[0].body).expect("json body");
+    assert_eq!(body["top_p"], 0.5);
+    assert_eq!(body["seed"], 8, "passthrough wins");
+    assert_eq!(body["stop"], json!(["END"]));
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    assert_eq!(body["service_tier"], "flex");
+    assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(body["tool_choice"], "auto");
+}

@@ -176,6 +176,8 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
         set("api_key", cfg("apiKey").or_else(|| env_ref(&["OPENAI_API_KEY"])));
         set("organization", cfg("organization"));
+        set("passthrough", passthrough(config, pos));
+        openai_tools(config, &mut set);
     } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
         .iter()
         .find_map(|p| id.strip_prefix(p))
@@ -190,6 +192,8 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             "api_key",
             cfg("apiKey").or_else(|| env_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
         );
+        set("passthrough", passthrough(config, pos));
+        openai_tools(config, &mut set);
     } else if let Some((provider, file, function)) = script_of(id) {
         set("provider", text(provider.to_owned()));
         set("file", text(file.to_owned()));
@@ -252,6 +256,44 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
     }
     Some(out)
+}
+
+/// OpenAI request fields promptfoo sends from `config` as written, with its `passthrough`.
+const BODY_KEYS: &[&str] = &[
+    "top_p",
+    "seed",
+    "stop",
+    "response_format",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "user",
+    "reasoning_effort",
+];
+
+/// The body fields of an OpenAI `config`: [`BODY_KEYS`], then `passthrough` over them.
+fn passthrough(config: Option<&Node>, pos: Pos) -> Option<Node> {
+    let config = config?;
+    let mut entries: Vec<(Node, Node)> = BODY_KEYS
+        .iter()
+        .filter_map(|k| Some((text_node((*k).to_owned(), pos), with_env_refs(config.get(k)?))))
+        .collect();
+    for (k, v) in config.get("passthrough").and_then(Node::as_map).unwrap_or_default() {
+        entries.retain(|(e, _)| e.key_text() != k.key_text());
+        entries.push((k.clone(), with_env_refs(v)));
+    }
+    (!entries.is_empty()).then(|| Node::new(NodeValue::Map(entries), pos))
+}
+
+/// promptfoo's `tools` and `tool_choice` (OpenAI's shape, which agentv reads as written): the
+/// model is called once, as promptfoo calls it, and its tool calls are the answer.
+fn openai_tools(config: Option<&Node>, set: &mut impl FnMut(&str, Option<Node>)) {
+    let Some(tools) = config.and_then(|c| c.get("tools")) else {
+        return;
+    };
+    set("tools", Some(tools.clone()));
+    set("tool_choice", config.and_then(|c| c.get("tool_choice")).cloned());
+    set("max_steps", Some(Node::new(NodeValue::Int(1), tools.pos)));
 }
 
 /// promptfoo's `http` provider `config` keys, with the target setting each becomes.
