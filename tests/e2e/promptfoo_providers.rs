@@ -207,6 +207,7 @@ providers:
     label: plain
     config:
       url: {base}/v1/chat/completions
+      method: POST
       headers: {{Authorization: 'Bearer {{{{ env.HTTP_TOKEN }}}}'}}
       body:
         model: fake
@@ -220,6 +221,13 @@ providers:
       transformRequest: prompt + ' Answer briefly.'
       transformResponse: '(json, text) => json.choices[0].message.content.toUpperCase()'
   - webhook:{base}/hook
+  - id: http
+    label: get
+    config:
+      url: '{base}/v1/chat/completions'
+      queryParams: {{q: '{{{{country}}}}'}}
+      body: {{ignored: true}}
+      transformResponse: json.choices[0].message.content
   - id: google:gemini-fake
     config: {{apiBaseUrl: '{base}', apiKey: '{{{{ env.HTTP_TOKEN }}}}'}}
 tests:
@@ -255,6 +263,7 @@ tests:
             ("plain".to_owned(), "2+2 is 4.".to_owned()),
             ("shaped".to_owned(), "2+2 IS 4.".to_owned()),
             (format!("webhook:{base}/hook"), "hooked".to_owned()),
+            ("get".to_owned(), "2+2 is 4.".to_owned()),
             ("google:gemini-fake".to_owned(), "2+2 is 4.".to_owned()),
         ]
     );
@@ -282,6 +291,13 @@ tests:
         .collect();
     assert!(contents.contains(&"Capital of France? (France)"), "{bodies:?}");
     assert!(contents.contains(&"Capital of France? Answer briefly."), "{bodies:?}");
+    // Without `method`, promptfoo's default: a GET, without a body, the query rendered.
+    let get = sent
+        .iter()
+        .find(|r| r.method.as_str() == "GET")
+        .expect("the GET provider's call");
+    assert!(get.body.is_empty());
+    assert_eq!(get.url.query(), Some("q=France"));
     let hook = bodies.iter().find(|(p, _)| p == "/hook").expect("webhook call");
     assert_eq!(hook.1, json!({"prompt": "Capital of France?"}));
     assert!(

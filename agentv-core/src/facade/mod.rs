@@ -407,7 +407,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
-            repeat: repeat,
+            repeat,
             shard: options.shard,
             rerun: rerun.clone(),
             resume: resume.clone(),

@@ -41,7 +41,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
 
 const OWN: &[Key] = &[
     Key::new("url", Kind::Text, "The URL; a template of the test's vars and `prompt`.").required(),
-    Key::new("method", Kind::Text, "HTTP method (default POST)."),
+    Key::new("method", Kind::Text, "HTTP method (default GET, as promptfoo's)."),
     Key::new("headers", Kind::Map(&Kind::Text), "Request headers; templates like the URL."),
     Key::new(
         "body",
@@ -119,7 +119,7 @@ pub struct HttpProvider {
 fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let url = s.string("url", true);
     let method_pos = s.node("method").map_or(ctx.pos, |n| n.pos);
-    let method = s.string("method", false).unwrap_or_else(|| "POST".to_owned());
+    let method = s.string("method", false).unwrap_or_else(|| "GET".to_owned());
     let method = match reqwest::Method::from_bytes(method.trim().to_ascii_uppercase().as_bytes()) {
         Ok(m) => m,
         Err(_) => {
@@ -256,6 +256,8 @@ impl HttpProvider {
             headers.insert(name, value);
         }
         let body = match &self.body {
+            // promptfoo sends no body with a GET.
+            _ if self.method == reqwest::Method::GET => None,
             None => None,
             Some(Value::String(text)) => Some(render(text)?),
             Some(tree) => {

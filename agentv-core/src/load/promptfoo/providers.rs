@@ -202,6 +202,7 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
     } else if let Some(url) = id.strip_prefix("webhook:") {
         set("provider", text("http".to_owned()));
         set("url", text(url.to_owned()));
+        set("method", text("POST".to_owned()));
         let mut body = vec![entry("prompt", "{{prompt}}", pos)];
         if let Some(c) = config {
             body.push((text_node("config".to_owned(), pos), with_env_refs(c)));
