@@ -403,11 +403,30 @@ tests:
     assert_eq!(p.results("r3.jsonl").len(), 12);
     let bad = Project::new().file(
         "promptfooconfig.yaml",
-        "prompts: [hi]\nproviders: [echo]\nevaluateOptions: {repeat: -1}\ntests: ['file://none/*.yaml']\n",
+        "prompts: [hi]\nproviders: [echo]\nevaluateOptions: {repeat: -1}\ntests: [{vars: {}}]\n",
     );
     bad.run(&["eval", "promptfooconfig.yaml"])
         .code(2)
         .stderr_has("`evaluateOptions.repeat` must be a whole number above 0");
+    let no_match = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: [echo]\ntests: ['file://none/*.yaml', {vars: {}}]\n",
+    );
+    no_match
+        .run(&["eval", "promptfooconfig.yaml"])
+        .code(0)
+        .stderr_has("warning: `file://none/*.yaml` matches no file");
+}
+
+#[test]
+fn a_config_key_agentv_cannot_honour_stops_the_run() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: [echo]\nredteam: {}\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("`redteam` in a promptfoo config is not supported by agentv yet");
 }
 
 #[test]

@@ -87,9 +87,14 @@ pub fn load(
     dataset: &Arc<str>,
     diags: &mut Diagnostics,
 ) -> Config {
-    check_keys(root, diags);
+    // A key agentv cannot honour stops the config as a broken prompt or provider does.
     let before = diags.error_count();
     let mark = diags.len();
+    check_keys(root, diags);
+    let evaluate = root
+        .get("evaluateOptions")
+        .map(|n| evaluate_options(n, diags))
+        .unwrap_or_default();
     let prompts = root
         .get("prompts")
         .map(|n| prompts::read(n, dir, diags))
@@ -140,10 +145,6 @@ pub fn load(
         tests.extend(test_list::scenarios(node, root.get("defaultTest"), dir, diags));
     }
     let description = root.get("description").and_then(Node::scalar_text);
-    let evaluate = root
-        .get("evaluateOptions")
-        .map(|n| evaluate_options(n, diags))
-        .unwrap_or_default();
     let mut targets = targets;
     for target in &mut targets.targets {
         // Rows at once: each provider's `workers` (after `--workers`).

@@ -316,7 +316,7 @@ fn from_file(text: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<N
 }
 
 /// The files a `file://` glob names (relative to `dir`, `*` not crossing `/`), sorted; none is
-/// an error, as promptfoo loads no test from it.
+/// a warning, as promptfoo loads no test from it and goes on.
 fn glob_files(pattern: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<String> {
     let pattern = pattern.trim_start_matches("./");
     let matcher = match globset::GlobBuilder::new(pattern).literal_separator(true).build() {
@@ -344,7 +344,7 @@ fn glob_files(pattern: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> V
         .collect();
     found.sort();
     if found.is_empty() {
-        diags.error(
+        diags.warn(
             pos,
             format!("`file://{pattern}` matches no file in {}", dir.display()),
             Some("paths after `file://` are relative to the config's folder".to_owned()),
