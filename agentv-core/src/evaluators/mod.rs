@@ -10,7 +10,7 @@ mod custom_assertion;
 mod grader;
 pub mod js;
 pub mod js_regex;
-pub mod judge_pool;
+pub use crate::judge_pool;
 mod list;
 mod llm_prompt;
 mod llm_reply;

@@ -13,15 +13,16 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
+use super::llm::RETRY_KEYS;
 use super::retry::RetryPolicy;
 use super::script::{self, JsCall, JsForm};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderError, ProviderFuture, ProviderKind,
     ProviderRequest, ProviderResponse, TargetSettings,
 };
-use crate::config::{DurationRange, IntRange, Key, KeyTable, Kind, NumberRange};
-use crate::evaluators::judge_pool::JudgePool;
-use crate::load::promptfoo::template;
+use crate::config::{DurationRange, Key, KeyTable, Kind};
+use crate::judge_pool::JudgePool;
+use crate::nunjucks as template;
 use crate::redact::Secrets;
 
 pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
@@ -68,33 +69,8 @@ const OWN: &[Key] = &[
         Kind::Duration(DurationRange::TIMEOUT_SECONDS),
         "Per HTTP attempt (the run's `--timeout` bounds the whole call).",
     ),
-    Key::new(
-        "max_retries",
-        Kind::Int(IntRange::at_least(0)),
-        "Retries of a failed HTTP call (default 3, at most 100).",
-    ),
-    Key::new(
-        "initial_delay_ms",
-        Kind::Duration(DurationRange::DELAY_MILLIS),
-        "First retry delay (default 1000).",
-    ),
-    Key::new(
-        "max_delay_ms",
-        Kind::Duration(DurationRange::DELAY_MILLIS),
-        "Longest retry delay (default 60000).",
-    ),
-    Key::new(
-        "backoff_factor",
-        Kind::Number(NumberRange::NON_NEGATIVE),
-        "Delay growth per retry (default 2).",
-    ),
-    Key::new(
-        "retryable_status_codes",
-        Kind::List(&Kind::Int(IntRange { min: 100, max: 599 })),
-        "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
-    ),
 ];
-const KEYS: KeyTable = KeyTable::new("http", "Settings of an `http` target.", &[OWN]);
+const KEYS: KeyTable = KeyTable::new("http", "Settings of an `http` target.", &[OWN, RETRY_KEYS]);
 
 /// The HTTP provider's settings.
 #[derive(Debug)]

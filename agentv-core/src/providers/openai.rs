@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
@@ -64,7 +64,7 @@ const OPENAI_OWN: &[Key] = &[
 const OPENAI_KEYS: KeyTable = KeyTable::new(
     "openai",
     "Settings of an `openai` target.",
-    &[OPENAI_OWN, LLM_KEYS, TOOL_KEYS],
+    &[OPENAI_OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 const AZURE_OWN: &[Key] = &[
@@ -89,7 +89,7 @@ const AZURE_OWN: &[Key] = &[
 const AZURE_KEYS: KeyTable = KeyTable::new(
     "azure",
     "Settings of an `azure` target.",
-    &[AZURE_OWN, LLM_KEYS, TOOL_KEYS],
+    &[AZURE_OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 /// The official endpoint.

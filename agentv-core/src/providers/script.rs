@@ -19,7 +19,7 @@ use super::{
     ProviderRequest, ProviderResponse, TargetSettings,
 };
 use crate::config::{DurationRange, Key, KeyTable, Kind};
-use crate::evaluators::judge_pool::{CaseRequest, JudgePool, Recycle};
+use crate::judge_pool::{CaseRequest, JudgePool, Recycle};
 use crate::model::TokenUsage;
 use crate::redact::Secrets;
 

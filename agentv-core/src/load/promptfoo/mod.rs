@@ -5,7 +5,7 @@
 
 mod prompts;
 mod providers;
-pub(crate) mod template;
+use crate::nunjucks as template;
 mod test_list;
 
 use std::path::Path;
