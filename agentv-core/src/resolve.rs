@@ -392,8 +392,9 @@ impl<'a> TargetResolver<'a> {
         }
     }
 
-    /// Every target a file declares itself (a promptfoo config's `providers`), resolved with
-    /// the run's variables, secrets and cache; the problems of every one that cannot be used.
+    /// Every target a file declares itself (a promptfoo config's `providers`), or those
+    /// `--target` names, resolved with the run's variables, secrets and cache; the problems of
+    /// every one that cannot be used.
     pub fn resolve_inline(&mut self, file: &TargetsFile) -> Result<Vec<Arc<ResolvedTarget>>, Vec<TargetProblem>> {
         let registry = Arc::new(
             TargetRegistry::new(Some(file.clone()), self.env.clone(), self.secrets.clone())
@@ -401,7 +402,22 @@ impl<'a> TargetResolver<'a> {
         );
         let mut targets = Vec::new();
         let mut problems = Vec::new();
-        for name in file.names() {
+        // `--target` chooses among them, by name or alias (a promptfoo provider's id or label).
+        let names = file.select(&self.options.targets).map_err(|name| {
+            vec![TargetProblem::Target {
+                file: file.path.clone(),
+                errors: vec![ResolveError::Unknown {
+                    name,
+                    available: file.names(),
+                }],
+            }]
+        })?;
+        let names = if self.options.targets.is_empty() {
+            file.names()
+        } else {
+            names
+        };
+        for name in names {
             match registry.resolve_target(&name) {
                 Ok(target) => targets.push(Arc::new(target)),
                 Err(errors) => problems.push(TargetProblem::Target {
@@ -553,7 +569,7 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
             None => suite.target.as_deref().into_iter().collect(),
         };
         let found = match &suite.inline_targets {
-            Some(file) if options.targets.is_empty() && !options.dry_run => resolver.resolve_inline(file),
+            Some(file) if !options.dry_run => resolver.resolve_inline(file),
             _ => resolver.resolve_all(&suite.file, &own),
         };
         let suite_targets = match found {

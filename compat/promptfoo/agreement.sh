@@ -3,6 +3,7 @@
 # agree: per row (pass, score, named scores) and per assertion type (pass, score). Test-only:
 # promptfoo is installed here from npm, never by the build or CI.
 #   compat/promptfoo/agreement.sh [CONFIG...]   (default: examples/promptfoo/*/promptfooconfig.yaml)
+# A config's folder may hold server.mjs: the HTTP API its providers call, started for its run.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -21,8 +22,15 @@ for config in "$@"; do
   dir=$(cd "$(dirname "$config")" && pwd)
   name=$(basename "$config")
   rm -f "$out/promptfoo.json" "$out/agentv.json"
+  # A config whose providers call an HTTP API brings it as server.mjs (127.0.0.1 only).
+  server=
+  if [ -f "$dir/server.mjs" ]; then
+    node "$dir/server.mjs" & server=$!
+    sleep 1
+  fi
   (cd "$dir" && "$pf" eval -c "$name" --no-cache --no-write --no-table -o "$out/promptfoo.json" >"$out/promptfoo.log" 2>&1) || true
   (cd "$dir" && "$agentv" eval "$name" --out "$out/agentv.json" >"$out/agentv.log" 2>&1) || true
+  [ -z "$server" ] || kill "$server"
   echo "== $config"
   node "$here/compare.mjs" "$out/promptfoo.json" "$out/agentv.json" || status=1
 done

@@ -31,6 +31,7 @@ mod persistent_judges;
 mod promptfoo_configs;
 mod promptfoo_convert;
 mod promptfoo_model_graded;
+mod promptfoo_providers;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

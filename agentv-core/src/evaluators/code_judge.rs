@@ -391,23 +391,7 @@ pub(crate) fn move_long_answer(payload: &mut CodeJudgePayload) -> std::io::Resul
     Ok(Some(file))
 }
 
-/// The argv to start for a judge's `argv`: `agentv` as its program is this executable, so
-/// `script: [agentv, judge, faithfulness]` runs the ready-made judge of the agentv that runs
-/// the suite, installed or not, on `PATH` or not (`judges/README.md`).
-pub(crate) fn own_program(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
-    match argv.split_first() {
-        Some((program, rest)) if program == "agentv" => match std::env::current_exe() {
-            Ok(exe) => {
-                let mut own = Vec::with_capacity(argv.len());
-                own.push(exe.display().to_string());
-                own.extend(rest.iter().cloned());
-                std::borrow::Cow::Owned(own)
-            }
-            Err(_) => std::borrow::Cow::Borrowed(argv),
-        },
-        _ => std::borrow::Cow::Borrowed(argv),
-    }
-}
+pub(crate) use crate::judge_pool::own_program;
 
 /// How a grading program is run: what [`execute`] needs besides the case.
 pub(crate) struct Program<'a> {

@@ -15,6 +15,9 @@ pub struct Invalid {
     pub dataset: Arc<str>,
     /// The target the eval file names, if any.
     pub target: Option<Arc<str>>,
+    /// The targets the file declares itself (a promptfoo config's providers), when `target`
+    /// is one of them: `--target` chooses among them rather than replacing them.
+    pub declared: Option<Arc<crate::providers::TargetsFile>>,
     pub case: InvalidCase,
 }
 
@@ -25,16 +28,19 @@ pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
     suites
         .iter()
         .flat_map(|s| {
-            let targets: Vec<Option<Arc<str>>> = match (&s.target, &s.inline_targets) {
-                (None, Some(file)) if !file.names().is_empty() => {
-                    file.names().iter().map(|t| Some(Arc::from(t.as_str()))).collect()
-                }
-                _ => vec![s.target.clone()],
+            let (targets, declared): (Vec<Option<Arc<str>>>, _) = match (&s.target, &s.inline_targets) {
+                (None, Some(file)) if !file.names().is_empty() => (
+                    file.names().iter().map(|t| Some(Arc::from(t.as_str()))).collect(),
+                    Some(file.clone()),
+                ),
+                _ => (vec![s.target.clone()], None),
             };
             s.invalid.iter().flat_map(move |case| {
-                targets.clone().into_iter().map(|target| Invalid {
+                let declared = declared.clone();
+                targets.clone().into_iter().map(move |target| Invalid {
                     dataset: s.dataset.clone(),
                     target,
+                    declared: declared.clone(),
                     case: case.clone(),
                 })
             })
@@ -54,17 +60,27 @@ pub(super) fn records(invalid: Vec<Invalid>, shard: Option<Shard>, targets: &[St
                 (shard_key(&i.dataset, &id) % u64::from(s.count)) as u32 + 1 == s.index
             })
         })
+        .filter(|i| match (&i.declared, &i.target) {
+            // A declared target is recorded when `--target` chose it (or none was given).
+            (Some(file), Some(target)) if !targets.is_empty() => file
+                .select(targets)
+                .is_ok_and(|chosen| chosen.iter().any(|c| c.as_str() == &**target)),
+            _ => true,
+        })
         .map(|i| {
-            let target = targets
-                .first()
-                .map(String::as_str)
-                .or(i.target.as_deref())
-                .unwrap_or("default")
-                .to_owned();
+            let target = match (&i.declared, &i.target) {
+                (Some(_), Some(own)) => own.to_string(),
+                _ => targets
+                    .first()
+                    .map(String::as_str)
+                    .or(i.target.as_deref())
+                    .unwrap_or("default")
+                    .to_owned(),
+            };
             record(&i, target)
         })
         .collect();
-    // `--target` names one target for every provider of a promptfoo config's invalid row.
+    // `--target` names one target for every invalid case of a file without targets of its own.
     records.dedup_by(|a, b| a.eval_id == b.eval_id && a.dataset == b.dataset && a.target == b.target);
     records
 }
@@ -82,7 +98,7 @@ fn record(i: &Invalid, target: String) -> EvaluationRecord {
         error: Some(i.case.errors.join("\n")),
         ..EvaluationRecord::empty(i.case.record_id(), i.dataset.to_string(), target)
     };
-    record.fill_v4_fields(None);
+    record.fill_v4_fields(i.case.metadata.clone());
     record
 }
 
@@ -95,11 +111,13 @@ mod tests {
         Invalid {
             dataset: Arc::from("d"),
             target: Some(Arc::from("from-file")),
+            declared: None,
             case: InvalidCase {
                 id: id.map(str::to_owned),
                 file: PathBuf::from("evals/d.yaml"),
                 line,
                 errors: vec!["evals/d.yaml:4:5: error: unknown grader type\n  help: use one of …".to_owned()],
+                metadata: None,
             },
         }
     }

@@ -329,7 +329,17 @@ pub struct PlanError {
 /// existing one is replaced, unless it is resumed), writing the run summary's first version.
 pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
     let fail = |warnings: Vec<Diagnostic>, errors: Vec<String>| PlanError { warnings, errors };
-    if options.repeat > 1 && options.cache {
+    // `--repeat`, else a promptfoo config's `evaluateOptions.repeat`.
+    let repeat = match options.repeat {
+        0 | 1 => loaded
+            .suites
+            .iter()
+            .filter_map(|s| s.repeat)
+            .max()
+            .unwrap_or(options.repeat),
+        n => n,
+    };
+    if repeat > 1 && options.cache {
         return Err(fail(
             Vec::new(),
             vec!["--cache cannot be used with --repeat: every repeat would get the same cached answer".to_owned()],
@@ -397,7 +407,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
-            repeat: options.repeat,
+            repeat,
             shard: options.shard,
             rerun: rerun.clone(),
             resume: resume.clone(),
@@ -439,7 +449,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
         targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
-        repeat: options.repeat.max(1),
+        repeat: repeat.max(1),
         planned: chosen.planned + invalid.len(),
         shard: chosen.shard.clone(),
         budget_usd: options.budget_usd,
@@ -463,7 +473,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         workers: workers::decide(options.workers, &targets),
         total: chosen.to_run,
         planned: chosen.planned + invalid.len(),
-        repeat: options.repeat.max(1),
+        repeat: repeat.max(1),
         shard: options.shard,
         resumed,
         rerun_failed: rerun.as_ref().map(|p| p.failed_cases().len()),

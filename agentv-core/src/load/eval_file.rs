@@ -76,6 +76,9 @@ pub struct LoadedSuite {
     pub threshold: Option<f64>,
     /// `execution.workers`: cases at once (after `--workers`, before the target's).
     pub workers: Option<usize>,
+    /// How many times each case runs when `--repeat` is not given (a promptfoo config's
+    /// `evaluateOptions.repeat`).
+    pub repeat: Option<u32>,
     /// `execution.cache: true`.
     pub cache: bool,
     /// `strict: true`: its warnings (and its targets') are errors; those of the file are already
@@ -218,6 +221,7 @@ pub fn load_eval_file_filtered(path: &Path, ws: &Workspace, filter: Option<CaseF
         generation: loader.generation,
         threshold: loader.defaults.threshold,
         workers: settings.workers,
+        repeat: settings.repeat,
         cache: settings.cache,
         strict: settings.strict,
         matrix: settings.matrix,
@@ -267,6 +271,7 @@ impl Tally {
                         file: file.to_path_buf(),
                         line,
                         errors: vec![why],
+                        metadata: case.case.metadata,
                     });
                 }
             }
@@ -315,6 +320,7 @@ pub(super) struct SuiteDefaults {
 #[derive(Default)]
 pub(super) struct SuiteSettings {
     workers: Option<usize>,
+    repeat: Option<u32>,
     cache: bool,
     pub(super) strict: bool,
     matrix: Vec<String>,
@@ -392,6 +398,7 @@ impl Loader {
             tally.add(case);
         }
         self.settings.info.description = config.description;
+        self.settings.repeat = config.evaluate.repeat;
         Arc::new(config.targets)
     }
 

@@ -17,6 +17,9 @@ pub struct InvalidCase {
     pub line: u64,
     /// Its errors, as printed (`file:line:col: error: message`, then the help).
     pub errors: Vec<String>,
+    /// What its record carries as `metadata` (a promptfoo row's keys, so the row is listed
+    /// where promptfoo lists an errored row: `docs/promptfoo.md#results`).
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl InvalidCase {
@@ -35,6 +38,7 @@ impl InvalidCase {
             file: file.to_path_buf(),
             line,
             errors,
+            metadata: None,
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
@@ -53,7 +53,7 @@ const OWN: &[Key] = &[
 const KEYS: KeyTable = KeyTable::new(
     "anthropic",
     "Settings of an `anthropic` target.",
-    &[OWN, LLM_KEYS, TOOL_KEYS],
+    &[OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

@@ -89,6 +89,10 @@ impl ResponseCache {
         if let Some(t) = request.temperature {
             canonical["temperature"] = json!(t);
         }
+        // A promptfoo test's vars reach script and HTTP providers besides the prompt.
+        if let Some(vars) = &request.vars {
+            canonical["vars"] = json!(vars);
+        }
         // Tool definitions, and the calls and results of earlier steps, shape the answer.
         if let Some(tools) = &request.tools {
             canonical["tools"] = tools.cache_value();

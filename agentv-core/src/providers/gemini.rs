@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
@@ -46,7 +46,7 @@ const OWN: &[Key] = &[
 const KEYS: KeyTable = KeyTable::new(
     "gemini",
     "Settings of a `gemini` target.",
-    &[OWN, LLM_KEYS, TOOL_KEYS],
+    &[OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";

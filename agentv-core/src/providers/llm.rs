@@ -17,7 +17,7 @@ use crate::redact::Secrets;
 /// The tool keys every LLM API target accepts (`docs/tools.md`).
 pub use crate::tools::keys::USE_KEYS as TOOL_KEYS;
 
-/// Keys every LLM API target accepts besides its own (read by
+/// Keys every LLM API target accepts besides its own and [`RETRY_KEYS`] (read by
 /// [`super::TargetSettings::llm`]).
 pub const LLM_KEYS: &[Key] = &[
     Key::new(
@@ -36,35 +36,6 @@ pub const LLM_KEYS: &[Key] = &[
         Kind::Duration(DurationRange::TIMEOUT_SECONDS),
         "Per HTTP attempt (the run's `--timeout` bounds the whole call).",
     ),
-    Key::new(
-        "max_retries",
-        Kind::Int(IntRange::at_least(0)),
-        "Retries of a failed HTTP call (default 3, at most 100).",
-    ),
-    Key::new(
-        "initial_delay_ms",
-        Kind::Duration(DurationRange::DELAY_MILLIS),
-        "First retry delay (default 1000).",
-    )
-    .aliases(&["retry_initial_delay_ms"]),
-    Key::new(
-        "max_delay_ms",
-        Kind::Duration(DurationRange::DELAY_MILLIS),
-        "Longest retry delay (default 60000).",
-    )
-    .aliases(&["retry_max_delay_ms"]),
-    Key::new(
-        "backoff_factor",
-        Kind::Number(NumberRange::NON_NEGATIVE),
-        "Delay growth per retry (default 2).",
-    )
-    .aliases(&["retry_backoff_factor"]),
-    Key::new(
-        "retryable_status_codes",
-        Kind::List(&Kind::Int(IntRange { min: 100, max: 599 })),
-        "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
-    )
-    .aliases(&["retry_status_codes"]),
     Key::new(
         "max_rps",
         Kind::Number(NumberRange {
@@ -96,6 +67,41 @@ pub const LLM_KEYS: &[Key] = &[
         Kind::Object(&super::priced::PRICING),
         "What calls cost when the provider reports no cost: `{model: <a model of the pricing table>}` or rates per million tokens (`docs/running.md#cost`).",
     ),
+];
+
+/// The retry keys (`docs/architecture.md#retries`), read by
+/// [`super::TargetSettings::retry`]: every LLM API target's, and any other provider that calls
+/// over HTTP.
+pub const RETRY_KEYS: &[Key] = &[
+    Key::new(
+        "max_retries",
+        Kind::Int(IntRange::at_least(0)),
+        "Retries of a failed HTTP call (default 3, at most 100).",
+    ),
+    Key::new(
+        "initial_delay_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "First retry delay (default 1000).",
+    )
+    .aliases(&["retry_initial_delay_ms"]),
+    Key::new(
+        "max_delay_ms",
+        Kind::Duration(DurationRange::DELAY_MILLIS),
+        "Longest retry delay (default 60000).",
+    )
+    .aliases(&["retry_max_delay_ms"]),
+    Key::new(
+        "backoff_factor",
+        Kind::Number(NumberRange::NON_NEGATIVE),
+        "Delay growth per retry (default 2).",
+    )
+    .aliases(&["retry_backoff_factor"]),
+    Key::new(
+        "retryable_status_codes",
+        Kind::List(&Kind::Int(IntRange { min: 100, max: 599 })),
+        "HTTP statuses that are retried (default 408, 429, 500, 502, 503, 504).",
+    )
+    .aliases(&["retry_status_codes"]),
 ];
 
 /// The system prompt when the caller sets none.

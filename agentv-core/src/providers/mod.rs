@@ -62,6 +62,8 @@ provider_table! {
     codex,
     vscode,
     cli,
+    script,
+    http,
     mock,
     echo,
 }
@@ -124,7 +126,7 @@ mod tests {
     fn messages_list_the_table() {
         assert_eq!(
             known_providers(),
-            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli, mock or echo"
+            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli, python, javascript, http, mock or echo"
         );
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, Parsed, Speaker, TOOL_KEYS};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, Parsed, Speaker, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
     ProviderResponse, TargetSettings,
@@ -53,6 +53,11 @@ const OPENAI_OWN: &[Key] = &[
     Key::new("model", Kind::Text, "Model name, e.g. gpt-4o-mini.").required(),
     Key::new("organization", Kind::Text, "OpenAI organization id."),
     Key::new(
+        "passthrough",
+        Kind::Map(&Kind::Any),
+        "Body fields sent as written (`top_p`, `seed`, `stop`, `response_format`, ...); they win over agentv's.",
+    ),
+    Key::new(
         "api_key",
         Kind::Text,
         "API key, e.g. `${{ OPENAI_API_KEY }}` (needed for api.openai.com).",
@@ -61,7 +66,7 @@ const OPENAI_OWN: &[Key] = &[
 const OPENAI_KEYS: KeyTable = KeyTable::new(
     "openai",
     "Settings of an `openai` target.",
-    &[OPENAI_OWN, LLM_KEYS, TOOL_KEYS],
+    &[OPENAI_OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 const AZURE_OWN: &[Key] = &[
@@ -76,12 +81,17 @@ const AZURE_OWN: &[Key] = &[
         .aliases(&["deployment", "model"])
         .required(),
     Key::new("api_version", Kind::Text, "API version (default 2024-10-01-preview).").aliases(&["version"]),
+    Key::new(
+        "passthrough",
+        Kind::Map(&Kind::Any),
+        "Body fields sent as written (`top_p`, `seed`, `stop`, `response_format`, ...); they win over agentv's.",
+    ),
     Key::new("api_key", Kind::Text, "API key, e.g. `${{ AZURE_OPENAI_API_KEY }}`.").required(),
 ];
 const AZURE_KEYS: KeyTable = KeyTable::new(
     "azure",
     "Settings of an `azure` target.",
-    &[AZURE_OWN, LLM_KEYS, TOOL_KEYS],
+    &[AZURE_OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
 );
 
 /// The official endpoint.
@@ -116,6 +126,8 @@ pub struct OpenAiConfig {
     pub llm: LlmSettings,
     /// The target's own tools, tool choice and steps.
     pub tools: ToolSettings,
+    /// `passthrough`: body fields sent as written, over agentv's.
+    pub passthrough: serde_json::Map<String, Value>,
 }
 
 /// An OpenAI-style chat model.
@@ -165,6 +177,9 @@ impl OpenAiProvider {
         }
         if let Some(m) = self.config.llm.max_output_tokens {
             body["max_tokens"] = json!(m);
+        }
+        for (k, v) in &self.config.passthrough {
+            body[k.as_str()] = v.clone();
         }
         let mut headers = vec![("content-type", "application/json".to_owned())];
         let url = match &self.config.flavor {
@@ -400,6 +415,9 @@ impl Provider for OpenAiProvider {
         };
         out["temperature"] = json!(c.llm.temperature);
         out["max_output_tokens"] = json!(c.llm.max_output_tokens);
+        if !c.passthrough.is_empty() {
+            out["passthrough"] = Value::Object(c.passthrough.clone());
+        }
         out
     }
 }
@@ -408,6 +426,7 @@ impl Provider for OpenAiProvider {
 fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let llm = s.llm();
     let tools = llm::tool_settings(s);
+    let passthrough = passthrough(s);
     let endpoint = s.string("endpoint", true);
     let deployment = s.string("deployment_name", true);
     let version = s
@@ -444,14 +463,24 @@ fn build_azure(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc
         api_key: Some(Secret::new(api_key?)),
         llm,
         tools,
+        passthrough,
     };
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
 
 /// An `openai` target from its settings.
+/// `passthrough`, its `${{ VAR }}` resolved.
+fn passthrough(s: &mut TargetSettings<'_>) -> serde_json::Map<String, Value> {
+    match s.tree("passthrough").map(|n| n.to_json()) {
+        Some(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
 fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let llm = s.llm();
     let tools = llm::tool_settings(s);
+    let passthrough = passthrough(s);
     let base_url = s
         .string("base_url", true)
         .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
@@ -479,6 +508,7 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
         api_key: api_key.map(Secret::new),
         llm,
         tools,
+        passthrough,
     };
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
@@ -524,6 +554,7 @@ mod tests {
                 api_key: None,
                 llm: LlmSettings::default(),
                 tools: ToolSettings::default(),
+                passthrough: serde_json::Map::new(),
             },
         )
     }

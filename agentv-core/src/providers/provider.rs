@@ -56,6 +56,9 @@ pub struct ProviderRequest {
     /// Tools offered to an LLM and the tool turns so far (`docs/tools.md`); other providers
     /// ignore it.
     pub tools: Option<ToolRequest>,
+    /// The promptfoo test's `vars`, for providers that read them as promptfoo passes them
+    /// (`python`, `javascript`, `http`: `docs/promptfoo.md#providers`); `None` for other cases.
+    pub vars: Option<Map<String, Value>>,
 }
 
 /// What a provider answered.

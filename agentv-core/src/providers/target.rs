@@ -184,9 +184,55 @@ pub struct TargetsFile {
     /// Targets that only grade (a promptfoo config's grading providers,
     /// `docs/promptfoo.md#grading-provider`): never run as eval targets.
     pub grading_only: Vec<String>,
+    /// Other names `--target` may give a target, with the target each stands for: a promptfoo
+    /// provider is chosen by its id or its label (`docs/promptfoo.md#providers`).
+    pub aliases: Vec<(String, String)>,
 }
 
 impl TargetsFile {
+    /// Whether target `name` is the one `wanted` names: by its name or one of its aliases.
+    pub fn answers_to(&self, name: &str, wanted: &str) -> bool {
+        name == wanted
+            || self
+                .aliases
+                .iter()
+                .any(|(alias, target)| alias == wanted && target == name)
+    }
+
+    /// The targets `wanted` names (each by name or alias), in file order and each once;
+    /// `default`, when no target answers to it, stands for all of them. Errors: a name no
+    /// target answers to.
+    pub fn select(&self, wanted: &[String]) -> Result<Vec<String>, String> {
+        let mut chosen: Vec<&str> = Vec::new();
+        for w in wanted {
+            let found: Vec<&str> = self
+                .targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|n| self.answers_to(n, w))
+                .collect();
+            if found.is_empty() && w != "default" {
+                return Err(w.clone());
+            }
+            let found = if found.is_empty() {
+                self.targets.iter().map(|t| t.name.as_str()).collect()
+            } else {
+                found
+            };
+            for name in found {
+                if !chosen.contains(&name) {
+                    chosen.push(name);
+                }
+            }
+        }
+        Ok(self
+            .targets
+            .iter()
+            .map(|t| t.name.clone())
+            .filter(|n| chosen.contains(&n.as_str()))
+            .collect())
+    }
+
     pub fn get(&self, name: &str) -> Option<&TargetDef> {
         self.targets.iter().find(|t| t.name == name)
     }

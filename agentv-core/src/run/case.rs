@@ -36,6 +36,13 @@ fn make_request(
         workspace: workspace.map(std::path::Path::to_path_buf),
         container,
         tools: super::tool_loop::first_request(job),
+        vars: case
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("promptfoo"))
+            .and_then(|keys| keys.get("vars"))
+            .and_then(Value::as_object)
+            .cloned(),
     }
 }
 
@@ -132,6 +139,7 @@ pub async fn run_case(
     } else {
         record.lm_provider_request = Some(provider_request);
     }
+    let result = super::promptfoo::after_call(case, result, &options.context).await;
     let response = match result {
         Ok(response) => response,
         Err(e) => {

@@ -7,6 +7,7 @@ mod case;
 mod conversation;
 mod jobs;
 mod outcome;
+mod promptfoo;
 mod throttling;
 mod tool_loop;
 mod waves;

@@ -21,7 +21,7 @@ use crate::model::{Content, EvalCase, Message, Role, SourceRef};
 use crate::paths::Workspace;
 use crate::providers::TargetsFile;
 
-pub(crate) use crate::evaluators::nunjucks as template;
+pub(crate) use crate::nunjucks as template;
 pub use providers::Provider;
 
 /// What a config loads into.
@@ -36,6 +36,16 @@ pub struct Config {
     /// Why no row runs when a prompt or a provider could not be read (the rows are still
     /// checked).
     pub broken: Option<String>,
+    /// `evaluateOptions` (`docs/promptfoo.md#evaluate-options`).
+    pub evaluate: EvaluateOptions,
+}
+
+/// `evaluateOptions`: rows at once, runs of each row, and the pause after each call.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvaluateOptions {
+    pub max_concurrency: Option<usize>,
+    pub repeat: Option<u32>,
+    pub delay_ms: Option<u64>,
 }
 
 /// Top-level keys agentv reads.
@@ -46,6 +56,7 @@ const READ: &[&str] = &[
     "tests",
     "defaultTest",
     "scenarios",
+    "evaluateOptions",
 ];
 /// Top-level keys that change nothing agentv computes, or that agentv sets another way.
 pub(crate) const IGNORED: &[&str] = &[
@@ -53,7 +64,6 @@ pub(crate) const IGNORED: &[&str] = &[
     "sharing",
     "tags",
     "writeLatestResults",
-    "evaluateOptions",
     "metadata",
     "commandLineOptions",
     "$schema",
@@ -139,6 +149,7 @@ fn no_targets(file: &Path) -> TargetsFile {
         diagnostics: Vec::new(),
         referenced_vars: Vec::new(),
         grading_only: Vec::new(),
+        aliases: Vec::new(),
     }
 }
 
@@ -151,9 +162,14 @@ pub fn load(
     dataset: &Arc<str>,
     diags: &mut Diagnostics,
 ) -> Config {
-    check_keys(root, diags);
+    // A key agentv cannot honour stops the config as a broken prompt or provider does.
     let before = diags.error_count();
     let mark = diags.len();
+    check_keys(root, diags);
+    let evaluate = root
+        .get("evaluateOptions")
+        .map(|n| evaluate_options(n, diags))
+        .unwrap_or_default();
     let (prompts, providers, targets) = heads(root, file, dir, diags);
     let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
         diags
@@ -172,6 +188,11 @@ pub fn load(
     });
     let tests = tests_of(root, dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
+    let mut targets = targets;
+    for target in &mut targets.targets {
+        // Rows at once: each provider's `workers` (after `--workers`).
+        target.workers = evaluate.max_concurrency;
+    }
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
     let mut grading = grading::GradingTargets::new(file);
     for (test_index, test) in tests.iter().enumerate() {
@@ -187,6 +208,7 @@ pub fn load(
                 prompt_count: prompts.len(),
                 providers: &providers,
                 description: description.as_deref(),
+                delay_ms: evaluate.delay_ms,
             };
             let row_mark = diags.len();
             let case = graders
@@ -201,7 +223,10 @@ pub fn load(
                 })
                 .ok_or_else(|| {
                     let reported: Vec<_> = grader_errors.iter().chain(diags.since(row_mark)).cloned().collect();
-                    InvalidCase::new(Some(row.id()), file, test.pos.line, &reported)
+                    let mut invalid = InvalidCase::new(Some(row.id()), file, test.pos.line, &reported);
+                    let keys = row.keys(file, &row.prompt.raw);
+                    invalid.metadata = Some(Map::from_iter([("promptfoo".to_owned(), keys)]));
+                    invalid
                 }),
             );
         }
@@ -217,7 +242,41 @@ pub fn load(
         providers,
         description,
         broken,
+        evaluate,
     }
+}
+
+/// Reads `evaluateOptions`; a value of the wrong kind is an error, other keys are warned about.
+fn evaluate_options(node: &Node, diags: &mut Diagnostics) -> EvaluateOptions {
+    let mut out = EvaluateOptions::default();
+    let Some(entries) = node.as_map() else {
+        diags.error(node.pos, "`evaluateOptions` must be a mapping", None);
+        return out;
+    };
+    for (k, v) in entries {
+        let key = k.key_text();
+        let whole = v.to_json().as_u64();
+        match (key.as_str(), whole) {
+            ("maxConcurrency", Some(n)) if n > 0 => out.max_concurrency = usize::try_from(n).ok(),
+            ("repeat", Some(n)) if n > 0 => out.repeat = u32::try_from(n.min(u64::from(u32::MAX))).ok(),
+            ("delay", Some(n)) => out.delay_ms = Some(n),
+            ("maxConcurrency" | "repeat" | "delay", _) => diags.error(
+                v.pos,
+                format!(
+                    "`evaluateOptions.{key}` must be a whole number{}",
+                    if key == "delay" { "" } else { " above 0" }
+                ),
+                None,
+            ),
+            ("cache" | "showProgressBar" | "timeoutMs" | "maxEvalTimeMs" | "interactiveProviders", _) => {}
+            _ => diags.warn(
+                k.pos,
+                format!("unknown key `{key}` in `evaluateOptions`: ignored"),
+                Some("agentv reads maxConcurrency, repeat and delay".to_owned()),
+            ),
+        }
+    }
+    out
 }
 
 /// Warns about keys agentv leaves alone and stops on those it cannot honour.
@@ -257,6 +316,8 @@ struct Row<'r> {
     providers: &'r [Provider],
     /// The config's `description`.
     description: Option<&'r str>,
+    /// `evaluateOptions.delay`.
+    delay_ms: Option<u64>,
 }
 
 impl Row<'_> {
@@ -266,7 +327,7 @@ impl Row<'_> {
 
     /// The case of this row; `None` (reported) when its prompt does not render.
     fn case(&self, file: &Arc<Path>, dataset: &Arc<str>, diags: &mut Diagnostics) -> Option<EvalCase> {
-        let rendered = match template::render(&self.prompt.raw, &self.test.vars) {
+        let rendered = match template::render(&self.template(), &self.test.vars) {
             Ok(text) => text,
             Err(e) => {
                 diags.error(
@@ -296,6 +357,12 @@ impl Row<'_> {
             threshold: self.test.threshold,
             ..EvalCase::default()
         })
+    }
+
+    /// The prompt's template with the test's `options.prefix` and `options.suffix`.
+    fn template(&self) -> String {
+        let option = |k: &str| self.test.options.get(k).and_then(Value::as_str).unwrap_or_default();
+        format!("{}{}{}", option("prefix"), self.prompt.raw, option("suffix"))
     }
 
     /// The row keys results carry (`docs/promptfoo.md#results`).
@@ -334,6 +401,16 @@ impl Row<'_> {
         keys.insert("vars".into(), Value::Object(self.test.vars.clone()));
         if let Some(t) = self.test.threshold {
             keys.insert("threshold".into(), json!(t));
+        }
+        // What the run does between the provider and the assertions (`run/promptfoo.rs`).
+        let transform = ["transform", "postprocess"]
+            .iter()
+            .find_map(|k| self.test.options.get(*k).and_then(Value::as_str));
+        if let Some(code) = transform {
+            keys.insert("transform".into(), Value::from(code));
+        }
+        if let Some(ms) = self.delay_ms.filter(|ms| *ms > 0) {
+            keys.insert("delay_ms".into(), json!(ms));
         }
         Value::Object(keys)
     }
@@ -400,7 +477,7 @@ fn graders_of(
         diags.error(pos, format!("an assertion does not render for this test: {e}"), None);
     }
     let before = diags.error_count();
-    let list = grading.prepare(list, test.options.as_ref(), diags);
+    let list = grading.prepare(list, test.grading_options.as_ref(), diags);
     // A grading provider that cannot be made leaves its assertions ungradable: the rows do not
     // run rather than run with another grader.
     let provider_errors = diags.error_count() > before;

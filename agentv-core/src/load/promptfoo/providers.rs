@@ -33,6 +33,7 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         diagnostics: Vec::new(),
         referenced_vars: Vec::new(),
         grading_only: Vec::new(),
+        aliases: Vec::new(),
     };
     for item in items {
         let (id, label, config) = match &item.value {
@@ -61,6 +62,15 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
                 continue;
             }
         };
+        if let Some(prompts) = item.get("prompts") {
+            // Rows a provider does not run would otherwise run: refuse rather than differ.
+            diags.error(
+                prompts.pos,
+                format!("`prompts` on provider `{id}` is not supported by agentv yet"),
+                Some("remove it to run every prompt on this provider, or split the config".to_owned()),
+            );
+            continue;
+        }
         let Some(settings) = settings_of(&id, config, item.pos, diags) else {
             continue;
         };
@@ -91,6 +101,10 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
             file: file.clone(),
             source: diags.source(),
         });
+        targets.aliases.push((id.clone(), target.clone()));
+        if let Some(label) = &label {
+            targets.aliases.push((label.clone(), target.clone()));
+        }
         providers.push(Provider { id, label, target });
     }
     (providers, targets)
@@ -169,6 +183,8 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
         set("api_key", cfg("apiKey").or_else(|| key_ref(&["OPENAI_API_KEY"])));
         set("organization", cfg("organization"));
+        set("passthrough", passthrough(config, pos));
+        openai_tools(config, &mut set);
     } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
         .iter()
         .find_map(|p| id.strip_prefix(p))
@@ -183,6 +199,42 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             "api_key",
             cfg("apiKey").or_else(|| key_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
         );
+        set("passthrough", passthrough(config, pos));
+        openai_tools(config, &mut set);
+    } else if let Some((provider, file, function)) = script_of(id) {
+        set("provider", text(provider.to_owned()));
+        set("file", text(file.to_owned()));
+        set("function", function.and_then(|f| text(f.to_owned())));
+        set("config", config.map(with_env_refs));
+    } else if let Some(url) = id.strip_prefix("webhook:") {
+        set("provider", text("http".to_owned()));
+        set("url", text(url.to_owned()));
+        set("method", text("POST".to_owned()));
+        let mut body = vec![entry("prompt", "{{prompt}}", pos)];
+        if let Some(c) = config {
+            body.push((text_node("config".to_owned(), pos), with_env_refs(c)));
+        }
+        set("body", Some(Node::new(NodeValue::Map(body), pos)));
+        set("transform_response", text("json.output".to_owned()));
+    } else if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
+        set("provider", text("http".to_owned()));
+        let url = cfg("url").map(|n| with_env_refs(&n));
+        let from_id = (id.contains("://")).then(|| text_node(id.to_owned(), pos));
+        set("url", url.or(from_id));
+        for (key, setting) in HTTP_KEYS {
+            set(setting, cfg(key).map(|n| with_env_refs(&n)));
+        }
+    } else if let Some(model) = ["google:", "gemini:"].iter().find_map(|p| id.strip_prefix(p)) {
+        set("provider", text("gemini".to_owned()));
+        set("model", text(model.to_owned()));
+        let host = cfg("apiHost")
+            .and_then(|h| h.scalar_text())
+            .and_then(|h| text(format!("https://{h}")));
+        set("base_url", cfg("apiBaseUrl").or(host));
+        set(
+            "api_key",
+            cfg("apiKey").or_else(|| env_ref(&["GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"])),
+        );
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
         set("provider", text("anthropic".to_owned()));
         set("model", text(model.to_owned()));
@@ -196,13 +248,15 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             pos,
             format!("provider `{id}` is not supported by agentv"),
             Some(
-                "use echo, exec:<command>, openai:chat:<model>, azureopenai:chat:<deployment> or anthropic:messages:<model>"
+                "use echo, exec:<command>, python:<file>, file://<provider>.js, http, webhook:<url>, google:<model>, \
+                 openai:chat:<model>, azureopenai:chat:<deployment> or anthropic:messages:<model>"
                     .to_owned(),
             ),
         );
         return None;
     }
-    if !id.starts_with("exec:") && id != "echo" {
+    let llm = ["openai:", "azureopenai:", "azure:", "anthropic:", "google:", "gemini:"];
+    if llm.iter().any(|p| id.starts_with(p)) {
         set("temperature", cfg("temperature"));
         set(
             "max_output_tokens",
@@ -210,6 +264,116 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
     }
     Some(out)
+}
+
+/// OpenAI request fields promptfoo sends from `config` as written, with its `passthrough`.
+const BODY_KEYS: &[&str] = &[
+    "top_p",
+    "seed",
+    "stop",
+    "response_format",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "user",
+    "reasoning_effort",
+];
+
+/// The body fields of an OpenAI `config`: [`BODY_KEYS`], then `passthrough` over them.
+fn passthrough(config: Option<&Node>, pos: Pos) -> Option<Node> {
+    let config = config?;
+    let mut entries: Vec<(Node, Node)> = BODY_KEYS
+        .iter()
+        .filter_map(|k| Some((text_node((*k).to_owned(), pos), with_env_refs(config.get(k)?))))
+        .collect();
+    for (k, v) in config.get("passthrough").and_then(Node::as_map).unwrap_or_default() {
+        entries.retain(|(e, _)| e.key_text() != k.key_text());
+        entries.push((k.clone(), with_env_refs(v)));
+    }
+    (!entries.is_empty()).then(|| Node::new(NodeValue::Map(entries), pos))
+}
+
+/// promptfoo's `tools` and `tool_choice` (OpenAI's shape, which agentv reads as written): the
+/// model is called once, as promptfoo calls it, and its tool calls are the answer.
+fn openai_tools(config: Option<&Node>, set: &mut impl FnMut(&str, Option<Node>)) {
+    let Some(tools) = config.and_then(|c| c.get("tools")) else {
+        return;
+    };
+    set("tools", Some(tools.clone()));
+    set("tool_choice", config.and_then(|c| c.get("tool_choice")).cloned());
+    set("max_steps", Some(Node::new(NodeValue::Int(1), tools.pos)));
+}
+
+/// promptfoo's `http` provider `config` keys, with the target setting each becomes.
+const HTTP_KEYS: &[(&str, &str)] = &[
+    ("method", "method"),
+    ("headers", "headers"),
+    ("body", "body"),
+    ("queryParams", "query_params"),
+    ("transformRequest", "transform_request"),
+    ("transformResponse", "transform_response"),
+];
+
+/// A script provider id: `python:<file>[:<function>]` or `file://<file>.py[:<function>]`
+/// (python), `file://<file>.js` (javascript, also `.mjs` and `.cjs`); with the agentv provider,
+/// the file and the function.
+fn script_of(id: &str) -> Option<(&'static str, &str, Option<&str>)> {
+    let (python, spec) = match id.strip_prefix("python:") {
+        Some(spec) => (true, spec),
+        None => (false, id.strip_prefix("file://")?),
+    };
+    let (path, function) = match spec.rsplit_once(':') {
+        Some((path, name)) if path.ends_with(".py") && !name.is_empty() && !name.contains(['/', '\\']) => {
+            (path, Some(name))
+        }
+        _ => (spec, None),
+    };
+    if python || path.ends_with(".py") {
+        Some(("python", path, function))
+    } else if [".js", ".mjs", ".cjs"].iter().any(|e| path.ends_with(e)) {
+        Some(("javascript", path, None))
+    } else {
+        None
+    }
+}
+
+/// `node` with every `{{ env.VAR }}` in its strings written `${{ VAR }}`: the variable is then
+/// resolved, checked and redacted as every target's are (`docs/architecture.md#secrets`).
+fn with_env_refs(node: &Node) -> Node {
+    let value = match &node.value {
+        NodeValue::Str(text) => NodeValue::Str(env_refs_in(text)),
+        NodeValue::Seq(items) => NodeValue::Seq(items.iter().map(with_env_refs).collect()),
+        NodeValue::Map(entries) => NodeValue::Map(entries.iter().map(|(k, v)| (k.clone(), with_env_refs(v))).collect()),
+        other => other.clone(),
+    };
+    Node::new(value, node.pos)
+}
+
+/// `text` with each `{{ env.VAR }}` (spaces optional) written `${{ VAR }}`.
+fn env_refs_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let (before, after) = rest.split_at(start);
+        out.push_str(before);
+        let inner = after[2..].split_once("}}").and_then(|(inner, tail)| {
+            let var = inner.trim().strip_prefix("env.")?;
+            (!var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some((var, tail))
+        });
+        // `${{` is already a reference: leave it as written.
+        match inner {
+            Some((var, tail)) if !before.ends_with('$') => {
+                out.push_str(&format!("${{{{ {var} }}}}"));
+                rest = tail;
+            }
+            _ => {
+                out.push_str("{{");
+                rest = &after[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The model of an OpenAI id: `openai:chat:<m>`, `openai:responses:<m>` or `openai:<m>`.

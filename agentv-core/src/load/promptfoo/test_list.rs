@@ -18,7 +18,9 @@ pub struct Test {
     pub threshold: Option<f64>,
     pub metadata: Option<Map<String, Value>>,
     /// `options` (`provider`, `rubricPrompt`, ...): the test's keys over `defaultTest`'s.
-    pub options: Option<Node>,
+    pub grading_options: Option<Node>,
+    /// `options`: `defaultTest`'s under the test's (`prefix`, `suffix`, `transform`, ...).
+    pub options: Map<String, Value>,
     pub pos: Pos,
 }
 
@@ -178,8 +180,27 @@ fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnost
             a.extend(b);
             a
         });
+    let options = [defaults.and_then(|d| d.get("options")), node.get("options")]
+        .into_iter()
+        .flatten()
+        .filter_map(|m| match m.to_json() {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            _ => {
+                diags.error(
+                    m.pos,
+                    format!("`options` must be a mapping, found {}", describe(m)),
+                    None,
+                );
+                None
+            }
+        })
+        .fold(Map::new(), |mut a, b| {
+            a.extend(b);
+            a
+        });
     let description = node.get("description").and_then(Node::scalar_text);
-    let options = merged_options(defaults.and_then(|d| d.get("options")), node.get("options"));
+    let grading_options = merged_options(defaults.and_then(|d| d.get("options")), node.get("options"));
     combinations(&vars)
         .into_iter()
         .map(|vars| Test {
@@ -189,6 +210,7 @@ fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnost
             threshold,
             metadata: metadata.clone(),
             options: options.clone(),
+            grading_options: grading_options.clone(),
             pos: node.pos,
         })
         .collect()
@@ -259,6 +281,12 @@ fn from_file(text: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<N
         );
         return Vec::new();
     };
+    if rel.contains(['*', '?', '[', '{']) {
+        return glob_files(rel, pos, dir, diags)
+            .into_iter()
+            .flat_map(|file| from_file(&format!("file://{file}"), pos, dir, diags))
+            .collect();
+    }
     let path = dir.join(rel);
     let content = match std::fs::read_to_string(&path) {
         Ok(c) => c,
@@ -300,6 +328,44 @@ fn from_file(text: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<N
         diags.error(pos, format!("cannot read tests file {}: {e}", path.display()), None);
         Vec::new()
     })
+}
+
+/// The files a `file://` glob names (relative to `dir`, `*` not crossing `/`), sorted; none is
+/// a warning, as promptfoo loads no test from it and goes on.
+fn glob_files(pattern: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<String> {
+    let pattern = pattern.trim_start_matches("./");
+    let matcher = match globset::GlobBuilder::new(pattern).literal_separator(true).build() {
+        Ok(g) => g.compile_matcher(),
+        Err(e) => {
+            diags.error(pos, format!("`file://{pattern}` is not a valid glob: {e}"), None);
+            return Vec::new();
+        }
+    };
+    // Walk only below the pattern's fixed leading folders.
+    let fixed: Vec<&str> = pattern
+        .split('/')
+        .take_while(|part| !part.contains(['*', '?', '[', '{']))
+        .collect();
+    let root = fixed[..fixed.len().min(pattern.split('/').count().saturating_sub(1))].join("/");
+    let mut found: Vec<String> = walkdir::WalkDir::new(dir.join(&root))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(dir).ok()?.to_string_lossy().replace('\\', "/");
+            matcher.is_match(&rel).then_some(rel)
+        })
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        diags.warn(
+            pos,
+            format!("`file://{pattern}` matches no file in {}", dir.display()),
+            Some("paths after `file://` are relative to the config's folder".to_owned()),
+        );
+    }
+    found
 }
 
 /// A node of another file, placed at the `file://` entry that brought it in (messages point

@@ -292,7 +292,7 @@ impl Drop for JudgeProcess {
 
 impl JudgeProcess {
     fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Result<Self, PoolError> {
-        let argv = super::code_judge::own_program(argv);
+        let argv = own_program(argv);
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| PoolError::Spawn("the command is empty".to_owned()))?;
@@ -596,6 +596,24 @@ pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value,
             "its response has neither `result` nor `error` (got: {:?})",
             shown()
         ))),
+    }
+}
+
+/// The argv to start for a judge's `argv`: `agentv` as its program is this executable, so
+/// `script: [agentv, judge, faithfulness]` runs the ready-made judge of the agentv that runs
+/// the suite, installed or not, on `PATH` or not (`judges/README.md`).
+pub(crate) fn own_program(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
+    match argv.split_first() {
+        Some((program, rest)) if program == "agentv" => match std::env::current_exe() {
+            Ok(exe) => {
+                let mut own = Vec::with_capacity(argv.len());
+                own.push(exe.display().to_string());
+                own.extend(rest.iter().cloned());
+                std::borrow::Cow::Owned(own)
+            }
+            Err(_) => std::borrow::Cow::Borrowed(argv),
+        },
+        _ => std::borrow::Cow::Borrowed(argv),
     }
 }
 

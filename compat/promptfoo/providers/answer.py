@@ -1,0 +1,22 @@
+# Answers "What is the capital of <country>?" from capitals.json: promptfoo's `python:`
+# provider convention (call_api), and a command line for `exec:`.
+import json
+import os
+import sys
+
+CAPITALS = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "capitals.json")))
+
+
+def answer(prompt):
+    for country, capital in CAPITALS.items():
+        if country.lower() in prompt.lower():
+            return "The capital of %s is %s." % (country, capital)
+    return "I do not know."
+
+
+def call_api(prompt, options, context):
+    return {"output": answer(prompt), "tokenUsage": {"prompt": len(prompt.split()), "completion": 6}}
+
+
+if __name__ == "__main__":
+    print(answer(" ".join(sys.argv[1:])))
