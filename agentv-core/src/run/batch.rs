@@ -52,6 +52,9 @@ pub struct JobRecord {
     pub id: String,
     pub submitted_at: String,
     pub custom_ids: Vec<String>,
+    /// `judge` for a job of judge requests (`docs/batch.md#judges`); absent for a target's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 impl BatchState {
@@ -130,11 +133,12 @@ pub async fn answer(
     let mut active: Vec<String> = state
         .jobs
         .iter()
-        .filter(|j| j.target == *name && j.custom_ids.iter().any(|id| by_id.contains_key(id)))
+        .filter(|j| j.target == *name && j.role.is_none() && j.custom_ids.iter().any(|id| by_id.contains_key(id)))
         .map(|j| j.id.clone())
         .collect();
+    let label = format!("`{name}`");
     for id in &active {
-        observer.batch_progress(&format!("batch job {id} of `{name}`: reattached"));
+        observer.batch_progress(&format!("batch job {id} of {label}: reattached"));
     }
     let submitted: std::collections::HashSet<&str> = state
         .jobs
@@ -162,12 +166,12 @@ pub async fn answer(
     )
     .await;
     let mut answered = 0;
-    for id in poll(api, name, &active, observer, interrupt).await {
+    for id in poll(api, &label, &active, observer, interrupt).await {
         let (id, result) = id;
         let job_state = match result {
             Ok(s) => s,
             Err(e) => {
-                observer.batch_progress(&format!("batch job {id} of `{name}`: {e}"));
+                observer.batch_progress(&format!("batch job {id} of {label}: {e}"));
                 continue;
             }
         };
@@ -180,6 +184,7 @@ pub async fn answer(
                     // answer until its case runs.
                     response.raw = None;
                     let metadata = response.metadata.get_or_insert_with(Default::default);
+                    metadata.insert("batched".to_owned(), serde_json::json!(true));
                     metadata.insert("batch_job".to_owned(), serde_json::json!(id));
                     out.insert(i, Ok(response));
                     answered += 1;
@@ -188,7 +193,7 @@ pub async fn answer(
             }
         };
         if let Err(e) = api.results(&job_state, &mut take).await {
-            observer.batch_progress(&format!("batch job {id} of `{name}`: cannot read its results ({e})"));
+            observer.batch_progress(&format!("batch job {id} of {label}: cannot read its results ({e})"));
         }
     }
     if interrupt.stop.is_cancelled() {
@@ -231,6 +236,7 @@ async fn submit_all(
                     id: id.clone(),
                     submitted_at: jiff::Timestamp::now().to_string(),
                     custom_ids: ids[range.clone()].to_vec(),
+                    role: None,
                 });
                 if let Some(path) = &options.batch_state
                     && let Err(e) = state.save(path)
@@ -260,13 +266,14 @@ async fn submit_all(
     }
 }
 
-/// Polls `ids` with a growing interval until each is terminal (or cannot be polled); its final
-/// state, in the order they ended. Stops at an interrupt: the jobs keep running at the provider.
-async fn poll(
+/// Polls `ids` (jobs of `of`: `` `default` ``, ``judge `default` ``) with a growing interval
+/// until each is terminal (or cannot be polled); its final state, in the order they ended. Stops
+/// at an interrupt: the jobs keep running at the provider.
+pub(super) async fn poll<O: RunObserver + ?Sized>(
     api: &dyn BatchApi,
-    target: &str,
+    of: &str,
     ids: &[String],
-    observer: &mut dyn RunObserver,
+    observer: &mut O,
     interrupt: &Interrupt,
 ) -> Vec<(String, Result<JobState, String>)> {
     let mut pending: Vec<(String, Option<JobState>, u32)> = ids.iter().map(|id| (id.clone(), None, 0)).collect();
@@ -279,7 +286,7 @@ async fn poll(
                 _ = tokio::time::sleep(wait) => {}
                 _ = interrupt.stop.cancelled() => {
                     observer.batch_progress(&format!(
-                        "{} batch job(s) of `{target}` keep running at the provider; --resume reattaches to them",
+                        "{} batch job(s) of {of} keep running at the provider; --resume reattaches to them",
                         pending.len()
                     ));
                     return done;
@@ -293,7 +300,11 @@ async fn poll(
             match api.status(&id).await {
                 Ok(s) => {
                     if last.as_ref() != Some(&s) {
-                        observer.batch_progress(&describe(&id, target, &s));
+                        observer.batch_job(&JobView {
+                            id: id.clone(),
+                            of: of.to_owned(),
+                            state: s.clone(),
+                        });
                     }
                     if s.terminal {
                         done.push((id, Ok(s)));
@@ -312,16 +323,28 @@ async fn poll(
     done
 }
 
-/// `batch job X of `t`: in_progress, 120/500 done, 2 failed`.
-fn describe(id: &str, target: &str, s: &JobState) -> String {
-    let mut line = format!(
-        "batch job {id} of `{target}`: {}, {}/{} done, {} failed",
-        s.status, s.completed, s.total, s.failed
-    );
-    if let Some(e) = &s.error {
-        line.push_str(&format!(" ({e})"));
+/// A job as the console shows it: whose it is, where it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobView {
+    pub id: String,
+    /// Whose requests it holds: `` `default` `` (a target's), ``judge `default` ``.
+    pub of: String,
+    pub state: JobState,
+}
+
+impl JobView {
+    /// `batch job X of `t`: in_progress, 120/500 done, 2 failed`.
+    pub fn describe(&self) -> String {
+        let s = &self.state;
+        let mut line = format!(
+            "batch job {} of {}: {}, {}/{} done, {} failed",
+            self.id, self.of, s.status, s.completed, s.total, s.failed
+        );
+        if let Some(e) = &s.error {
+            line.push_str(&format!(" ({e})"));
+        }
+        line
     }
-    line
 }
 
 /// After the jobs: failed items and cases without a result are answered online (left out of
@@ -414,6 +437,7 @@ mod tests {
                 id: "batch_1".into(),
                 submitted_at: "2026-01-01T00:00:00Z".into(),
                 custom_ids: vec!["a".into()],
+                role: None,
             }],
         };
         state.save(&path).expect("saved");
