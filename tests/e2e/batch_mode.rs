@@ -364,3 +364,51 @@ async fn batch_list_and_cancel_show_and_stop_a_runs_jobs() {
     let list = p.output_async(p.command(&["batch", "list", "r.jsonl"])).await;
     list.code(0).stdout_has("cancelled");
 }
+
+/// In a pipe, each job's submission, every change of its state or counts and its end are
+/// plain lines, the targets' jobs and then the judges'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_jobs_in_a_pipe_are_plain_lines() {
+    let server = FakeLlm::builder().without_recording().start().await;
+    let p = project(Api::OpenAi, &server, 3, "    batch: true\n");
+    let run = p
+        .output_async(p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--workers", "1"]))
+        .await;
+    agentv_testkit::assert_run_snapshot!("batch_jobs_in_a_pipe", Some(p.path()), run);
+}
+
+/// On a terminal, the bar's second line shows the jobs, their state and counts while they
+/// run; only their submission and their end are lines above it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_jobs_on_a_terminal_show_in_the_progress_bar() {
+    let server = FakeLlm::builder()
+        .without_recording()
+        .batch(BatchBehaviour {
+            ready_after: Duration::from_millis(1500),
+            ..BatchBehaviour::default()
+        })
+        .start()
+        .await;
+    let p = project(Api::OpenAi, &server, 3, "    batch: true\n");
+    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
+    cmd.env_remove("CI").env("TERM", "xterm-256color");
+    let live =
+        tokio::task::spawn_blocking(move || agentv_testkit::terminal::run_with_stderr_on_terminal(&mut cmd, 160, 24))
+            .await
+            .expect("joined");
+    live.code(0);
+    for shown in [
+        "batch: 1 job(s) ░░░░░░░░░░░░ 0/3 done, 0 failed · batch-2 of `default`: in_progress 0/3",
+        "of judge `default`: in_progress 0/3",
+        "batch job batch-2 of `default`: submitted, 3 request(s)",
+        "batch job batch-2 of `default`: completed, 3/3 done, 0 failed",
+        "of judge `default`: completed, 3/3 done, 0 failed",
+    ] {
+        assert!(live.stderr.contains(shown), "{shown}:\n{}", live.stderr);
+    }
+    assert!(
+        !live.stderr.contains("in_progress, 0/3 done"),
+        "counts change on the bar, not as lines:\n{}",
+        live.stderr
+    );
+}

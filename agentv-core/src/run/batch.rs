@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Interrupt, Job, Prefetched, RunObserver, RunOptions};
-use crate::providers::batch::split;
+use crate::providers::batch::{encoded_len, split};
 use crate::providers::{BatchApi, JobState, ProviderError, ResolvedTarget};
 
 /// `--batch`: whether LLM targets answer through their provider's batch API.
@@ -186,7 +186,7 @@ pub async fn answer(
                     let metadata = response.metadata.get_or_insert_with(Default::default);
                     metadata.insert("batched".to_owned(), serde_json::json!(true));
                     metadata.insert("batch_job".to_owned(), serde_json::json!(id));
-                    out.insert(i, Ok(response));
+                    out.insert(i, super::hold(Ok(response)));
                     answered += 1;
                 }
                 Err(e) => failed.push((i, e)),
@@ -221,14 +221,13 @@ async fn submit_all(
         return;
     }
     let ids: Vec<String> = fresh.iter().map(|&i| custom_id(&jobs[i])).collect();
-    let items: Vec<serde_json::Value> = fresh
-        .iter()
-        .zip(&ids)
-        .map(|(&i, id)| api.item(id, &super::case::request_for(&jobs[i], 1)))
-        .collect();
-    let sizes: Vec<usize> = items.iter().map(|v| v.to_string().len() + 1).collect();
+    // Items are built as they are written out, never held together: once to size the jobs,
+    // once to submit them.
+    let item = |k: usize| api.item(&ids[k], &super::case::request_for(&jobs[fresh[k]], 1));
+    let sizes: Vec<usize> = (0..fresh.len()).map(|k| encoded_len(&item(k)) + 1).collect();
     for range in split(&sizes, api.limits()) {
-        match api.submit(&items[range.clone()]).await {
+        let mut items = range.clone().map(item);
+        match api.submit_each(&mut items).await {
             Ok(id) => {
                 state.jobs.push(JobRecord {
                     target: target.name.clone(),

@@ -194,7 +194,7 @@ impl Wave {
     }
 
     /// `job` as it runs in the wave: its target's judge batches, and its seat counts it in flight.
-    pub fn seat(&self, mut job: Job) -> (Job, Arc<Seat>) {
+    pub fn seat(&self, mut job: Job, slot: Option<OwnedSemaphorePermit>) -> (Job, Arc<Seat>) {
         if let Some(adopted) = self.adopted.get(&(Arc::as_ptr(&job.target) as usize)) {
             job.target = adopted.clone();
         }
@@ -202,7 +202,7 @@ impl Wave {
         let seat = Arc::new(Seat {
             key: super::batch::custom_id(&job),
             shared: self.shared.clone(),
-            permit: Mutex::new(None),
+            permit: Mutex::new(slot),
             calls: Mutex::new(Vec::new()),
             seen: Mutex::new(HashMap::new()),
         });
@@ -548,18 +548,42 @@ impl Drop for Waiting {
     }
 }
 
-/// Runs `grading` (a case from its target's answer to its record) in `seat`, holding a worker
+/// Runs `grading` (a case from its target's answer to its record) in `seat`: it holds its worker
 /// slot except while it waits on a judge job.
 pub async fn seated<T>(seat: Option<Arc<Seat>>, grading: impl Future<Output = T>) -> T {
-    let Some(seat) = seat else { return grading.await };
-    seat.take_slot().await;
-    SEAT.scope(seat, grading).await
+    match seat {
+        Some(seat) => SEAT.scope(seat, grading).await,
+        None => grading.await,
+    }
 }
 
-/// Waits for `other` (the cases a case depends on), counted as waiting.
+/// The items of `jobs` as a stream, each with a worker slot when there is a `wave`: the next
+/// case starts when a slot is free, and cases waiting on a judge job have given theirs back.
+pub fn paced<I>(jobs: I, wave: Option<&Wave>) -> impl futures::Stream<Item = (I::Item, Option<OwnedSemaphorePermit>)>
+where
+    I: Iterator + Send,
+{
+    let slots = wave.map(|w| w.shared.slots.clone());
+    futures::stream::unfold((jobs, slots), |(mut jobs, slots)| async move {
+        let slot = match &slots {
+            Some(slots) => Some(slots.clone().acquire_owned().await.ok()?),
+            None => None,
+        };
+        let job = jobs.next()?;
+        Some(((job, slot), (jobs, slots)))
+    })
+}
+
+/// Waits for `other` (the cases a case depends on) counted as waiting, its worker slot given
+/// back meanwhile.
 pub async fn parked<T>(seat: Option<&Arc<Seat>>, other: impl Future<Output = T>) -> T {
-    let _waiting = seat.map(|s| Waiting::begin(&s.shared));
-    other.await
+    let Some(seat) = seat else { return other.await };
+    seat.give_slot();
+    let waiting = Waiting::begin(&seat.shared);
+    let out = other.await;
+    drop(waiting);
+    seat.take_slot().await;
+    out
 }
 
 /// How many judge calls the case being graded has made.

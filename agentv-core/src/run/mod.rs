@@ -272,10 +272,10 @@ pub async fn run(
         }
         None
     }));
-    let stream = futures::stream::iter(jobs.enumerate())
+    let stream = judge_wave::paced(jobs.enumerate(), wave.as_deref())
         .take_while(move |_| futures::future::ready(finish_in_flight || !stop.is_cancelled()))
-        .map(|(index, job)| {
-            let early = prefetched.remove(&index);
+        .map(|((index, job), slot)| {
+            let early = prefetched.remove(&index).map(|held| held.and_then(Held::take));
             let abort = abort.clone();
             let sick = unhealthy
                 .iter()
@@ -283,7 +283,7 @@ pub async fn run(
                 .map(|(_, message)| message.clone());
             let (job, seat) = match &wave {
                 Some(wave) => {
-                    let (job, seat) = wave.seat(job);
+                    let (job, seat) = wave.seat(job, slot);
                     (job, Some(seat))
                 }
                 None => (job, None),
@@ -521,7 +521,30 @@ fn only_answered(jobs: Vec<Job>, mut answers: Prefetched) -> (Vec<Job>, Prefetch
 }
 
 /// Answers fetched before the cases run, by job position.
-type Prefetched = HashMap<usize, Result<ProviderResponse, ProviderError>>;
+type Prefetched = HashMap<usize, Result<Held, ProviderError>>;
+
+/// An answer held until its case runs, as its JSON text: a run in batch mode holds every
+/// answer at once, and the text takes a fraction of the response's room in memory
+/// (`bench/batch.sh`).
+pub(crate) struct Held(Box<[u8]>);
+
+impl Held {
+    fn new(response: &ProviderResponse) -> Result<Self, ProviderError> {
+        serde_json::to_vec(response)
+            .map(|text| Self(text.into_boxed_slice()))
+            .map_err(|e| ProviderError::failed(format!("cannot hold the batch answer ({e})")))
+    }
+
+    fn take(self) -> Result<ProviderResponse, ProviderError> {
+        serde_json::from_slice(&self.0)
+            .map_err(|e| ProviderError::failed(format!("cannot read back the batch answer ({e})")))
+    }
+}
+
+/// `answer` held until its case runs.
+fn hold(answer: Result<ProviderResponse, ProviderError>) -> Result<Held, ProviderError> {
+    answer.and_then(|r| Held::new(&r))
+}
 
 /// For targets with `provider_batching: true` whose provider can batch, answers all their cases
 /// in one call up front. A failed batch falls back to per-case calls (nothing prefetched).
@@ -594,7 +617,7 @@ async fn prefetch_batches(
         };
         match result {
             Ok(results) if results.len() == members.len() => {
-                out.extend(members.into_iter().zip(results));
+                out.extend(members.into_iter().zip(results.into_iter().map(hold)));
             }
             Ok(_) => observer.warning(&format!(
                 "batch for `{}` returned the wrong number of answers; running per case",
