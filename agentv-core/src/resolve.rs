@@ -410,6 +410,15 @@ impl<'a> TargetResolver<'a> {
                 }),
             }
         }
+        // The grading targets are checked now too, so a missing key stops the run before it starts.
+        for name in &file.grading_only {
+            if let Err(error) = registry.resolve(name) {
+                problems.push(TargetProblem::Target {
+                    file: file.path.clone(),
+                    errors: vec![error],
+                });
+            }
+        }
         self.warnings.extend(registry.take_warnings());
         if problems.is_empty() {
             Ok(targets)

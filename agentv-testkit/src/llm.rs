@@ -21,11 +21,15 @@ use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 pub mod batch;
+pub mod batch_anthropic;
+pub mod batch_gemini;
 pub mod bucket;
 pub mod responses;
 pub mod script;
 
 pub use batch::{BatchApi, BatchBehaviour};
+pub use batch_anthropic::AnthropicBatchApi;
+pub use batch_gemini::GeminiBatchApi;
 pub use bucket::Bucket;
 pub use script::Script;
 
@@ -34,6 +38,21 @@ pub const JUDGE_MARK: &str = "impartial evaluator";
 
 /// What the 4.x LLM grader's system prompt says; requests holding it are judge requests too.
 pub const GRADER_MARK: &str = "You must respond with a single JSON object matching this schema";
+
+/// How promptfoo's grading prompts begin (`llm-rubric`, `model-graded-closedqa`,
+/// `factuality`, `g-eval`, the RAG assertions): requests holding one are judge requests too.
+pub const PROMPTFOO_GRADER_MARKS: &[&str] = &[
+    "You are grading output according to a user-specified rubric",
+    "You are assessing a submitted answer on a given task based on a criterion",
+    "You are a precise factuality evaluator",
+    "generate 3-4 concise evaluation steps",
+    "You will be given one Reply for a Prompt below",
+    "Generate question for the given answer.",
+    "Given a context, and an answer, analyze each sentence",
+    "Please extract relevant sentences from the provided context",
+    "Given a question and answer, create one or more statements",
+    "Prompt: Natural language inference",
+];
 
 /// The canned answer to a question.
 pub const ANSWER: &str = "2+2 is 4.";
@@ -204,6 +223,66 @@ impl Reply {
     }
 }
 
+/// One HTTP request as the fake batch APIs see it, whatever serves it (wiremock or hyper).
+pub struct Call<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    /// The query string without its `?` (empty when none).
+    pub query: &'a str,
+    /// `http://127.0.0.1:<port>`: where URLs the fake hands back (a results URL, an upload
+    /// session) point.
+    pub origin: &'a str,
+    /// A request header's value by its lower-case name.
+    pub header: &'a dyn Fn(&str) -> Option<String>,
+    pub body: &'a [u8],
+}
+
+/// The three fake batch APIs: OpenAI's (and Azure's), Anthropic's Message Batches and Gemini's
+/// batch mode, all behaving as one [`BatchBehaviour`] says.
+#[derive(Debug, Clone)]
+pub struct BatchApis {
+    pub openai: Arc<BatchApi>,
+    pub anthropic: Arc<AnthropicBatchApi>,
+    pub gemini: Arc<GeminiBatchApi>,
+}
+
+impl BatchApis {
+    pub fn new(behaviour: BatchBehaviour) -> Self {
+        Self {
+            openai: Arc::new(BatchApi::new(behaviour.clone())),
+            anthropic: Arc::new(AnthropicBatchApi::new(behaviour.clone())),
+            gemini: Arc::new(GeminiBatchApi::new(behaviour)),
+        }
+    }
+
+    /// The reply (and its extra headers) to a batch API request, or `None` when `call` is not
+    /// one. Items are answered as the online API of their provider would answer them (following
+    /// `script`), counted apart from online requests.
+    pub fn reply(
+        &self,
+        call: &Call<'_>,
+        script: Option<&Script>,
+        answer: &str,
+        verdict: &str,
+    ) -> Option<(Reply, Vec<(&'static str, String)>)> {
+        let items = Counters::default();
+        let items = &items;
+        let answering = |path: &'static str| move |b: &[u8]| reply_scripted(path, b, script, answer, verdict, items);
+        if let Some(reply) = self.anthropic.reply(call, &answering("/v1/messages")) {
+            return Some((reply, Vec::new()));
+        }
+        if let Some(answer) = self
+            .gemini
+            .reply(call, &answering("/v1beta/models/fake:generateContent"))
+        {
+            return Some(answer);
+        }
+        self.openai
+            .reply(call.method, call.path, call.body, &answering("/v1/chat/completions"))
+            .map(|reply| (reply, Vec::new()))
+    }
+}
+
 /// A Messages API answer as its stream of Server-Sent Events: `message_start`, each content
 /// block (`text_delta` for text, one `input_json_delta` for a tool call's input),
 /// `message_delta` with the stop reason, `message_stop`.
@@ -305,7 +384,37 @@ pub fn reply_scripted(
 
 /// Whether a request body is an LLM judge's.
 pub fn is_judge(body: &[u8]) -> bool {
-    contains(body, JUDGE_MARK.as_bytes()) || contains(body, GRADER_MARK.as_bytes())
+    contains(body, JUDGE_MARK.as_bytes())
+        || contains(body, GRADER_MARK.as_bytes())
+        || PROMPTFOO_GRADER_MARKS.iter().any(|m| contains(body, m.as_bytes()))
+}
+
+/// The answer of an OpenAI-compatible `/embeddings` call: a deterministic vector of the
+/// input's words (each lower-cased word of letters and digits adds 1 to one of 16 dimensions,
+/// chosen by the word's bytes), so texts sharing words are similar.
+pub fn embedding_reply(body: &[u8]) -> Value {
+    let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let input = parsed.get("input").and_then(Value::as_str).unwrap_or_default();
+    json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": embed(input)}],
+        "model": parsed.get("model").cloned().unwrap_or(Value::Null),
+        "usage": {"prompt_tokens": 8, "total_tokens": 8},
+    })
+}
+
+/// The vector [`embedding_reply`] answers for `text`.
+pub fn embed(text: &str) -> Vec<f64> {
+    let mut v = vec![0.0; 16];
+    let lower = text.to_lowercase();
+    for word in lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let slot = word.bytes().fold(0usize, |acc, b| (acc * 31 + usize::from(b)) % 16);
+        v[slot] += 1.0;
+    }
+    v
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -432,7 +541,7 @@ impl FakeLlmBuilder {
         }
         let server = builder.start().await;
         let counters = Arc::new(Counters::default());
-        let batch = Arc::new(BatchApi::new(self.batch));
+        let batch = BatchApis::new(self.batch);
         let stats = counters.clone();
         Mock::given(method("GET"))
             .and(path("/stats"))
@@ -467,7 +576,7 @@ impl FakeLlmBuilder {
 pub struct FakeLlm {
     server: MockServer,
     counters: Arc<Counters>,
-    batch: Arc<BatchApi>,
+    batch: BatchApis,
 }
 
 impl FakeLlm {
@@ -517,9 +626,19 @@ impl FakeLlm {
         &self.counters
     }
 
-    /// The batch API: its counters (files, jobs, items, polls).
+    /// The OpenAI batch API: its counters (files, jobs, items, polls).
     pub fn batch(&self) -> &BatchApi {
-        &self.batch
+        &self.batch.openai
+    }
+
+    /// Anthropic's Message Batches API: its counters (jobs, items, polls, cancels).
+    pub fn anthropic_batch(&self) -> &AnthropicBatchApi {
+        &self.batch.anthropic
+    }
+
+    /// Gemini's batch mode: its counters (files uploaded, jobs, items, polls, cancels).
+    pub fn gemini_batch(&self) -> &GeminiBatchApi {
+        &self.batch.gemini
     }
 }
 
@@ -532,26 +651,43 @@ struct Canned {
     script: Option<Arc<Script>>,
     counters: Arc<Counters>,
     bucket: Option<Arc<Bucket>>,
-    batch: Arc<BatchApi>,
+    batch: BatchApis,
 }
 
 impl Respond for Canned {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let path = request.url.path();
-        // Batch items are answered as the online API would, but counted apart.
-        let items = Counters::default();
-        let answers = |body: &[u8]| {
-            reply_scripted(
-                "/v1/chat/completions",
-                body,
-                self.script.as_deref(),
-                &self.answer,
-                &self.verdict,
-                &items,
-            )
+        let header = |name: &str| {
+            request
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
         };
-        if let Some(reply) = self.batch.reply(request.method.as_str(), path, &request.body, &answers) {
-            return ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+        // The request's URL names no port; the Host header does.
+        let origin = header("host").map_or_else(String::new, |h| format!("http://{h}"));
+        let call = Call {
+            method: request.method.as_str(),
+            path,
+            query: request.url.query().unwrap_or(""),
+            origin: &origin,
+            header: &header,
+            body: &request.body,
+        };
+        // Batch items are answered as the online API would, but counted apart.
+        if let Some((reply, headers)) = self
+            .batch
+            .reply(&call, self.script.as_deref(), &self.answer, &self.verdict)
+        {
+            let mut template = ResponseTemplate::new(reply.status).set_body_raw(reply.body, reply.content_type);
+            for (name, value) in &headers {
+                template = template.insert_header(*name, value.as_str());
+            }
+            return template;
+        }
+        if path.ends_with("/embeddings") {
+            self.counters.requests.fetch_add(1, Ordering::SeqCst);
+            return ResponseTemplate::new(200).set_body_json(embedding_reply(&request.body));
         }
         let admission = self.bucket.as_ref().map(|b| b.admit());
         if let Some(a) = admission.as_ref().filter(|a| !a.allowed) {

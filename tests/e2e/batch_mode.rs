@@ -10,7 +10,7 @@ use agentv_testkit::llm::{Api, BatchBehaviour, FakeLlm};
 use serde_json::Value;
 
 /// `n` cases graded by keywords and the LLM judge.
-fn suite(n: usize) -> String {
+pub(super) fn suite(n: usize) -> String {
     let mut yaml = String::from(
         "execution:\n  evaluators:\n    - {name: kw, type: keywords, expected: ['4']}\n    - {name: judge, type: llm_judge}\nevalcases:\n",
     );
@@ -29,14 +29,14 @@ fn targets(api: Api, uri: &str, extra: &str) -> String {
     )
 }
 
-fn project(api: Api, server: &FakeLlm, cases: usize, extra: &str) -> Project {
+pub(super) fn project(api: Api, server: &FakeLlm, cases: usize, extra: &str) -> Project {
     Project::new()
         .timeout(Duration::from_secs(300))
         .file("targets.yaml", &targets(api, &server.uri(), extra))
         .file("e.yaml", &suite(cases))
 }
 
-fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
+pub(super) fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
     p.results(file)
         .into_iter()
         .map(|r| {
@@ -48,7 +48,7 @@ fn scores(p: &Project, file: &str) -> HashMap<String, (Value, Value)> {
 
 /// Starts `eval e.yaml --out r.jsonl` and kills it with SIGKILL as soon as its batch state
 /// (the submitted job's id) is on disk.
-async fn kill_9_once_submitted(p: &Project) {
+pub(super) async fn kill_9_once_submitted(p: &Project) {
     kill_9_once_state_has(p, "\"jobs\"").await;
 }
 
@@ -70,7 +70,7 @@ async fn kill_9_once_state_has(p: &Project, text: &str) {
     assert_eq!(killed.code, -1, "killed by a signal");
 }
 
-fn target_calls(server: &FakeLlm) -> u64 {
+pub(super) fn target_calls(server: &FakeLlm) -> u64 {
     let c = server.counters();
     c.requests.load(Ordering::SeqCst) - c.judge.load(Ordering::SeqCst)
 }
@@ -411,4 +411,34 @@ async fn batch_jobs_on_a_terminal_show_in_the_progress_bar() {
         "counts change on the bar, not as lines:\n{}",
         live.stderr
     );
+}
+
+/// The judge wave needs nothing of a provider but its batch API: Anthropic and Gemini judges
+/// batch as OpenAI's do, and score as their online runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_and_gemini_judges_batch_in_the_second_wave() {
+    for api in [Api::Anthropic, Api::Gemini] {
+        let server = FakeLlm::builder().without_recording().start().await;
+        let p = project(api, &server, 20, "");
+        p.output_async(p.command(&["eval", "e.yaml", "--out", "online.jsonl"]))
+            .await
+            .code(0);
+        assert_eq!(judge_calls(&server), 20, "{api:?}");
+        let run = p
+            .output_async(p.command(&["eval", "e.yaml", "--out", "batch.jsonl", "--batch"]))
+            .await;
+        run.code(0).stderr_has("of judge `default`: submitted, 20 request(s)");
+        let jobs = match api {
+            Api::Anthropic => &server.anthropic_batch().counters,
+            _ => &server.gemini_batch().counters,
+        };
+        assert_eq!(jobs.jobs.load(Ordering::SeqCst), 2, "{api:?}: answers, then judges");
+        assert_eq!(judge_calls(&server), 20, "{api:?}: no online judge call in batch mode");
+        assert_eq!(scores(&p, "online.jsonl"), scores(&p, "batch.jsonl"), "{api:?}");
+        let record = p.result("batch.jsonl", "c3");
+        assert_eq!(
+            record["evaluator_results"][1]["evaluator_provider_request"]["batched"], true,
+            "{api:?}: {record}"
+        );
+    }
 }

@@ -5,6 +5,7 @@
 mod agent_clis;
 mod agentv4_cli;
 mod batch_mode;
+mod batch_providers;
 mod broken_runs;
 mod composite_aggregators;
 mod config_checks;
@@ -27,6 +28,7 @@ mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
 mod promptfoo_configs;
+mod promptfoo_model_graded;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

@@ -18,6 +18,7 @@ mod metric_check;
 mod negate;
 pub mod promptfoo;
 mod promptfoo_check;
+mod promptfoo_graded;
 mod promptfoo_text;
 pub mod rules;
 mod score;
@@ -93,6 +94,15 @@ grader_table! {
     openai_tools,
     javascript,
     python,
+    llm_rubric,
+    model_graded_closedqa,
+    factuality,
+    g_eval,
+    answer_relevance,
+    context_faithfulness,
+    context_recall,
+    context_relevance,
+    similar,
 }
 
 /// Every grader type, in table order.

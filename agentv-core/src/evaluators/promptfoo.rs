@@ -69,6 +69,17 @@ mod tests {
         "javascript",
         "python",
         "assert-set",
+        "llm-rubric",
+        "model-graded-closedqa",
+        "factuality",
+        "g-eval",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "similar",
+        "similar:dot",
+        "similar:euclidean",
     ];
 
     #[test]

@@ -80,6 +80,7 @@ pub fn load_targets_file(path: &Path) -> TargetsFile {
         targets: Vec::new(),
         diagnostics: Vec::new(),
         referenced_vars: Vec::new(),
+        grading_only: Vec::new(),
     };
     if let Some(text) = crate::config::source::read_text(path, "targets file", &mut diags) {
         let _ = crate::config::interpolate::substitute_env(&text, |var| {

@@ -28,7 +28,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     aliases: &[],
     doc: "The Anthropic Messages API, with optional extended thinking.",
     class: ProviderClass::Llm,
-    batch: false,
+    batch: true,
     cacheable: true,
     executable: None,
     keys: &KEYS,
@@ -81,7 +81,7 @@ pub struct AnthropicConfig {
 #[derive(Debug)]
 pub struct AnthropicProvider {
     name: String,
-    config: AnthropicConfig,
+    pub(super) config: AnthropicConfig,
 }
 
 impl AnthropicProvider {
@@ -124,9 +124,11 @@ impl AnthropicProvider {
         let mut body = json!({
             "model": c.model,
             "max_tokens": max_tokens,
-            "system": conversation.system,
             "messages": messages,
         });
+        if !conversation.system.is_empty() {
+            body["system"] = json!(conversation.system);
+        }
         if let Some(t) = thinking {
             body["thinking"] = t;
         } else if let Some(t) = request.temperature.or(c.llm.temperature) {
@@ -271,6 +273,25 @@ pub fn parse_message(body: &Value) -> Result<(Parsed, Option<String>), String> {
     Ok((parsed, (!thinking.is_empty()).then(|| thinking.join("\n"))))
 }
 
+/// The response for a Messages answer, online or from a batch: its text and calls, with the
+/// thinking apart in `metadata.thinking`.
+pub(super) fn message_response(
+    body: Value,
+    attempts: u32,
+    elapsed: std::time::Duration,
+    tools_offered: bool,
+) -> Result<ProviderResponse, super::ProviderError> {
+    let (parsed, thinking) = parse_message(&body).map_err(llm::malformed)?;
+    let mut response = llm::response(parsed, body, attempts, elapsed, tools_offered);
+    if let Some(thinking) = thinking {
+        response
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert("thinking".to_owned(), json!(thinking));
+    }
+    Ok(response)
+}
+
 impl Provider for AnthropicProvider {
     fn target_name(&self) -> &str {
         &self.name
@@ -283,16 +304,12 @@ impl Provider for AnthropicProvider {
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
             let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
-            let (parsed, thinking) = parse_message(&body).map_err(llm::malformed)?;
-            let mut response = llm::response(parsed, body, attempts, elapsed, request.tools.is_some());
-            if let Some(thinking) = thinking {
-                response
-                    .metadata
-                    .get_or_insert_with(Map::new)
-                    .insert("thinking".to_owned(), json!(thinking));
-            }
-            Ok(response)
+            message_response(body, attempts, elapsed, request.tools.is_some())
         })
+    }
+
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        Some(self)
     }
 
     fn tool_settings(&self) -> Option<&ToolSettings> {

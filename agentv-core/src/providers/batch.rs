@@ -100,9 +100,54 @@ pub enum Body {
         fields: Vec<(&'static str, String)>,
         file: (&'static str, String, Vec<u8>),
     },
+    /// Raw bytes of a content type (an upload's content).
+    Bytes(&'static str, Vec<u8>),
+}
+
+/// The first wait between polls when a target sets no `batch_poll_ms`.
+const DEFAULT_POLL: Duration = Duration::from_secs(5);
+
+/// The first wait between polls of a target's jobs: its `batch_poll_ms`, else 5 s.
+pub fn poll_interval(llm: &super::llm::LlmSettings) -> Duration {
+    llm.batch_poll.unwrap_or(DEFAULT_POLL)
 }
 
 impl BatchHttp {
+    /// The batch requests of a target: the headers of its online `call` (credentials, API
+    /// version; the body's type is set per request), its retries, secrets and timeout.
+    pub fn for_target(call: super::llm::HttpCall, llm: &super::llm::LlmSettings) -> Self {
+        Self {
+            headers: call
+                .headers
+                .into_iter()
+                .filter(|(name, _)| *name != "content-type")
+                .collect(),
+            retry: llm.retry.clone(),
+            secrets: llm.secrets.clone(),
+            timeout: llm.timeout,
+        }
+    }
+
+    /// Reads the JSONL results at `url` as they stream in and hands each item `parse` finds in
+    /// a line to `each`; a line that is not JSON is logged and skipped.
+    pub async fn each_item(
+        &self,
+        url: &str,
+        parse: fn(&Value) -> Option<ItemResult>,
+        each: &mut (dyn FnMut(ItemResult) + Send),
+    ) -> Result<(), ProviderError> {
+        let response = self.send(reqwest::Method::GET, url, &Body::None).await?;
+        each_line(response, self.timeout, &mut |line| match line {
+            Ok(line) => {
+                if let Some(item) = parse(&line) {
+                    each(item);
+                }
+            }
+            Err(problem) => tracing::warn!("batch results: {problem}"),
+        })
+        .await
+    }
+
     /// Sends with retries; the answer's body when its status is 2xx.
     pub async fn send(
         &self,
@@ -116,24 +161,44 @@ impl BatchHttp {
 
     /// Sends and reads a JSON answer.
     pub async fn json(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<Value, ProviderError> {
+        self.typed(method, url, body).await
+    }
+
+    /// Sends and reads a JSON answer into `T`: only the fields `T` names are built, the rest
+    /// is skipped as it is read (a job's inline answers, when only its state is wanted).
+    pub async fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: &Body,
+    ) -> Result<T, ProviderError> {
+        let text = self.text(method, url, body).await?;
+        self.parse(&text)
+    }
+
+    /// Sends and reads the answer's text.
+    pub async fn text(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<String, ProviderError> {
         let response = self.send(method, url, body).await?;
-        let text = response
+        response
             .text()
             .await
-            .map_err(|e| super::retry::transport_error(e, self.timeout))?;
-        serde_json::from_str(&text).map_err(|e| {
+            .map_err(|e| super::retry::transport_error(e, self.timeout))
+    }
+
+    /// `text` read into `T`, or an error that quotes its end (secrets kept out).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, text: &str) -> Result<T, ProviderError> {
+        serde_json::from_str(text).map_err(|e| {
             ProviderError::failed(format!(
                 "malformed response from the provider's batch API ({e}): {}",
-                crate::process::tail(&text, 300, &self.secrets)
+                crate::process::tail(text, 300, &self.secrets)
             ))
         })
     }
 
     async fn once(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = crate::http::client().request(method, url);
-        for (name, value) in &self.headers {
-            builder = builder.header(*name, value);
-        }
+        let mut builder = crate::http::client()
+            .request(method, url)
+            .headers(super::llm::header_map(&self.headers)?);
         if let Some(t) = self.timeout {
             builder = builder.timeout(t);
         }
@@ -144,6 +209,7 @@ impl BatchHttp {
                 let (content_type, bytes) = multipart(fields, file);
                 builder.header("content-type", content_type).body(bytes)
             }
+            Body::Bytes(content_type, bytes) => builder.header("content-type", *content_type).body(bytes.clone()),
         };
         let response = builder
             .send()
@@ -238,6 +304,15 @@ pub fn encoded_len(item: &Value) -> usize {
     count.0
 }
 
+/// Whether `url` is on the server of `base` (scheme, host and port): only there may a URL the
+/// provider hands back (a results URL, an upload URL) be sent the target's credentials.
+pub fn same_origin(url: &str, base: &str) -> bool {
+    match (reqwest::Url::parse(url), reqwest::Url::parse(base)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
 /// Splits items (with their encoded sizes) into jobs within `limits`, in order.
 pub fn split(sizes: &[usize], limits: BatchLimits) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
@@ -276,6 +351,47 @@ mod tests {
             "an item over the limit goes alone"
         );
         assert!(split(&[], limits).is_empty());
+    }
+
+    #[tokio::test]
+    async fn results_lines_that_are_not_json_are_skipped_and_the_rest_read() {
+        use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(ResponseTemplate::new(200).set_body_string("{\"id\": \"a\"}\nnot json\n\n{\"id\": \"b\"}"))
+            .mount(&server)
+            .await;
+        let http = BatchHttp {
+            headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            secrets: Secrets::default(),
+            timeout: None,
+        };
+        let parse: fn(&Value) -> Option<ItemResult> = |line| {
+            let id = line.get("id")?.as_str()?.to_owned();
+            Some((id, Err(ProviderError::failed("x"))))
+        };
+        let mut ids = Vec::new();
+        http.each_item(&server.uri(), parse, &mut |(id, _)| ids.push(id))
+            .await
+            .expect("read");
+        assert_eq!(ids, ["a", "b"]);
+    }
+
+    #[test]
+    fn credentials_only_go_to_the_targets_own_server() {
+        let base = "https://api.anthropic.com";
+        assert!(same_origin(
+            "https://api.anthropic.com/v1/messages/batches/b/results",
+            base
+        ));
+        assert!(!same_origin(
+            "https://files.example.com/v1/messages/batches/b/results",
+            base
+        ));
+        assert!(!same_origin("http://api.anthropic.com/x", base), "another scheme");
+        assert!(!same_origin("https://api.anthropic.com:8443/x", base), "another port");
+        assert!(!same_origin("not a url", base));
     }
 
     #[test]

@@ -146,6 +146,7 @@ impl Provider for CachedProvider {
         cost_basis,
         throttle,
         batch_api,
+        embed,
         price_batched,
     );
 

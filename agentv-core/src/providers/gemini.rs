@@ -26,7 +26,7 @@ pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
     aliases: &["google", "google-gemini"],
     doc: "Google Gemini generateContent.",
     class: ProviderClass::Llm,
-    batch: false,
+    batch: true,
     cacheable: true,
     executable: None,
     keys: &KEYS,
@@ -67,7 +67,7 @@ pub struct GeminiConfig {
 #[derive(Debug)]
 pub struct GeminiProvider {
     name: String,
-    config: GeminiConfig,
+    pub(super) config: GeminiConfig,
 }
 
 impl GeminiProvider {
@@ -265,6 +265,10 @@ impl Provider for GeminiProvider {
 
     fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {
         Some(&self.config.llm.throttle)
+    }
+
+    fn batch_api(&self) -> Option<&dyn super::BatchApi> {
+        Some(self)
     }
 
     fn public_settings(&self) -> Value {

@@ -164,6 +164,9 @@ pub fn conversation(request: &ProviderRequest) -> Conversation {
     if turns.first().is_some_and(|(s, _)| *s == Speaker::Assistant) {
         turns.insert(0, (Speaker::User, "(conversation so far)".to_owned()));
     }
+    // An empty system prompt (`Some("")`) sends none: promptfoo's grading prompts say exactly
+    // which messages go (`docs/promptfoo.md#model-graded-assertions`).
+    system.retain(|part| !part.is_empty());
     Conversation {
         system: system.join("\n\n"),
         turns,
@@ -229,16 +232,25 @@ pub fn malformed(problem: String) -> ProviderError {
     ProviderError::failed(format!("malformed response from the provider: {problem}"))
 }
 
-/// One attempt; `permit` (a slot of the target's throttle) is told what the reply said.
-async fn send_once(call: &HttpCall, permit: Option<Permit>) -> Result<Value, ProviderError> {
-    let mut headers = HeaderMap::new();
-    for (name, value) in &call.headers {
+/// The headers of a provider call, every value but `content-type` marked sensitive so that no
+/// debug output or error of the HTTP stack shows a key (`docs/architecture.md#secrets`).
+pub(crate) fn header_map(headers: &[(&'static str, String)]) -> Result<HeaderMap, ProviderError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
         let mut value = HeaderValue::from_str(value)
             .map_err(|_| ProviderError::failed(format!("header `{name}` has characters HTTP does not allow")))?;
         value.set_sensitive(*name != "content-type");
-        headers.insert(HeaderName::from_static(name), value);
+        map.insert(HeaderName::from_static(name), value);
     }
-    let mut builder = crate::http::client().post(&call.url).headers(headers).json(&call.body);
+    Ok(map)
+}
+
+/// One attempt; `permit` (a slot of the target's throttle) is told what the reply said.
+async fn send_once(call: &HttpCall, permit: Option<Permit>) -> Result<Value, ProviderError> {
+    let mut builder = crate::http::client()
+        .post(&call.url)
+        .headers(header_map(&call.headers)?)
+        .json(&call.body);
     if let Some(t) = call.timeout {
         builder = builder.timeout(t);
     }
@@ -506,6 +518,23 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
     use crate::providers::ChatMessage;
+
+    #[test]
+    fn every_header_but_content_type_is_sensitive_and_a_bad_value_is_an_error() {
+        let map = header_map(&[
+            ("authorization", "Bearer sk-secret".into()),
+            ("x-api-key", "k\"quoted".into()),
+            ("content-type", "application/json".into()),
+        ])
+        .expect("valid headers");
+        assert!(map["authorization"].is_sensitive());
+        assert!(map["x-api-key"].is_sensitive());
+        assert!(!map["content-type"].is_sensitive());
+        assert!(!format!("{map:?}").contains("sk-secret"));
+        let err = header_map(&[("authorization", "Bearer a\nb".into())]).expect_err("newline in a header");
+        assert!(err.to_string().contains("header `authorization`"), "{err}");
+        assert!(!err.to_string().contains("Bearer a"), "{err}");
+    }
 
     #[test]
     fn arguments_that_are_not_an_object_are_kept_and_flagged() {

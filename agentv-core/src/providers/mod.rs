@@ -7,9 +7,11 @@
 
 mod agent;
 mod answer;
+mod anthropic_batch;
 pub mod batch;
 mod cache;
 mod entry;
+mod gemini_batch;
 mod llm;
 mod openai_batch;
 mod priced;
@@ -33,8 +35,8 @@ pub use entry::{BuildContext, ExecutableNeed, ProviderClass, ProviderEntry, Prov
 pub use mock::MockProvider;
 pub use priced::{CostBasis, PricedProvider};
 pub use provider::{
-    AnswerSource, ChatMessage, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest, ProviderResponse,
-    ToolList,
+    AnswerSource, ChatMessage, Embedding, PromptMode, Provider, ProviderError, ProviderFuture, ProviderRequest,
+    ProviderResponse, ToolList,
 };
 pub use registry::{MissingVar, ResolveError, ResolvedTarget, TargetRegistry};
 pub use settings::TargetSettings;

@@ -134,7 +134,10 @@ impl OpenAiProvider {
     /// The HTTP request for `request`.
     pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
         let conversation = llm::conversation(request);
-        let mut messages = vec![json!({"role": "system", "content": conversation.system})];
+        let mut messages = Vec::new();
+        if !conversation.system.is_empty() {
+            messages.push(json!({"role": "system", "content": conversation.system}));
+        }
         for (speaker, text) in &conversation.turns {
             let role = match speaker {
                 Speaker::User => "user",
@@ -329,6 +332,31 @@ impl Provider for OpenAiProvider {
 
     fn tool_settings(&self) -> Option<&ToolSettings> {
         Some(&self.config.tools)
+    }
+
+    fn embed<'a>(&'a self, text: &'a str) -> ProviderFuture<'a, super::Embedding> {
+        Box::pin(async move {
+            let mut call = self.http_call(&ProviderRequest::default());
+            call.body = json!({"input": text});
+            match &self.config.flavor {
+                Flavor::OpenAi { base_url, model, .. } => {
+                    call.body["model"] = json!(model);
+                    call.url = format!("{}/embeddings", base_url.trim_end_matches('/'));
+                }
+                Flavor::Azure { .. } => call.url = call.url.replace("/chat/completions", "/embeddings"),
+            }
+            let (body, _, _) = llm::send(&call, &self.config.llm.retry).await?;
+            let vector: Option<Vec<f64>> = body
+                .pointer("/data/0/embedding")
+                .and_then(Value::as_array)
+                .and_then(|items| items.iter().map(Value::as_f64).collect());
+            let vector = vector.ok_or_else(|| llm::malformed("no `data[0].embedding` list of numbers".to_owned()))?;
+            Ok(super::Embedding {
+                vector,
+                tokens: llm::count(&body, "/usage/prompt_tokens").unwrap_or(0),
+                cost_usd: None,
+            })
+        })
     }
 
     fn throttle(&self) -> Option<&std::sync::Arc<super::Throttle>> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState, each_line};
+use super::batch::{BatchApi, BatchFuture, BatchHttp, BatchLimits, Body, ItemResult, JobState};
 use super::llm;
 use super::openai::{Flavor, OpenAiProvider, parse_completion};
 use super::{ProviderError, ProviderRequest};
@@ -41,18 +41,7 @@ impl OpenAiProvider {
     }
 
     fn batch_http(&self) -> BatchHttp {
-        // The online call's headers carry the credentials; the body's type is set per request.
-        let call = self.http_call(&ProviderRequest::default());
-        BatchHttp {
-            headers: call
-                .headers
-                .into_iter()
-                .filter(|(name, _)| *name != "content-type")
-                .collect(),
-            retry: self.config.llm.retry.clone(),
-            secrets: self.config.llm.secrets.clone(),
-            timeout: self.config.llm.timeout,
-        }
+        BatchHttp::for_target(self.http_call(&ProviderRequest::default()), &self.config.llm)
     }
 
     /// Uploads `jsonl` as a batch input file and creates a batch on it; the batch's id.
@@ -126,13 +115,7 @@ impl BatchApi for OpenAiProvider {
             let http = self.batch_http();
             for file in &state.results {
                 let url = self.batch_url(&format!("files/{file}/content"));
-                let response = http.send(Method::GET, &url, &Body::None).await?;
-                each_line(response, http.timeout, &mut |line| {
-                    if let Some(item) = item_result(line) {
-                        each(item);
-                    }
-                })
-                .await?;
+                http.each_item(&url, item_result, each).await?;
             }
             Ok(())
         })
@@ -147,7 +130,7 @@ impl BatchApi for OpenAiProvider {
     }
 
     fn poll_interval(&self) -> Duration {
-        self.config.llm.batch_poll.unwrap_or(Duration::from_secs(5))
+        super::batch::poll_interval(&self.config.llm)
     }
 }
 
@@ -197,15 +180,8 @@ fn job_state(batch: &Value) -> JobState {
 }
 
 /// One line of an output or error file: `{custom_id, response: {status_code, body}, error}`.
-fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
-    let line = match line {
-        Ok(line) => line,
-        Err(problem) => {
-            tracing::warn!("batch results: {problem}");
-            return None;
-        }
-    };
-    let id = llm::text_at(&line, "/custom_id")?;
+fn item_result(line: &Value) -> Option<ItemResult> {
+    let id = llm::text_at(line, "/custom_id")?;
     let status = line.pointer("/response/status_code").and_then(Value::as_u64);
     let result = match (status, line.pointer("/response/body")) {
         (Some(200), Some(body)) => parse_completion(body)
@@ -219,8 +195,8 @@ fn item_result(line: Result<Value, String>) -> Option<ItemResult> {
             retry_after: None,
         }),
         (None, _) => {
-            let code = llm::text_at(&line, "/error/code").unwrap_or_else(|| "error".to_owned());
-            let message = llm::text_at(&line, "/error/message").unwrap_or_default();
+            let code = llm::text_at(line, "/error/code").unwrap_or_else(|| "error".to_owned());
+            let message = llm::text_at(line, "/error/message").unwrap_or_default();
             Err(ProviderError::failed(format!("batch item {code}: {message}")))
         }
     };
@@ -253,17 +229,17 @@ mod tests {
         let ok = json!({"custom_id": "a", "response": {"status_code": 200, "body": {
             "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 3, "completion_tokens": 1}}}});
-        let (id, answer) = item_result(Ok(ok)).expect("an item");
+        let (id, answer) = item_result(&ok).expect("an item");
         assert_eq!(id, "a");
         let answer = answer.expect("answered");
         assert_eq!(answer.output_messages[0].text().as_deref(), Some("hi"));
         let refused =
             json!({"custom_id": "b", "response": {"status_code": 400, "body": {"error": {"message": "bad"}}}});
-        let (_, err) = item_result(Ok(refused)).expect("an item");
+        let (_, err) = item_result(&refused).expect("an item");
         assert_eq!(err.expect_err("an error").to_string(), "HTTP 400: bad");
         let expired = json!({"custom_id": "c", "response": null, "error": {"code": "batch_expired", "message": "not done in 24h"}});
-        let (_, err) = item_result(Ok(expired)).expect("an item");
+        let (_, err) = item_result(&expired).expect("an item");
         assert!(err.expect_err("an error").to_string().contains("batch_expired"));
-        assert!(item_result(Ok(json!({"no": "id"}))).is_none());
+        assert!(item_result(&json!({"no": "id"})).is_none());
     }
 }

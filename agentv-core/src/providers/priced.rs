@@ -264,6 +264,7 @@ impl Provider for PricedProvider {
         executable,
         throttle,
         batch_api,
+        embed,
     );
 
     fn price_batched(&self, response: ProviderResponse) -> ProviderResponse {

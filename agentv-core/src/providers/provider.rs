@@ -268,6 +268,21 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn executable(&self) -> Option<&str> {
         None
     }
+
+    /// Embeds `text` as a vector (promptfoo's `similar` and `answer-relevance`,
+    /// `docs/promptfoo.md#similar`). Only OpenAI-compatible APIs embed.
+    fn embed<'a>(&'a self, _text: &'a str) -> ProviderFuture<'a, Embedding> {
+        Box::pin(async { Err(ProviderError::failed("this provider cannot embed text")) })
+    }
+}
+
+/// What an embeddings call answered.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Embedding {
+    pub vector: Vec<f64>,
+    /// Input tokens the API counted.
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
 }
 
 /// Writes the [`Provider`] methods a wrapper (the response cache, pricing) passes unchanged to
@@ -327,6 +342,11 @@ macro_rules! pass_to_inner {
     (@ executable) => {
         fn executable(&self) -> Option<&str> {
             self.inner.executable()
+        }
+    };
+    (@ embed) => {
+        fn embed<'a>(&'a self, text: &'a str) -> $crate::providers::ProviderFuture<'a, $crate::providers::Embedding> {
+            self.inner.embed(text)
         }
     };
     (@ throttle) => {

@@ -181,6 +181,9 @@ pub struct TargetsFile {
     /// Every variable the file names with `${{ VAR }}`, in any target: all of them are secrets,
     /// whether or not their target runs (`docs/architecture.md#secrets`).
     pub referenced_vars: Vec<String>,
+    /// Targets that only grade (a promptfoo config's grading providers,
+    /// `docs/promptfoo.md#grading-provider`): never run as eval targets.
+    pub grading_only: Vec<String>,
 }
 
 impl TargetsFile {
@@ -188,9 +191,13 @@ impl TargetsFile {
         self.targets.iter().find(|t| t.name == name)
     }
 
-    /// Every declared target name, in file order.
+    /// Every declared target name an eval runs on, in file order.
     pub fn names(&self) -> Vec<String> {
-        self.targets.iter().map(|t| t.name.clone()).collect()
+        self.targets
+            .iter()
+            .filter(|t| !self.grading_only.contains(&t.name))
+            .map(|t| t.name.clone())
+            .collect()
     }
 
     pub fn has_errors(&self) -> bool {

@@ -82,7 +82,13 @@ impl Spending {
         let judges: f64 = record
             .evaluator_results
             .iter()
-            .filter_map(|r| r.details.as_ref()?.get("target_proxy")?.get("cost_usd")?.as_f64())
+            .flat_map(|r| {
+                // Code judges' proxy calls, and promptfoo's model-graded assertions' own calls.
+                ["target_proxy", "grading"]
+                    .iter()
+                    .filter_map(|k| r.details.as_ref()?.get(*k)?.get("cost_usd")?.as_f64())
+                    .collect::<Vec<_>>()
+            })
             .map(|c| counted(Some(c)))
             .sum();
         self.spent += counted(answer) + judges;

@@ -247,7 +247,7 @@ fn batch_object(id: &str, job: &Job) -> Value {
     out
 }
 
-fn not_found(message: &str) -> Reply {
+pub(super) fn not_found(message: &str) -> Reply {
     Reply {
         status: 404,
         content_type: "application/json",
@@ -255,7 +255,7 @@ fn not_found(message: &str) -> Reply {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 

@@ -3,6 +3,7 @@
 //! provider a target the suite runs against, each assertion a grader read with promptfoo's
 //! names and scoring rules (`evaluators/rules.rs`).
 
+mod grading;
 mod prompts;
 mod providers;
 mod template;
@@ -22,6 +23,7 @@ use crate::paths::Workspace;
 use crate::providers::TargetsFile;
 
 pub use providers::Provider;
+pub use template::render as render_template;
 
 /// What a config loads into.
 pub struct Config {
@@ -105,6 +107,7 @@ pub fn load(
                     targets: Vec::new(),
                     diagnostics: Vec::new(),
                     referenced_vars: Vec::new(),
+                    grading_only: Vec::new(),
                 },
             )
         }
@@ -130,9 +133,10 @@ pub fn load(
     }
     let description = root.get("description").and_then(Node::scalar_text);
     let mut cases = Vec::with_capacity(tests.len() * prompts.len());
+    let mut grading = grading::GradingTargets::new(file);
     for (test_index, test) in tests.iter().enumerate() {
         let test_mark = diags.len();
-        let graders = graders_of(test, ws, dir, diags);
+        let graders = graders_of(test, ws, dir, &mut grading, diags);
         let grader_errors = diags.since(test_mark).to_vec();
         for (prompt_index, prompt) in prompts.iter().enumerate() {
             let row = Row {
@@ -161,6 +165,11 @@ pub fn load(
                 }),
             );
         }
+    }
+    let mut targets = targets;
+    for def in grading.defs {
+        targets.grading_only.push(def.name.clone());
+        targets.targets.push(def);
     }
     Config {
         cases,
@@ -334,6 +343,7 @@ fn graders_of(
     test: &test_list::Test,
     ws: &Workspace,
     dir: &Path,
+    grading: &mut grading::GradingTargets,
     diags: &mut Diagnostics,
 ) -> Option<Arc<[ConfiguredGrader]>> {
     let mut errors = Vec::new();
@@ -345,12 +355,15 @@ fn graders_of(
     for (pos, e) in errors {
         diags.error(pos, format!("an assertion does not render for this test: {e}"), None);
     }
+    let list = grading.prepare(list, test.options.as_ref(), diags);
     let node = Node::new(NodeValue::Seq(list), test.pos);
     let mut cx = ParseContext::new(ws, dir, diags).with_generation(Generation::Promptfoo);
     parse_graders(&node, &mut cx).map(Arc::from)
 }
 
-/// `node` with every string rendered as a template of `vars` (a `type` is kept as written).
+/// `node` with every string rendered as a template of `vars`. Kept as written: `type`, a
+/// grading `provider` (its `{{ env.X }}` keys become secrets references) and `rubricPrompt`
+/// (rendered when it grades, with the answer).
 fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::config::Pos, String)>) -> Node {
     let value = match &node.value {
         NodeValue::Str(text) if template::is_template(text) => match template::render(text, vars) {
@@ -365,7 +378,7 @@ fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<(crate::con
             entries
                 .iter()
                 .map(|(k, v)| {
-                    let v = if k.as_str() == Some("type") {
+                    let v = if matches!(k.as_str(), Some("type" | "provider" | "rubricPrompt")) {
                         v.clone()
                     } else {
                         rendered(v, vars, errors)

@@ -32,6 +32,7 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         targets: Vec::new(),
         diagnostics: Vec::new(),
         referenced_vars: Vec::new(),
+        grading_only: Vec::new(),
     };
     for item in items {
         let (id, label, config) = match &item.value {

@@ -17,6 +17,8 @@ pub struct Test {
     pub assert: Vec<Node>,
     pub threshold: Option<f64>,
     pub metadata: Option<Map<String, Value>>,
+    /// `options` (`provider`, `rubricPrompt`, ...): the test's keys over `defaultTest`'s.
+    pub options: Option<Node>,
     pub pos: Pos,
 }
 
@@ -177,6 +179,7 @@ fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnost
             a
         });
     let description = node.get("description").and_then(Node::scalar_text);
+    let options = merged_options(defaults.and_then(|d| d.get("options")), node.get("options"));
     combinations(&vars)
         .into_iter()
         .map(|vars| Test {
@@ -185,9 +188,21 @@ fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnost
             assert: assert.clone(),
             threshold,
             metadata: metadata.clone(),
+            options: options.clone(),
             pos: node.pos,
         })
         .collect()
+}
+
+/// A test's `options` over `defaultTest`'s, key by key.
+fn merged_options(defaults: Option<&Node>, own: Option<&Node>) -> Option<Node> {
+    let mut entries: Vec<(Node, Node)> = defaults.and_then(Node::as_map).map(<[_]>::to_vec).unwrap_or_default();
+    for (k, v) in own.and_then(Node::as_map).unwrap_or_default() {
+        entries.retain(|(dk, _)| dk.as_str() != k.as_str());
+        entries.push((k.clone(), v.clone()));
+    }
+    let pos = own.or(defaults)?.pos;
+    Some(Node::new(NodeValue::Map(entries), pos))
 }
 
 /// Every combination of the list-valued vars, the first var (as written, `defaultTest`'s

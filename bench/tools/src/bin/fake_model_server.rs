@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentv_testkit::llm::{ANSWER, BatchApi, BatchBehaviour, Bucket, Counters, Script, VERDICT, reply_scripted};
+use agentv_testkit::llm::{ANSWER, BatchApis, BatchBehaviour, Bucket, Call, Counters, Script, VERDICT, reply_scripted};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -126,7 +126,7 @@ async fn serve(
     script: Option<Arc<Script>>,
     bucket: Option<Arc<Bucket>>,
 ) {
-    let batch = Arc::new(BatchApi::new(BatchBehaviour::default()));
+    let batch = Arc::new(BatchApis::new(BatchBehaviour::default()));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -172,7 +172,7 @@ struct Served<'a> {
     counters: &'a Counters,
     script: Option<&'a Script>,
     bucket: Option<&'a Bucket>,
-    batch: &'a BatchApi,
+    batch: &'a BatchApis,
 }
 
 async fn handle(req: Request<Incoming>, latency: Duration, served: Served<'_>) -> Response<Full<Bytes>> {
@@ -189,20 +189,37 @@ async fn handle(req: Request<Incoming>, latency: Duration, served: Served<'_>) -
         if let Some(b) = bucket {
             stats["bucket"] = b.to_json();
         }
-        stats["batch"] = batch.counters.to_json();
+        stats["batch"] = batch.openai.counters.to_json();
+        stats["anthropic_batch"] = batch.anthropic.counters.to_json();
+        stats["gemini_batch"] = batch.gemini.counters.to_json();
         return respond(200, "application/json", stats.to_string());
     }
-    if path.contains("/files") || path.contains("/batches") {
-        let body = req
-            .into_body()
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        let items = Counters::default();
-        let answers = |b: &[u8]| reply_scripted("/v1/chat/completions", b, script, ANSWER, VERDICT, &items);
-        if let Some(reply) = batch.reply(&method, &path, &body, &answers) {
-            return respond(reply.status, reply.content_type, reply.body);
+    if path.contains("/files") || path.contains("/batches") || path.contains(":batchGenerateContent") {
+        let query = req.uri().query().unwrap_or("").to_owned();
+        let origin = req
+            .headers()
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .map_or_else(String::new, |h| format!("http://{h}"));
+        let (parts, body) = req.into_parts();
+        let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let call = Call {
+            method: &method,
+            path: &path,
+            query: &query,
+            origin: &origin,
+            header: &header,
+            body: &body,
+        };
+        if let Some((reply, headers)) = batch.reply(&call, script, ANSWER, VERDICT) {
+            let mut response = respond(reply.status, reply.content_type, reply.body);
+            for (name, value) in headers {
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            return response;
         }
         return respond(404, "application/json", "{}".to_owned());
     }

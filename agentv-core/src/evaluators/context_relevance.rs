@@ -1,0 +1,169 @@
+//! `context-relevance` (promptfoo, RAGAS): the grading model extracts the sentences of the
+//! context needed to answer the `query` var; the score is their share of the context's units
+//! (its chunks or lines, else its sentences), passing at `threshold` (default 0)
+//! (`docs/promptfoo.md#context-relevance`). It ignores `not-`, as promptfoo does.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::promptfoo_check::{self, PfResult};
+use super::promptfoo_graded::{self as graded, Calls, Context, Grading};
+use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use crate::config::{Fields, Key, KeyTable, Kind};
+
+pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: GraderEntry = GraderEntry {
+    name: "context-relevance",
+    names: Names {
+        v2: &[],
+        v4: &[],
+        promptfoo: &["context-relevance"],
+    },
+    doc: "The share of the `context` var a grading model finds needed to answer the `query` var (RAGAS context relevance).",
+    keys: &KEYS,
+    parse,
+};
+
+/// `contextTransform`: not supported yet (an error, never ignored).
+pub const CONTEXT_TRANSFORM: Key = Key::new(
+    "contextTransform",
+    Kind::Any,
+    "promptfoo's JavaScript expression extracting the context from the answer; not supported by agentv yet (use the `context` var).",
+);
+
+const OWN: &[Key] = &[graded::THRESHOLD, graded::PROVIDER, graded::RUBRIC_PROMPT, CONTEXT_TRANSFORM];
+const KEYS: KeyTable = KeyTable::new("context-relevance", "A context-relevance check.", &[OWN]);
+
+/// promptfoo's prompt (`CONTEXT_RELEVANCE`, from RAGAS).
+pub const PROMPT: &str = include_str!("promptfoo_graded/prompts/context_relevance.txt");
+const INSUFFICIENT: &str = "Insufficient Information";
+
+/// Refuses `contextTransform` (reported): the assertion would grade another context.
+pub fn no_context_transform(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<()> {
+    match f.take("contextTransform") {
+        None => Some(()),
+        Some(n) => {
+            cx.drop_grader(
+                n.pos,
+                "`contextTransform` is not supported by agentv yet",
+                Some("give the context as the test's `context` var (a text or a list of texts)".to_owned()),
+            );
+            None
+        }
+    }
+}
+
+fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
+    let threshold = promptfoo_check::threshold(f, cx).ok()?;
+    no_context_transform(f, cx)?;
+    let grading = Grading::parse(f, cx)?;
+    cx.take_inverse();
+    Some(Arc::new(ContextRelevance {
+        threshold: threshold.unwrap_or(0.0),
+        grading,
+    }))
+}
+
+/// A `context-relevance` assertion as configured.
+#[derive(Debug, Clone)]
+pub struct ContextRelevance {
+    pub threshold: f64,
+    pub grading: Grading,
+}
+
+impl Grader for ContextRelevance {
+    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
+        Box::pin(async move {
+            let mut calls = Calls::default();
+            let grade = match self.ask(ctx, &mut calls).await {
+                Ok(result) => result.grade(),
+                Err(reason) => graded::grader_error(reason),
+            };
+            calls.record(grade)
+        })
+    }
+}
+
+/// The `query` var, which the RAG assertions require.
+pub fn query(vars: &Map<String, Value>, what: &str) -> Result<String, String> {
+    match vars.get("query") {
+        Some(Value::String(q)) => Ok(q.clone()),
+        _ => Err(format!("{what} assertion requires a \"query\" variable with the user question")),
+    }
+}
+
+impl ContextRelevance {
+    async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {
+        let vars = graded::vars(ctx);
+        let query = query(&vars, "context-relevance")?;
+        let context = Context::of(&vars, None)?;
+        let mut scope = Map::new();
+        scope.insert("context".to_owned(), context.joined().into());
+        scope.insert("query".to_owned(), query.into());
+        let prompt = graded::render(&self.grading.prompt_or(PROMPT), &scope)?;
+        let answer = calls.ask(ctx, &self.grading, &prompt).await?;
+        Ok(relevance(&context, &answer, self.threshold))
+    }
+}
+
+/// promptfoo's score: the distinct extracted sentences (none for `Insufficient Information`)
+/// over the context's units, at most 1.
+pub fn relevance(context: &Context, answer: &str, threshold: f64) -> PfResult {
+    let (segmented, units) = match context {
+        Context::Chunks(chunks) => (true, chunks.iter().filter(|c| !c.trim().is_empty()).count()),
+        Context::Text(text) => (graded::lines(text).len() > 1, graded::sentences(text).len()),
+    };
+    let extracted = if answer.contains(INSUFFICIENT) {
+        0
+    } else {
+        let mut found = if segmented { graded::lines(answer) } else { graded::sentences(answer) };
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|s| seen.insert(s.clone()));
+        found.len()
+    };
+    let score = if units > 0 { extracted.min(units) as f64 / units as f64 } else { 0.0 };
+    graded::ratio_result("Context relevance", score, threshold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluators::promptfoo_graded::testing::{graded, sent};
+    use serde_json::json;
+
+    #[test]
+    fn context_relevance_sends_query_and_context_and_scores_extracted_units() {
+        let (grade, requests) = graded(
+            "- {type: context-relevance, threshold: 0.5}",
+            "q",
+            json!({"query": "Capital?", "context": "Paris is the capital. It is big. 1. It has a river."}),
+            "a",
+            &["Paris is the capital."],
+        );
+        assert!(grade.error.is_none(), "{grade:?}");
+        assert_eq!(grade.reasoning.as_deref(), Some("Context relevance 0.33 is < 0.5"));
+        assert!(sent(&requests[0])[0].1.ends_with(
+            "query: Capital?\ncontext: Paris is the capital. It is big. 1. It has a river.\ncandidate sentences:\n"
+        ));
+        let chunks = Context::Chunks(vec!["a".into(), "b".into()]);
+        assert_eq!(relevance(&chunks, "a\na\nb\nc", 0.0).score, 1.0, "at most every unit");
+        assert_eq!(relevance(&chunks, "Insufficient Information", 0.0).score, 0.0);
+    }
+
+    #[test]
+    fn context_relevance_needs_the_query_var_and_refuses_a_context_transform() {
+        let (grade, _) = graded("- {type: context-relevance}", "q", json!({"context": "c"}), "a", &["x"]);
+        assert_eq!(
+            grade.error.as_deref(),
+            Some("context-relevance assertion requires a \"query\" variable with the user question")
+        );
+        let problems = crate::evaluators::promptfoo_graded::testing::problems("- {type: context-relevance, contextTransform: 'output.ctx'}");
+        assert!(
+            problems.iter().any(|p| p.contains("`contextTransform` is not supported by agentv yet")),
+            "{problems:?}"
+        );
+    }
+}
