@@ -58,6 +58,6 @@ pub use process::cause_line;
 pub use providers::CacheStats;
 pub use redact::RedactingWriter;
 pub use report::{escape_line, escape_text};
-pub use run::{BatchMode, BatchState, Interrupt, JobRecord, Outcome, RunObserver, RunReport, TargetRole};
+pub use run::{BatchMode, BatchState, Interrupt, JobRecord, JobView, Outcome, RunObserver, RunReport, TargetRole};
 pub use trace::DEFAULT_EXPLORATION_TOOLS;
 pub use workspace::{Kept, WorkspaceOptions};

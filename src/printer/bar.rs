@@ -18,8 +18,9 @@ use std::io::Write as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use agentv_core::JobView;
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
-use agentv_core::report::text::{cut_middle, width};
+use agentv_core::report::text::{cut_end, cut_middle, width};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle, TermLike};
 
 use super::{Printer, clean_line, redacted, styles};
@@ -66,6 +67,9 @@ pub(super) struct LiveBar {
     fail: usize,
     errors: usize,
     stopping: bool,
+    /// Batch jobs not finished yet, as last heard of (`docs/batch.md`): while there are some,
+    /// the second line shows them instead of the running cases.
+    jobs: Vec<JobView>,
 }
 
 impl LiveBar {
@@ -90,6 +94,7 @@ impl LiveBar {
             fail: 0,
             errors: 0,
             stopping: false,
+            jobs: Vec::new(),
         };
         live.refresh();
         live.bar.enable_steady_tick(TICK);
@@ -130,6 +135,19 @@ impl LiveBar {
         self.refresh();
     }
 
+    /// A batch job changed state or counts: the second line shows it until it ends.
+    pub(super) fn batch_job(&mut self, job: &JobView) {
+        match self.jobs.iter_mut().position(|j| j.id == job.id) {
+            Some(i) if job.state.terminal => {
+                self.jobs.remove(i);
+            }
+            Some(i) => self.jobs[i] = job.clone(),
+            None if !job.state.terminal => self.jobs.push(job.clone()),
+            None => {}
+        }
+        self.refresh_running();
+    }
+
     /// After an interrupt: no new case starts; the bar says what it waits for.
     pub(super) fn stopping(&mut self) {
         self.stopping = true;
@@ -153,9 +171,15 @@ impl LiveBar {
         self.refresh_running();
     }
 
-    /// The second line: the running cases, oldest first, as many as fit.
+    /// The second line: the batch jobs not finished, else the running cases, oldest first, as
+    /// many as fit.
     fn refresh_running(&mut self) {
         let columns = usize::from(terminal_width()).saturating_sub(1);
+        if !self.jobs.is_empty() {
+            let line = jobs_line(&self.jobs, columns);
+            self.bar.set_message(self.printer.mark(styles::DIM, &line));
+            return;
+        }
         let lead = if self.stopping {
             "  stopping, waiting for: "
         } else {
@@ -198,6 +222,41 @@ impl Drop for LiveBar {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// Cells of the jobs' own bar.
+const JOBS_BAR: usize = 12;
+
+/// `  batch: 2 job(s) ████░░░░░░░░ 120/1000 done, 0 failed · batch_a of `t`: in_progress 120/500 ·
+/// batch_b of judge `t`: validating 0/500`, cut to `columns`.
+fn jobs_line(jobs: &[JobView], columns: usize) -> String {
+    let sum = |f: fn(&JobView) -> u64| jobs.iter().map(f).sum::<u64>();
+    let (done, failed, total) = (
+        sum(|j| j.state.completed),
+        sum(|j| j.state.failed),
+        sum(|j| j.state.total),
+    );
+    let filled = ((done + failed).min(total) * JOBS_BAR as u64)
+        .checked_div(total)
+        .map_or(0, |cells| usize::try_from(cells).unwrap_or(JOBS_BAR));
+    let mut line = format!(
+        "  batch: {} job(s) {}{} {done}/{total} done, {failed} failed",
+        jobs.len(),
+        "█".repeat(filled),
+        "░".repeat(JOBS_BAR - filled)
+    );
+    for j in jobs {
+        let _ = write!(
+            line,
+            " · {} of {}: {} {}/{}",
+            clean_line(&j.id),
+            clean_line(&j.of),
+            clean_line(&j.state.status),
+            j.state.completed,
+            j.state.total
+        );
+    }
+    cut_end(&line, columns)
 }
 
 /// `0:42 elapsed, ETA 0:31`: the ETA is the mean time per finished case so far times the cases
@@ -337,6 +396,36 @@ mod tests {
         for (terminal, ci, term, want) in cases {
             assert_eq!(suits_terminal(terminal, ci, term), want, "{terminal} {ci:?} {term:?}");
         }
+    }
+
+    fn job(id: &str, status: &str, done: u64, total: u64) -> JobView {
+        JobView {
+            id: id.to_owned(),
+            of: "`default`".to_owned(),
+            state: agentv_core::providers::JobState {
+                status: status.to_owned(),
+                total,
+                completed: done,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_jobs_line_shows_each_job_its_state_and_the_counts_with_a_bar() {
+        let jobs = [
+            job("batch_a", "in_progress", 120, 500),
+            job("batch_b", "validating", 0, 500),
+        ];
+        assert_eq!(
+            jobs_line(&jobs, 200),
+            "  batch: 2 job(s) █░░░░░░░░░░░ 120/1000 done, 0 failed · batch_a of `default`: in_progress 120/500 · batch_b of `default`: validating 0/500"
+        );
+        assert_eq!(width(&jobs_line(&jobs, 40)), 40, "cut to the terminal");
+        let done = [job("batch_a", "finalizing", 500, 500)];
+        assert!(jobs_line(&done, 200).contains("████████████ 500/500"));
+        let unknown = [job("batch\u{1b}[2J", "validating", 0, 0)];
+        assert!(!jobs_line(&unknown, 200).contains('\u{1b}'), "ids are escaped");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentv_core::model::{EvaluationRecord, ExecutionStatus, Verdict};
 use agentv_core::report::text::{cut_end, cut_middle, width};
 use agentv_core::report::{case_label, counted_misses};
-use agentv_core::{RunObserver, Secrets, TargetRole, escape_line};
+use agentv_core::{JobView, RunObserver, Secrets, TargetRole, escape_line};
 
 use super::bar::{LiveBar, suits_terminal, terminal_width};
 use super::{Level, Printer, styles, to_stderr};
@@ -242,6 +242,18 @@ impl RunObserver for Progress {
 
     fn batch_progress(&mut self, line: &str) {
         self.printer.note(&self.clean(line));
+    }
+
+    /// On a terminal the bar shows each job's state and counts as they change, and a line
+    /// says how it ended; elsewhere every change is a line (`docs/batch.md`).
+    fn batch_job(&mut self, job: &JobView) {
+        if let Some(live) = &mut self.live {
+            live.batch_job(job);
+            if !job.state.terminal {
+                return;
+            }
+        }
+        self.printer.note(&self.clean(&job.describe()));
     }
 
     fn interrupted(&mut self, in_flight: usize, grace: Duration) {

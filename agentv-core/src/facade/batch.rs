@@ -83,7 +83,11 @@ pub async fn batch_jobs(
         };
         let redact = |r: Result<String, String>| r.map_err(|e| secrets.redact(&e).into_owned());
         out.push(JobLine {
-            target: job.target.clone(),
+            // A judge job holds the judge requests of the cases (`docs/batch.md#judges`).
+            target: match job.role.as_deref() {
+                Some(role) => format!("{} ({role})", job.target),
+                None => job.target.clone(),
+            },
             id: job.id.clone(),
             requests: job.custom_ids.len(),
             submitted_at: job.submitted_at.clone(),

@@ -53,6 +53,14 @@ pub trait BatchApi: Send + Sync {
     /// Submits `items` as one job; its id.
     fn submit<'a>(&'a self, items: &'a [Value]) -> BatchFuture<'a, String>;
 
+    /// Submits the items `items` yields as one job; its id. A provider whose job input is a
+    /// file writes each item out as it comes, so a large job is never held as JSON values; by
+    /// default they are gathered and handed to [`BatchApi::submit`].
+    fn submit_each<'a>(&'a self, items: &'a mut (dyn Iterator<Item = Value> + Send)) -> BatchFuture<'a, String> {
+        let items: Vec<Value> = items.collect();
+        Box::pin(async move { self.submit(&items).await })
+    }
+
     /// Where job `id` stands.
     fn status<'a>(&'a self, id: &'a str) -> BatchFuture<'a, JobState>;
 
@@ -278,6 +286,24 @@ pub async fn each_line(
     Ok(())
 }
 
+/// The length of `item` encoded as JSON, without building the text.
+pub fn encoded_len(item: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut count, item);
+    count.0
+}
+
 /// Whether `url` is on the server of `base` (scheme, host and port): only there may a URL the
 /// provider hands back (a results URL, an upload URL) be sent the target's credentials.
 pub fn same_origin(url: &str, base: &str) -> bool {
@@ -366,6 +392,17 @@ mod tests {
         assert!(!same_origin("http://api.anthropic.com/x", base), "another scheme");
         assert!(!same_origin("https://api.anthropic.com:8443/x", base), "another port");
         assert!(!same_origin("not a url", base));
+    }
+
+    #[test]
+    fn encoded_lengths_are_those_of_the_json_text() {
+        for item in [
+            serde_json::json!({"custom_id": "a", "body": {"messages": [{"content": "é \"q\""}]}}),
+            serde_json::json!([]),
+            serde_json::json!(1.5),
+        ] {
+            assert_eq!(encoded_len(&item), item.to_string().len(), "{item}");
+        }
     }
 
     #[test]

@@ -44,6 +44,30 @@ impl OpenAiProvider {
         BatchHttp::for_target(self.http_call(&ProviderRequest::default()), &self.config.llm)
     }
 
+    /// Uploads `jsonl` as a batch input file and creates a batch on it; the batch's id.
+    fn submit_jsonl(&self, jsonl: Vec<u8>) -> BatchFuture<'_, String> {
+        Box::pin(async move {
+            let http = self.batch_http();
+            let upload = Body::Multipart {
+                fields: vec![("purpose", "batch".to_owned())],
+                file: ("file", "agentv-batch.jsonl".to_owned(), jsonl),
+            };
+            let file = http.json(Method::POST, &self.batch_url("files"), &upload).await?;
+            let file_id =
+                llm::text_at(&file, "/id").ok_or_else(|| llm::malformed(format!("file upload answered {file}")))?;
+            let create = json!({
+                "input_file_id": file_id,
+                "endpoint": self.line_url(),
+                "completion_window": "24h",
+                "metadata": {"created_by": "agentv"},
+            });
+            let batch = http
+                .json(Method::POST, &self.batch_url("batches"), &Body::Json(create))
+                .await?;
+            llm::text_at(&batch, "/id").ok_or_else(|| llm::malformed(format!("batch creation answered {batch}")))
+        })
+    }
+
     /// The endpoint the lines name: Azure's has no `/v1`.
     fn line_url(&self) -> &'static str {
         match self.config.flavor {
@@ -71,31 +95,11 @@ impl BatchApi for OpenAiProvider {
     }
 
     fn submit<'a>(&'a self, items: &'a [Value]) -> BatchFuture<'a, String> {
-        Box::pin(async move {
-            let http = self.batch_http();
-            let mut jsonl = Vec::new();
-            for item in items {
-                jsonl.extend_from_slice(item.to_string().as_bytes());
-                jsonl.push(b'\n');
-            }
-            let upload = Body::Multipart {
-                fields: vec![("purpose", "batch".to_owned())],
-                file: ("file", "agentv-batch.jsonl".to_owned(), jsonl),
-            };
-            let file = http.json(Method::POST, &self.batch_url("files"), &upload).await?;
-            let file_id =
-                llm::text_at(&file, "/id").ok_or_else(|| llm::malformed(format!("file upload answered {file}")))?;
-            let create = json!({
-                "input_file_id": file_id,
-                "endpoint": self.line_url(),
-                "completion_window": "24h",
-                "metadata": {"created_by": "agentv"},
-            });
-            let batch = http
-                .json(Method::POST, &self.batch_url("batches"), &Body::Json(create))
-                .await?;
-            llm::text_at(&batch, "/id").ok_or_else(|| llm::malformed(format!("batch creation answered {batch}")))
-        })
+        self.submit_jsonl(jsonl(items.iter()))
+    }
+
+    fn submit_each<'a>(&'a self, items: &'a mut (dyn Iterator<Item = Value> + Send)) -> BatchFuture<'a, String> {
+        self.submit_jsonl(jsonl(items))
     }
 
     fn status<'a>(&'a self, id: &'a str) -> BatchFuture<'a, JobState> {
@@ -128,6 +132,17 @@ impl BatchApi for OpenAiProvider {
     fn poll_interval(&self) -> Duration {
         super::batch::poll_interval(&self.config.llm)
     }
+}
+
+/// The input file of a job: one item per line, each written as it comes.
+fn jsonl<V: std::borrow::Borrow<Value>>(items: impl Iterator<Item = V>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for item in items {
+        // Writing a `Value` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut out, item.borrow());
+        out.push(b'\n');
+    }
+    out
 }
 
 /// A batch object as a job state: status, request counts, output and error files.

@@ -260,6 +260,11 @@ impl TargetRegistry {
         Ok(provider)
     }
 
+    /// Whether target `name` asks for batch mode (`batch: true`, `docs/batch.md`).
+    pub fn batches(&self, name: &str) -> bool {
+        self.definition(name).is_some_and(|d| d.provider_batching)
+    }
+
     fn definition(&self, name: &str) -> Option<&TargetDef> {
         self.file.as_ref().and_then(|f| f.get(name))
     }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Interrupt, Job, Prefetched, RunObserver, RunOptions};
-use crate::providers::batch::split;
+use crate::providers::batch::{encoded_len, split};
 use crate::providers::{BatchApi, JobState, ProviderError, ResolvedTarget};
 
 /// `--batch`: whether LLM targets answer through their provider's batch API.
@@ -52,6 +52,9 @@ pub struct JobRecord {
     pub id: String,
     pub submitted_at: String,
     pub custom_ids: Vec<String>,
+    /// `judge` for a job of judge requests (`docs/batch.md#judges`); absent for a target's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 impl BatchState {
@@ -130,11 +133,12 @@ pub async fn answer(
     let mut active: Vec<String> = state
         .jobs
         .iter()
-        .filter(|j| j.target == *name && j.custom_ids.iter().any(|id| by_id.contains_key(id)))
+        .filter(|j| j.target == *name && j.role.is_none() && j.custom_ids.iter().any(|id| by_id.contains_key(id)))
         .map(|j| j.id.clone())
         .collect();
+    let label = format!("`{name}`");
     for id in &active {
-        observer.batch_progress(&format!("batch job {id} of `{name}`: reattached"));
+        observer.batch_progress(&format!("batch job {id} of {label}: reattached"));
     }
     let submitted: std::collections::HashSet<&str> = state
         .jobs
@@ -162,12 +166,12 @@ pub async fn answer(
     )
     .await;
     let mut answered = 0;
-    for id in poll(api, name, &active, observer, interrupt).await {
+    for id in poll(api, &label, &active, observer, interrupt).await {
         let (id, result) = id;
         let job_state = match result {
             Ok(s) => s,
             Err(e) => {
-                observer.batch_progress(&format!("batch job {id} of `{name}`: {e}"));
+                observer.batch_progress(&format!("batch job {id} of {label}: {e}"));
                 continue;
             }
         };
@@ -180,15 +184,16 @@ pub async fn answer(
                     // answer until its case runs.
                     response.raw = None;
                     let metadata = response.metadata.get_or_insert_with(Default::default);
+                    metadata.insert("batched".to_owned(), serde_json::json!(true));
                     metadata.insert("batch_job".to_owned(), serde_json::json!(id));
-                    out.insert(i, Ok(response));
+                    out.insert(i, super::hold(Ok(response)));
                     answered += 1;
                 }
                 Err(e) => failed.push((i, e)),
             }
         };
         if let Err(e) = api.results(&job_state, &mut take).await {
-            observer.batch_progress(&format!("batch job {id} of `{name}`: cannot read its results ({e})"));
+            observer.batch_progress(&format!("batch job {id} of {label}: cannot read its results ({e})"));
         }
     }
     if interrupt.stop.is_cancelled() {
@@ -216,14 +221,13 @@ async fn submit_all(
         return;
     }
     let ids: Vec<String> = fresh.iter().map(|&i| custom_id(&jobs[i])).collect();
-    let items: Vec<serde_json::Value> = fresh
-        .iter()
-        .zip(&ids)
-        .map(|(&i, id)| api.item(id, &super::case::request_for(&jobs[i], 1)))
-        .collect();
-    let sizes: Vec<usize> = items.iter().map(|v| v.to_string().len() + 1).collect();
+    // Items are built as they are written out, never held together: once to size the jobs,
+    // once to submit them.
+    let item = |k: usize| api.item(&ids[k], &super::case::request_for(&jobs[fresh[k]], 1));
+    let sizes: Vec<usize> = (0..fresh.len()).map(|k| encoded_len(&item(k)) + 1).collect();
     for range in split(&sizes, api.limits()) {
-        match api.submit(&items[range.clone()]).await {
+        let mut items = range.clone().map(item);
+        match api.submit_each(&mut items).await {
             Ok(id) => {
                 state.jobs.push(JobRecord {
                     target: target.name.clone(),
@@ -231,6 +235,7 @@ async fn submit_all(
                     id: id.clone(),
                     submitted_at: jiff::Timestamp::now().to_string(),
                     custom_ids: ids[range.clone()].to_vec(),
+                    role: None,
                 });
                 if let Some(path) = &options.batch_state
                     && let Err(e) = state.save(path)
@@ -260,13 +265,14 @@ async fn submit_all(
     }
 }
 
-/// Polls `ids` with a growing interval until each is terminal (or cannot be polled); its final
-/// state, in the order they ended. Stops at an interrupt: the jobs keep running at the provider.
-async fn poll(
+/// Polls `ids` (jobs of `of`: `` `default` ``, ``judge `default` ``) with a growing interval
+/// until each is terminal (or cannot be polled); its final state, in the order they ended. Stops
+/// at an interrupt: the jobs keep running at the provider.
+pub(super) async fn poll<O: RunObserver + ?Sized>(
     api: &dyn BatchApi,
-    target: &str,
+    of: &str,
     ids: &[String],
-    observer: &mut dyn RunObserver,
+    observer: &mut O,
     interrupt: &Interrupt,
 ) -> Vec<(String, Result<JobState, String>)> {
     let mut pending: Vec<(String, Option<JobState>, u32)> = ids.iter().map(|id| (id.clone(), None, 0)).collect();
@@ -279,7 +285,7 @@ async fn poll(
                 _ = tokio::time::sleep(wait) => {}
                 _ = interrupt.stop.cancelled() => {
                     observer.batch_progress(&format!(
-                        "{} batch job(s) of `{target}` keep running at the provider; --resume reattaches to them",
+                        "{} batch job(s) of {of} keep running at the provider; --resume reattaches to them",
                         pending.len()
                     ));
                     return done;
@@ -293,7 +299,11 @@ async fn poll(
             match api.status(&id).await {
                 Ok(s) => {
                     if last.as_ref() != Some(&s) {
-                        observer.batch_progress(&describe(&id, target, &s));
+                        observer.batch_job(&JobView {
+                            id: id.clone(),
+                            of: of.to_owned(),
+                            state: s.clone(),
+                        });
                     }
                     if s.terminal {
                         done.push((id, Ok(s)));
@@ -312,16 +322,28 @@ async fn poll(
     done
 }
 
-/// `batch job X of `t`: in_progress, 120/500 done, 2 failed`.
-fn describe(id: &str, target: &str, s: &JobState) -> String {
-    let mut line = format!(
-        "batch job {id} of `{target}`: {}, {}/{} done, {} failed",
-        s.status, s.completed, s.total, s.failed
-    );
-    if let Some(e) = &s.error {
-        line.push_str(&format!(" ({e})"));
+/// A job as the console shows it: whose it is, where it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobView {
+    pub id: String,
+    /// Whose requests it holds: `` `default` `` (a target's), ``judge `default` ``.
+    pub of: String,
+    pub state: JobState,
+}
+
+impl JobView {
+    /// `batch job X of `t`: in_progress, 120/500 done, 2 failed`.
+    pub fn describe(&self) -> String {
+        let s = &self.state;
+        let mut line = format!(
+            "batch job {} of {}: {}, {}/{} done, {} failed",
+            self.id, self.of, s.status, s.completed, s.total, s.failed
+        );
+        if let Some(e) = &s.error {
+            line.push_str(&format!(" ({e})"));
+        }
+        line
     }
-    line
 }
 
 /// After the jobs: failed items and cases without a result are answered online (left out of
@@ -414,6 +436,7 @@ mod tests {
                 id: "batch_1".into(),
                 submitted_at: "2026-01-01T00:00:00Z".into(),
                 custom_ids: vec!["a".into()],
+                role: None,
             }],
         };
         state.save(&path).expect("saved");

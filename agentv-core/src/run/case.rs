@@ -187,7 +187,9 @@ pub async fn run_case(
     let mut results = Vec::with_capacity(job.graders.len());
     let mut crashed = Vec::with_capacity(job.graders.len());
     for grader in job.graders.iter() {
-        let evaluated = evaluators::evaluate(grader, &ctx).await;
+        let since = super::judge_wave::calls_so_far();
+        let mut evaluated = evaluators::evaluate(grader, &ctx).await;
+        super::judge_wave::mark(&mut evaluated.result, since);
         results.push(evaluated.result);
         crashed.push(evaluated.crashed);
     }

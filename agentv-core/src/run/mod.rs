@@ -6,6 +6,7 @@ mod budget;
 mod case;
 mod conversation;
 mod jobs;
+mod judge_wave;
 mod outcome;
 mod promptfoo;
 mod throttling;
@@ -27,7 +28,7 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Row, Sink, Summary};
 use crate::resolve::Plan;
-pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, state_path};
+pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, JobView, state_path};
 pub use budget::{Budget, uncountable};
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};
@@ -85,8 +86,14 @@ pub trait RunObserver {
     /// A problem worth telling the user that did not fail anything.
     fn warning(&mut self, _message: &str) {}
 
-    /// A batch job was submitted, changed state or ended (one line, `docs/batch.md`).
+    /// Something about batch jobs worth a line: submitted, reattached, answered online
+    /// (`docs/batch.md`).
     fn batch_progress(&mut self, _line: &str) {}
+
+    /// A batch job changed state or counts (by default, said as a line).
+    fn batch_job(&mut self, job: &JobView) {
+        self.batch_progress(&job.describe());
+    }
 
     /// The run was interrupted; `in_flight` cases are still finishing.
     fn interrupted(&mut self, _in_flight: usize, _grace: Duration) {}
@@ -224,6 +231,7 @@ pub async fn run(
 ) -> RunReport {
     let total = jobs.total;
     let throttles = throttling::open(&jobs.probes, options.workers.max(1));
+    let probes = jobs.probes.clone();
     let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
     // Set when the interrupt was already announced (during a batch call).
     let mut announced = false;
@@ -243,6 +251,12 @@ pub async fn run(
         (jobs.iter, HashMap::new())
     };
     let workers = options.workers.max(1);
+    let targets: Vec<Arc<ResolvedTarget>> = jobs_targets(&probes);
+    let (wave, mut relayed) = match judge_wave::Wave::open(&targets, options, interrupt) {
+        Some((wave, relayed)) => (Some(Arc::new(wave)), Some(relayed)),
+        None => (None, None),
+    };
+    let width = wave.as_ref().map_or(workers, |w| w.width());
     // Cases start inside the stream, where the observer cannot be reached: they are told to it
     // from the loop below, always before they finish.
     let (started_tx, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
@@ -251,22 +265,36 @@ pub async fn run(
     let mut spending = budget::Spending::new(options.budget);
     // Shared so that the jobs left when the budget is reached can be recorded as not run.
     let source = Arc::new(std::sync::Mutex::new(jobs));
-    let jobs = budget_gate(source.clone(), spending.flag());
-    let stream = futures::stream::iter(jobs.enumerate())
+    let exhausted = wave.clone();
+    let jobs = budget_gate(source.clone(), spending.flag()).chain(std::iter::from_fn(move || {
+        // Every case has started: what the judges wait on can go out.
+        if let Some(wave) = &exhausted {
+            wave.exhausted();
+        }
+        None
+    }));
+    let stream = judge_wave::paced(jobs.enumerate(), wave.as_deref())
         .take_while(move |_| futures::future::ready(finish_in_flight || !stop.is_cancelled()))
-        .map(|(index, job)| {
-            let early = prefetched.remove(&index);
+        .map(|((index, job), slot)| {
+            let early = prefetched.remove(&index).map(|held| held.and_then(Held::take));
             let abort = abort.clone();
             let sick = unhealthy
                 .iter()
                 .find(|(t, _)| Arc::ptr_eq(t, &job.target))
                 .map(|(_, message)| message.clone());
+            let (job, seat) = match &wave {
+                Some(wave) => {
+                    let (job, seat) = wave.seat(job, slot);
+                    (job, Some(seat))
+                }
+                None => (job, None),
+            };
             let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
             async move {
                 let started = Instant::now();
                 let failed = match &job.links {
                     Some(links) => tokio::select! {
-                        failed = links.wait() => failed,
+                        failed = judge_wave::parked(seat.as_ref(), links.wait()) => failed,
                         _ = abort.cancelled() => return None,
                     },
                     None => Vec::new(),
@@ -278,7 +306,7 @@ pub async fn run(
                     case::unhealthy_target_record(&job, &message)
                 } else {
                     tokio::select! {
-                        record = run_case(&job, early, options) => record,
+                        record = judge_wave::seated(seat, run_case(&job, early, options)) => record,
                         _ = abort.cancelled() => return None,
                     }
                 };
@@ -288,7 +316,7 @@ pub async fn run(
                 Some((record, started.elapsed()))
             }
         })
-        .buffer_unordered(workers);
+        .buffer_unordered(width);
     tokio::pin!(stream);
 
     let mut summary = Summary::default();
@@ -333,8 +361,12 @@ pub async fn run(
                 }
             },
             Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
+            Some(relayed) = next_relayed(&mut relayed) => tell(observer, relayed),
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
+    }
+    while let Some(Ok(r)) = relayed.as_mut().map(tokio::sync::mpsc::UnboundedReceiver::try_recv) {
+        tell(observer, r);
     }
     if let Some(warning) = spending.uncounted_warning() {
         observer.warning(&warning);
@@ -378,6 +410,28 @@ pub async fn run(
         over_budget,
         throttling: throttling::report(&throttles),
         batch_savings,
+    }
+}
+
+/// The distinct targets of a run's probes.
+fn jobs_targets(probes: &[Probe]) -> Vec<Arc<ResolvedTarget>> {
+    probes.iter().map(|p| p.target.clone()).collect()
+}
+
+/// What the judge wave has to say, when there is a wave.
+async fn next_relayed(
+    relayed: &mut Option<tokio::sync::mpsc::UnboundedReceiver<judge_wave::Relayed>>,
+) -> Option<judge_wave::Relayed> {
+    match relayed {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn tell(observer: &mut dyn RunObserver, relayed: judge_wave::Relayed) {
+    match relayed {
+        judge_wave::Relayed::Line(line) => observer.batch_progress(&line),
+        judge_wave::Relayed::Job(job) => observer.batch_job(&job),
     }
 }
 
@@ -468,7 +522,30 @@ fn only_answered(jobs: Vec<Job>, mut answers: Prefetched) -> (Vec<Job>, Prefetch
 }
 
 /// Answers fetched before the cases run, by job position.
-type Prefetched = HashMap<usize, Result<ProviderResponse, ProviderError>>;
+type Prefetched = HashMap<usize, Result<Held, ProviderError>>;
+
+/// An answer held until its case runs, as its JSON text: a run in batch mode holds every
+/// answer at once, and the text takes a fraction of the response's room in memory
+/// (`bench/batch.sh`).
+pub(crate) struct Held(Box<[u8]>);
+
+impl Held {
+    fn new(response: &ProviderResponse) -> Result<Self, ProviderError> {
+        serde_json::to_vec(response)
+            .map(|text| Self(text.into_boxed_slice()))
+            .map_err(|e| ProviderError::failed(format!("cannot hold the batch answer ({e})")))
+    }
+
+    fn take(self) -> Result<ProviderResponse, ProviderError> {
+        serde_json::from_slice(&self.0)
+            .map_err(|e| ProviderError::failed(format!("cannot read back the batch answer ({e})")))
+    }
+}
+
+/// `answer` held until its case runs.
+fn hold(answer: Result<ProviderResponse, ProviderError>) -> Result<Held, ProviderError> {
+    answer.and_then(|r| Held::new(&r))
+}
 
 /// For targets with `provider_batching: true` whose provider can batch, answers all their cases
 /// in one call up front. A failed batch falls back to per-case calls (nothing prefetched).
@@ -541,7 +618,7 @@ async fn prefetch_batches(
         };
         match result {
             Ok(results) if results.len() == members.len() => {
-                out.extend(members.into_iter().zip(results));
+                out.extend(members.into_iter().zip(results.into_iter().map(hold)));
             }
             Ok(_) => observer.warning(&format!(
                 "batch for `{}` returned the wrong number of answers; running per case",
