@@ -231,7 +231,6 @@ pub fn load(
             );
         }
     }
-    let mut targets = targets;
     for def in grading.defs {
         targets.grading_only.push(def.name.clone());
         targets.targets.push(def);
