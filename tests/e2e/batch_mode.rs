@@ -300,6 +300,32 @@ async fn kill_9_then_resume_reattaches_without_submitting_twice() {
     assert_eq!(records.len(), 40, "every case recorded once");
 }
 
+/// A new run (no `--resume`) writing the same results file starts afresh: it never takes the
+/// answers of the jobs an earlier run left behind (its prompts may have changed since).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_run_without_resume_submits_its_own_jobs_instead_of_reattaching() {
+    let server = FakeLlm::builder()
+        .without_recording()
+        .batch(BatchBehaviour {
+            ready_after: Duration::from_secs(2),
+            ..BatchBehaviour::default()
+        })
+        .start()
+        .await;
+    let p = project(Api::OpenAi, &server, 10, "    batch: true\n");
+    kill_9_once_submitted(&p).await;
+    assert_eq!(server.batch().counters.jobs.load(Ordering::SeqCst), 1);
+    let run = p.output_async(p.command(&["eval", "e.yaml", "--out", "r.jsonl"])).await;
+    run.code(0);
+    assert!(!run.stderr.contains("reattached"), "{}", run.stderr);
+    assert_eq!(
+        server.batch().counters.jobs.load(Ordering::SeqCst),
+        3,
+        "the new run submits its answers' job and its judges' job"
+    );
+    assert_eq!(p.results("r.jsonl").len(), 10);
+}
+
 /// `kill -9` while the judges' job is pending, then `--resume`: both jobs are reattached,
 /// none submitted twice, no judge called online, and every case graded and recorded once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

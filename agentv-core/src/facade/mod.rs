@@ -627,7 +627,7 @@ pub async fn run(
             &secrets,
         ),
         batch: options.batch,
-        batch_state: Some(crate::run::state_path(writer.path())),
+        batch_state: Some(batch_state(writer.path(), resume.is_some())),
     };
     let started = std::time::Instant::now();
     let mut stats = RunStats::default();
@@ -876,4 +876,16 @@ fn summary_line(summary: &Summary, results: &Path, secrets: &Secrets) -> String 
         summary.total,
         crate::report::escape_line(&secrets.redact(&path))
     )
+}
+
+/// The batch state file beside the results (`docs/batch.md`, "Interruptions"). Only `--resume`
+/// reattaches to the jobs it names: a new run writing the same results file starts afresh, so
+/// that answers to prompts that may have changed since are never taken.
+fn batch_state(results: &std::path::Path, resuming: bool) -> std::path::PathBuf {
+    let path = crate::run::state_path(results);
+    if !resuming {
+        // Absent is the usual case; any other failure shows when the run writes the state.
+        let _ = std::fs::remove_file(&path);
+    }
+    path
 }
