@@ -5,12 +5,11 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -55,18 +54,7 @@ pub struct AnswerRelevance {
     pub grading: Grading,
 }
 
-impl Grader for AnswerRelevance {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.ask(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(AnswerRelevance, ask);
 
 impl AnswerRelevance {
     async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {

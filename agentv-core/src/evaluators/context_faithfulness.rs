@@ -6,12 +6,11 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Context, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -67,18 +66,7 @@ pub struct ContextFaithfulness {
     pub grading: Grading,
 }
 
-impl Grader for ContextFaithfulness {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.ask(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(ContextFaithfulness, ask);
 
 impl ContextFaithfulness {
     /// The `n`th prompt of `rubricPrompt` (a text or `{content}`), else promptfoo's.

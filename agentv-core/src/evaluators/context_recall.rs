@@ -6,11 +6,10 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Context, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -60,18 +59,7 @@ pub struct ContextRecall {
     pub grading: Grading,
 }
 
-impl Grader for ContextRecall {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.ask(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(ContextRecall, ask);
 
 impl ContextRecall {
     async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {

@@ -5,12 +5,11 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Context, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -74,18 +73,7 @@ pub struct ContextRelevance {
     pub grading: Grading,
 }
 
-impl Grader for ContextRelevance {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.ask(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(ContextRelevance, ask);
 
 /// The `query` var, which the RAG assertions require.
 pub fn query(vars: &Map<String, Value>, what: &str) -> Result<String, String> {

@@ -6,12 +6,11 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -61,18 +60,7 @@ pub struct Factuality {
     pub grading: Grading,
 }
 
-impl Grader for Factuality {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.ask(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(Factuality, ask);
 
 impl Factuality {
     async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {

@@ -6,12 +6,11 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::promptfoo_check::PfResult;
 use super::promptfoo_graded::{self as graded, Calls, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind, describe};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -84,18 +83,7 @@ pub struct GEval {
     pub inverse: bool,
 }
 
-impl Grader for GEval {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.run(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(GEval, run);
 
 impl GEval {
     async fn run(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {

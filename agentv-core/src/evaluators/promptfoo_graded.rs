@@ -698,6 +698,29 @@ pub(crate) mod testing {
     }
 }
 
+/// `impl Grader` for a model-graded assertion whose `$method(ctx, calls)` gives promptfoo's
+/// result: every call it made is recorded, and an error is a grader error, never a pass.
+macro_rules! grader_asking {
+    ($ty:ty, $method:ident) => {
+        impl $crate::evaluators::Grader for $ty {
+            fn grade<'a>(
+                &'a self,
+                ctx: &'a $crate::evaluators::GradeContext<'a>,
+            ) -> futures::future::BoxFuture<'a, $crate::evaluators::Grade> {
+                Box::pin(async move {
+                    let mut calls = $crate::evaluators::promptfoo_graded::Calls::default();
+                    let grade = match self.$method(ctx, &mut calls).await {
+                        Ok(result) => result.grade(),
+                        Err(reason) => $crate::evaluators::promptfoo_graded::grader_error(reason),
+                    };
+                    calls.record(grade)
+                })
+            }
+        }
+    };
+}
+pub(crate) use grader_asking;
+
 #[cfg(test)]
 mod tests {
     use super::*;

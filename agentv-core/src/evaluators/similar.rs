@@ -7,11 +7,10 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 
 use super::promptfoo_check::{self, PfResult};
 use super::promptfoo_graded::{self as graded, Calls, Grading};
-use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
+use super::{GradeContext, Grader, GraderEntry, Names, ParseContext};
 use crate::config::{Fields, Key, KeyTable, Kind};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
@@ -74,18 +73,7 @@ pub struct Similar {
     pub inverse: bool,
 }
 
-impl Grader for Similar {
-    fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
-        Box::pin(async move {
-            let mut calls = Calls::default();
-            let grade = match self.run(ctx, &mut calls).await {
-                Ok(result) => result.grade(),
-                Err(reason) => graded::grader_error(reason),
-            };
-            calls.record(grade)
-        })
-    }
-}
+graded::grader_asking!(Similar, run);
 
 impl Similar {
     async fn run(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {
