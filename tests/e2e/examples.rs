@@ -145,3 +145,42 @@ fn contextual_precision_example_scores_the_worked_numbers() {
         false
     );
 }
+
+/// `examples/promptfoo/`: the llm-rubric and RAG configs give the rows their README designs,
+/// offline against the fake model following `fake-model.json` (the grading prompts are
+/// promptfoo's own, so promptfoo 0.121.20 gives the same rows on that server).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promptfoo_examples_give_their_designed_rows_offline() {
+    use agentv_testkit::llm::{FakeLlm, Script};
+    let script = std::fs::read_to_string(repo_root().join("examples/promptfoo/fake-model.json")).expect("script");
+    let server = FakeLlm::builder()
+        .script(Script::parse(&script).expect("fake-model.json"))
+        .start()
+        .await;
+    let designed: [(&str, &[(bool, f64)]); 2] = [
+        ("llm-rubric", &[(true, 1.0), (true, 1.0), (false, 0.667)]),
+        ("rag", &[(true, 0.85), (false, 0.667)]),
+    ];
+    for (name, rows) in designed {
+        let dir = tempfile::tempdir().expect("tmp");
+        let out = dir.path().join("r.jsonl");
+        let config = format!("examples/promptfoo/{name}/promptfooconfig.yaml");
+        let mut cmd = agentv(&repo_root(), &["eval", &config, "--out"]);
+        cmd.arg(&out)
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+            .env("OPENAI_API_KEY", "offline-placeholder-key");
+        let run = tokio::task::spawn_blocking(move || Run::of(&mut cmd))
+            .await
+            .expect("run");
+        run.code(1);
+        let records = results(&out);
+        let got: Vec<(bool, f64)> = records
+            .iter()
+            .map(|r| (r["verdict"] == "pass", r["score"].as_f64().expect("score")))
+            .collect();
+        assert_eq!(got.len(), rows.len(), "{name}: {got:?}");
+        for (g, w) in got.iter().zip(rows) {
+            assert!(g.0 == w.0 && (g.1 - w.1).abs() < 1e-3, "{name}: {got:?} vs {rows:?}");
+        }
+    }
+}

@@ -158,6 +158,17 @@ async fn a_typical_promptfoo_config_runs_with_promptfoos_pass_fail_and_scores() 
     let body: Value = serde_json::from_slice(&sent[0].body).expect("body");
     assert_eq!(body["model"], "gpt-4o-mini");
     assert_eq!(body["temperature"], 0.0);
+    // A promptfoo row sends exactly its prompt, as promptfoo does: no system message of agentv's.
+    for request in &sent {
+        let body: Value = serde_json::from_slice(&request.body).expect("body");
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter_map(|m| m["role"].as_str())
+            .collect();
+        assert_eq!(roles, ["user"], "{body}");
+    }
 }
 
 #[test]

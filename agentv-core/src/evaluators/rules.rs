@@ -84,6 +84,16 @@ pub fn default_grader(generation: Generation) -> Option<&'static str> {
     }
 }
 
+/// The system prompt a case's request to an LLM target carries: `None` is the provider's
+/// default (AgentV's), `Some("")` none at all — a promptfoo row sends exactly its prompt, as
+/// promptfoo does, so that the same model answers the same way (`docs/promptfoo.md#providers`).
+pub fn target_system_prompt(generation: Generation) -> Option<&'static str> {
+    match generation {
+        Generation::V2 | Generation::V4 => None,
+        Generation::Promptfoo => Some(""),
+    }
+}
+
 /// Whether a grader without a `name` is named from its configuration (`contains-Paris`,
 /// AgentV 4.x's rule); otherwise it is named by its type as written.
 pub fn names_from_configuration(generation: Generation) -> bool {

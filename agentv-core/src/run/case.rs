@@ -30,7 +30,7 @@ fn make_request(
         guideline_files: case.guidelines.iter().map(|g| g.path.clone()).collect(),
         input_files: case.input_files.clone(),
         chat_prompt: inputs.chat_prompt.clone(),
-        system_prompt: None,
+        system_prompt: crate::evaluators::rules::target_system_prompt(case.generation).map(str::to_owned),
         temperature: None,
         eval_dir: Some(case.eval_dir().to_path_buf()),
         workspace: workspace.map(std::path::Path::to_path_buf),

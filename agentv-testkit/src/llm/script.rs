@@ -91,11 +91,28 @@ impl Script {
     /// or for a judge request, in the judge's prompt.
     pub fn rule(&self, api: Api, body: &Value, judge: bool) -> Option<&Rule> {
         let haystack = if judge {
-            body.to_string()
+            // The JSON text (escaped) and every string in it as written, so that a `when`
+            // holding a line break matches a grading prompt's lines.
+            let mut text = body.to_string();
+            raw_strings(body, &mut text);
+            text
         } else {
             first_user_text(api, body)
         };
         self.rules.iter().find(|r| haystack.contains(&r.when))
+    }
+}
+
+/// Appends every string of `value`, as written, each after a line break.
+fn raw_strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push('\n');
+            out.push_str(s);
+        }
+        Value::Array(items) => items.iter().for_each(|v| raw_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| raw_strings(v, out)),
+        _ => {}
     }
 }
 
