@@ -38,7 +38,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
 const KEYS: KeyTable = KeyTable::new("javascript", "A JavaScript assertion.", &[script_assertion::KEYS]);
 
 /// The worker node runs: announces the protocol, then answers one request per line.
-const WORKER: &str = include_str!("javascript_worker.js");
+const WORKER: &str = concat!(include_str!("../worker_loop.js"), include_str!("javascript_worker.js"));
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
     let script = script_assertion::read(f, cx)?;

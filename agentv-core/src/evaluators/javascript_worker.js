@@ -1,8 +1,6 @@
 // A warm worker for promptfoo `javascript` assertions: announces the persistent protocol,
 // then reads one request per line ({id, payload: {code, output, context}}) and answers
 // {id, result} with {kind, value} or {threw, stack}.
-'use strict';
-const readline = require('node:readline');
 const modules = new Map();
 
 function load(file, name) {
@@ -35,20 +33,4 @@ async function run(payload) {
   throw new Error(`Custom function must return a boolean, number, or GradingResult object. Got type ${typeof result}: ${JSON.stringify(result)}`);
 }
 
-const send = (line) => process.stdout.write(JSON.stringify(line) + '\n');
-send({ ready: true, protocol: 1 });
-readline.createInterface({ input: process.stdin }).on('line', async (line) => {
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch {
-    return;
-  }
-  let result;
-  try {
-    result = await run(request.payload);
-  } catch (e) {
-    result = { threw: String(e && e.message), stack: String(e && e.stack) };
-  }
-  send({ id: request.id, result });
-});
+serve(run, (e) => ({ threw: String(e && e.message), stack: String(e && e.stack) }));

@@ -35,7 +35,7 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
 
 const KEYS: KeyTable = KeyTable::new("python", "A Python assertion.", &[script_assertion::KEYS]);
 
-const WORKER: &str = include_str!("python_worker.py");
+const WORKER: &str = concat!(include_str!("python_worker.py"), include_str!("../worker_loop.py"));
 
 fn worker_argv() -> Vec<String> {
     vec!["python3".to_owned(), "-c".to_owned(), WORKER.to_owned()]

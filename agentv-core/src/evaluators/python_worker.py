@@ -32,22 +32,3 @@ def run(payload):
     value = function(payload["code"])(payload["output"], payload["context"])
     json.dumps(value)
     return {"value": value}
-
-
-def main():
-    sys.stdout.write(json.dumps({"ready": True, "protocol": 1}) + "\n")
-    sys.stdout.flush()
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        try:
-            result = run(request["payload"])
-        except BaseException as e:  # the assertion's own errors are its result
-            result = {"threw": "%s: %s" % (type(e).__name__, e)}
-        sys.stdout.write(json.dumps({"id": request["id"], "result": result}) + "\n")
-        sys.stdout.flush()
-
-
-main()

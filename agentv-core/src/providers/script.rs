@@ -69,8 +69,8 @@ const PYTHON_OWN: &[Key] = &[Key::new("function", Kind::Text, "The function to c
 const PYTHON_KEYS: KeyTable = KeyTable::new("python", "Settings of a `python` target.", &[COMMON, PYTHON_OWN]);
 const JAVASCRIPT_KEYS: KeyTable = KeyTable::new("javascript", "Settings of a `javascript` target.", &[COMMON]);
 
-const PYTHON_WORKER: &str = include_str!("script_worker.py");
-const JS_WORKER: &str = include_str!("script_worker.js");
+const PYTHON_WORKER: &str = concat!(include_str!("script_worker.py"), include_str!("../worker_loop.py"));
+const JS_WORKER: &str = concat!(include_str!("../worker_loop.js"), include_str!("script_worker.js"));
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Which interpreter runs the script.

@@ -3,8 +3,6 @@
 // `file://` module of an HTTP provider's `transformResponse`/`transformRequest`, or a test's
 // `options.transform`). Announces the persistent protocol, then answers one request per line
 // ({id, payload}) with {id, result}: {value} or {threw}.
-'use strict';
-const readline = require('node:readline');
 const { pathToFileURL } = require('node:url');
 const modules = new Map();
 const instances = new Map();
@@ -67,23 +65,10 @@ async function transform(p) {
   return new Function(...p.params, 'process', body)(...p.args, process);
 }
 
-const send = (line) => process.stdout.write(JSON.stringify(line) + '\n');
-send({ ready: true, protocol: 1 });
-readline.createInterface({ input: process.stdin }).on('line', async (line) => {
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch {
-    return;
-  }
-  let result;
-  try {
-    const p = request.payload;
-    let value = await (p.kind === 'provider' ? provider(p) : transform(p));
-    if (value === undefined) value = null;
-    result = { value };
-  } catch (e) {
-    result = { threw: String(e && e.message !== undefined ? e.message : e) };
-  }
-  send({ id: request.id, result });
-});
+serve(
+  async (p) => {
+    const value = await (p.kind === 'provider' ? provider(p) : transform(p));
+    return { value: value === undefined ? null : value };
+  },
+  (e) => ({ threw: String(e && e.message !== undefined ? e.message : e) }),
+);
