@@ -84,6 +84,16 @@ pub fn default_grader(generation: Generation) -> Option<&'static str> {
     }
 }
 
+/// Whether `workspace.docker` runs the agent in the container when `docker.agent` is not
+/// written (`docs/workspaces.md#containers`): AgentV 4.x never does, so a 4.x file keeps its
+/// agent on this machine; agentv's own (2.x) files run it in the container.
+pub fn docker_runs_agent(generation: Generation) -> bool {
+    match generation {
+        Generation::V2 => true,
+        Generation::V4 | Generation::Promptfoo => false,
+    }
+}
+
 /// The system prompt a case's request to an LLM target carries: `None` is the provider's
 /// default (AgentV's), `Some("")` none at all — a promptfoo row sends exactly its prompt, as
 /// promptfoo does, so that the same model answers the same way (`docs/promptfoo.md#providers`).

@@ -117,16 +117,6 @@ fn of_suite_in(root: &Node, table: Table<'_>) -> Generation {
     Generation::V2
 }
 
-/// Whether `workspace.docker` runs the agent in the container when `docker.agent` is not
-/// written (`docs/workspaces.md#containers`): AgentV 4.x never does, so a 4.x file keeps its
-/// agent on this machine; agentv's own (2.x) files run it in the container.
-pub fn docker_runs_agent(generation: Generation) -> bool {
-    match generation {
-        Generation::V2 => true,
-        Generation::V4 | Generation::Promptfoo => false,
-    }
-}
-
 /// The generation of one JSONL line (a case) or a sidecar: `input` and `expected_output` are
 /// the 2.x dataset short forms there.
 pub fn of_dataset_part(node: &Node) -> Generation {

@@ -670,7 +670,7 @@ fn docker(node: &Node, generation: Generation, diags: &mut Diagnostics) -> Optio
     let memory = f.string("memory", diags);
     let agent = f
         .boolean("agent", diags)
-        .unwrap_or_else(|| super::generation::docker_runs_agent(generation));
+        .unwrap_or_else(|| crate::evaluators::rules::docker_runs_agent(generation));
     if let Some(image) = image.as_ref().filter(|i| i.trim().is_empty() || i.starts_with('-')) {
         diags.error(
             node.pos,

@@ -173,7 +173,7 @@ impl Preflight {
 pub struct Docker {
     pub image: String,
     /// `agent`: the target's command runs in a container too. Its default depends on the
-    /// file's generation ([`crate::load::generation::docker_runs_agent`]).
+    /// file's generation ([`crate::evaluators::rules::docker_runs_agent`]).
     pub agent: bool,
     /// Seconds the image pull may take (default 1800).
     pub timeout: Option<u64>,
