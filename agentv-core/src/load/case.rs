@@ -71,41 +71,23 @@ impl Loader {
         let v4 = self.generation == Generation::V4;
         // A JSONL line takes every key a YAML case takes, `vars` included.
         let vars = node.get("vars").filter(|_| v4);
-        let substituted;
-        let node = match vars {
-            Some(vars) => {
-                substituted = with_vars(node, vars);
-                &substituted
-            }
-            None => node,
-        };
+        let substituted = vars.map(|vars| with_vars(node, vars));
+        let node = substituted.as_ref().unwrap_or(node);
         let mut f = Fields::of(node, &CASE, diags)?;
         let id = f.required_string("id", "eval case", diags);
         if let (Some(id), Some(id_node)) = (&id, f.take("id")) {
             ids.check(id, id_node.pos, diags);
         }
-        let _ = f.take("vars");
-        let outcome_node = f.take("criteria").or_else(|| f.take("expected_outcome"));
-        let before_outcome = diags.error_count();
-        let criteria = f.string("criteria", diags).filter(|t| !t.trim().is_empty());
-        let outcome = f.string("expected_outcome", diags).filter(|t| !t.trim().is_empty());
-        let outcome_reported = diags.error_count() > before_outcome;
-        let expected_outcome = criteria.or(outcome);
+        // Already applied (`vars`) or only informative.
+        let _ = ["vars", "note", "suite"].map(|key| f.take(key));
+        let outcome = case_outcome(&mut f, diags);
         let conversation_id = f.string("conversation_id", diags);
-        let _ = f.take("note");
-        let _ = f.take("suite");
         let metadata = self.case_metadata(&mut f, diags);
         let tool_use = self.case_tool_use(&mut f, diags);
 
         let exec = self.case_execution(&mut f, diags);
-        let use_defaults = v4 && !exec.skip_defaults;
-        let inputs = self.case_inputs(&mut f, vars, use_defaults, diags);
-        let expected = match f.take("expected_messages") {
-            Some(node) => self.expected_list(node, diags),
-            None => f
-                .take("expected_output")
-                .map_or(Some(Vec::new()), |node| self.expected_output(node, diags)),
-        };
+        let inputs = self.case_inputs(&mut f, vars, v4 && !exec.skip_defaults, diags);
+        let expected = self.case_expected(&mut f, diags);
         let assertions = f.take("assertions");
         let evaluators = f.take("evaluators");
         let rubrics = f.take("rubrics");
@@ -113,105 +95,42 @@ impl Loader {
         let conversation = self.conversation(&mut f, turns_node, vars, diags);
         let workspace = self.case_workspace(&mut f, diags);
         let (dependencies, depends_at) = self.case_dependencies(&mut f, diags)?;
-        if let Some(kind) = f.string("evaluator", diags)
-            && kind != "llm_judge"
-            && kind != "llm-grader"
-        {
-            diags.warn(
-                f.pos,
-                format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
-                None,
-            );
-        }
+        warn_legacy_evaluator(&mut f, diags);
         f.warn_unknown(diags);
 
-        let own = match assertions.or(exec.evaluators).or(evaluators) {
-            Some(list) => Some(self.graders(list, diags)?),
-            None => None,
-        };
-        let graders = match self.generation {
-            Generation::V2 => self.v2_graders(own, f.pos, diags)?,
-            // A conversation case without graders of its own only grades its turns. (promptfoo
-            // configs have their own loader.)
-            Generation::V4 | Generation::Promptfoo => {
-                let is_conversation = matches!(conversation, Some(Some(_)));
-                self.v4_graders(own, rubrics, &exec, !is_conversation, f.pos, diags)?
-            }
-        };
-        let (conversation, turn_graders) = match conversation {
-            Some(parsed) => {
-                let (conversation, graders) = parsed?;
-                (Some(Arc::new(conversation)), graders)
-            }
-            None => (None, Vec::new()),
-        };
-        let Inputs {
-            messages: input_messages,
-            raw: raw_input_messages,
-            guidelines,
-            files: input_files,
-        } = inputs?;
+        let own = assertions.or(exec.evaluators).or(evaluators);
+        // A conversation case without graders of its own only grades its turns.
+        let is_conversation = matches!(conversation, Some(Some(_)));
+        let graders = self.case_graders(own, rubrics, &exec, is_conversation, f.pos, diags)?;
+        let (conversation, turn_graders) = conversation
+            .map_or(Some(None), |parsed| parsed.map(Some))?
+            .map_or((None, Vec::new()), |(c, graders)| (Some(Arc::new(c)), graders));
+        let inputs = inputs?;
         let expected_messages = expected?;
-        let workspace = workspace?;
-        let pos = outcome_node.map_or(f.pos, |n| n.pos);
-        match self.generation {
-            Generation::V2 => {
-                let has = |field: CaseField| match field {
-                    // An `expected_outcome` already reported as invalid is not reported missing too.
-                    CaseField::ExpectedOutcome => expected_outcome.is_some() || outcome_reported,
-                };
-                check_needs(&graders, has, pos, diags)?;
-            }
-            Generation::V4 | Generation::Promptfoo => {
-                let complete = expected_outcome.is_some()
-                    || outcome_reported
-                    || expected_messages
-                        .iter()
-                        .any(|m| m.content != Content::Empty || m.tool_calls.is_some())
-                    || conversation.as_ref().is_some_and(|c| !c.turns.is_empty())
-                    || (self.v2_cases_key && (evaluators.is_some() || exec.evaluators.is_some()))
-                    // A JSONL line takes every spelling a YAML case takes (AgentV 4.x reads
-                    // only `assert` there; `docs/architecture.md#file-formats`).
-                    || assertions.is_some();
-                if !complete {
-                    let key = "assertions";
-                    diags.error(
-                        f.pos,
-                        format!(
-                            "incomplete case `{}`: it needs `criteria`, `expected_output` or `{key}` (AgentV 4.x skips such a case)",
-                            id.as_deref().unwrap_or("?")
-                        ),
-                        Some(format!(
-                            "add `criteria: ...` or `{key}:`{}",
-                            if evaluators.is_some() || exec.evaluators.is_some() {
-                                "; graders under `evaluators` do not count, rename the key"
-                            } else {
-                                ""
-                            }
-                        )),
-                    );
-                    return None;
-                }
-            }
-        }
-        let question = input_messages
-            .iter()
-            .flat_map(Message::text_parts)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let reference_answer = expected_messages.last().map(reference_text).unwrap_or_default();
+        let gradable = Gradable {
+            id: id.as_deref(),
+            outcome: outcome.text.is_some() || outcome.reported,
+            expected: expected_messages
+                .iter()
+                .any(|m| m.content != Content::Empty || m.tool_calls.is_some()),
+            turns: conversation.as_ref().is_some_and(|c| !c.turns.is_empty()),
+            evaluators_key: evaluators.is_some() || exec.evaluators.is_some(),
+            assertions_key: assertions.is_some(),
+        };
+        let outcome_pos = outcome.node.map_or(f.pos, |n| n.pos);
+        self.check_gradable(&graders, &gradable, f.pos, outcome_pos, diags)?;
         let case = EvalCase {
             id: id?,
             dataset: self.dataset.clone(),
             conversation_id,
-            expected_outcome: expected_outcome.unwrap_or_default(),
-            input_messages,
-            raw_input_messages,
+            expected_outcome: outcome.text.unwrap_or_default(),
+            question: question_text(&inputs.messages),
+            reference_answer: expected_messages.last().map(reference_text).unwrap_or_default(),
+            input_messages: inputs.messages,
+            raw_input_messages: inputs.raw,
             expected_messages,
-            guidelines,
-            input_files,
-            question,
-            reference_answer,
+            guidelines: inputs.guidelines,
+            input_files: inputs.files,
             suite_target: self.target.clone(),
             source: SourceRef {
                 file: file.clone(),
@@ -223,7 +142,7 @@ impl Loader {
             threshold: exec.threshold,
             suite_threshold: self.defaults.threshold,
             conversation,
-            workspace,
+            workspace: workspace?,
             dependencies,
             strict: self.settings.strict,
             tool_use,
@@ -234,6 +153,88 @@ impl Loader {
             turn_graders: Arc::from(turn_graders),
             depends_at,
         })
+    }
+
+    /// `expected_messages`, or the 4.x `expected_output` short forms; `None` after an error.
+    fn case_expected(&self, f: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Vec<Message>> {
+        match f.take("expected_messages") {
+            Some(node) => self.expected_list(node, diags),
+            None => f
+                .take("expected_output")
+                .map_or(Some(Vec::new()), |node| self.expected_output(node, diags)),
+        }
+    }
+
+    /// The case's graders: its own, or the generation's defaults. (promptfoo configs have
+    /// their own loader.)
+    fn case_graders(
+        &self,
+        own: Option<&Node>,
+        rubrics: Option<&Node>,
+        exec: &CaseExecution<'_>,
+        is_conversation: bool,
+        pos: Pos,
+        diags: &mut Diagnostics,
+    ) -> Option<Arc<[ConfiguredGrader]>> {
+        let own = match own {
+            Some(list) => Some(self.graders(list, diags)?),
+            None => None,
+        };
+        match self.generation {
+            Generation::V2 => self.v2_graders(own, pos, diags),
+            Generation::V4 | Generation::Promptfoo => self.v4_graders(own, rubrics, exec, !is_conversation, pos, diags),
+        }
+    }
+
+    /// Whether the case has what its generation needs to be graded: in 2.x what each grader
+    /// needs, in 4.x criteria, an expected output, turns or graders (`docs/architecture.md#generations`).
+    /// `None` after an error.
+    fn check_gradable(
+        &self,
+        graders: &[ConfiguredGrader],
+        gradable: &Gradable<'_>,
+        case_pos: Pos,
+        outcome_pos: Pos,
+        diags: &mut Diagnostics,
+    ) -> Option<()> {
+        match self.generation {
+            Generation::V2 => {
+                let has = |field: CaseField| match field {
+                    // An `expected_outcome` already reported as invalid is not reported missing too.
+                    CaseField::ExpectedOutcome => gradable.outcome,
+                };
+                check_needs(graders, has, outcome_pos, diags)
+            }
+            Generation::V4 | Generation::Promptfoo => {
+                let complete = gradable.outcome
+                    || gradable.expected
+                    || gradable.turns
+                    || (self.v2_cases_key && gradable.evaluators_key)
+                    // A JSONL line takes every spelling a YAML case takes (AgentV 4.x reads
+                    // only `assert` there; `docs/architecture.md#file-formats`).
+                    || gradable.assertions_key;
+                if complete {
+                    return Some(());
+                }
+                let key = "assertions";
+                diags.error(
+                    case_pos,
+                    format!(
+                        "incomplete case `{}`: it needs `criteria`, `expected_output` or `{key}` (AgentV 4.x skips such a case)",
+                        gradable.id.unwrap_or("?")
+                    ),
+                    Some(format!(
+                        "add `criteria: ...` or `{key}:`{}",
+                        if gradable.evaluators_key {
+                            "; graders under `evaluators` do not count, rename the key"
+                        } else {
+                            ""
+                        }
+                    )),
+                );
+                None
+            }
+        }
     }
 
     /// `depends_on` and `on_dependency_failure` as written, and where `depends_on` is; the
@@ -1100,6 +1101,65 @@ impl CaseIds {
             }
         }
     }
+}
+
+/// What a case has that makes it gradable (`Loader::check_gradable`).
+struct Gradable<'a> {
+    id: Option<&'a str>,
+    /// `criteria` or `expected_outcome`, or either already reported as invalid (so it is not
+    /// reported missing too).
+    outcome: bool,
+    /// An expected message with content or tool calls.
+    expected: bool,
+    /// A conversation with at least one turn.
+    turns: bool,
+    /// Graders under `evaluators` (the case's or its `execution`'s).
+    evaluators_key: bool,
+    assertions_key: bool,
+}
+
+/// The case's `criteria` (or 2.x `expected_outcome`), blank counting as absent.
+struct Outcome<'a> {
+    text: Option<String>,
+    /// Where it is written.
+    node: Option<&'a Node>,
+    /// Whether it was reported as invalid.
+    reported: bool,
+}
+
+fn case_outcome<'a>(f: &mut Fields<'a>, diags: &mut Diagnostics) -> Outcome<'a> {
+    let node = f.take("criteria").or_else(|| f.take("expected_outcome"));
+    let before = diags.error_count();
+    let criteria = f.string("criteria", diags).filter(|t| !t.trim().is_empty());
+    let outcome = f.string("expected_outcome", diags).filter(|t| !t.trim().is_empty());
+    Outcome {
+        text: criteria.or(outcome),
+        node,
+        reported: diags.error_count() > before,
+    }
+}
+
+/// A legacy case-level `evaluator:` is read but not honoured: the default judge grades.
+fn warn_legacy_evaluator(f: &mut Fields<'_>, diags: &mut Diagnostics) {
+    if let Some(kind) = f.string("evaluator", diags)
+        && kind != "llm_judge"
+        && kind != "llm-grader"
+    {
+        diags.warn(
+            f.pos,
+            format!("legacy `evaluator: {kind}` is not supported; llm_judge is used"),
+            None,
+        );
+    }
+}
+
+/// The text of the input messages, for judges that ask about "the question".
+fn question_text(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .flat_map(Message::text_parts)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Errors when the case lacks what one of its graders needs (`has` says what the case has):
