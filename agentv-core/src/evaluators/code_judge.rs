@@ -1,6 +1,6 @@
 //! `code_judge`: runs an external program that reads the payload on stdin and prints a score.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -454,51 +454,21 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
     if let Some(e) = ctx.workspace.and_then(|w| w.container_error.as_ref()) {
         return failed(format!("the case's container did not start: {e}"), request);
     }
-    // In a container the program runs as written: the image holds it (`docs/workspaces.md#containers`).
-    let in_workspace = ctx.workspace.map(|w| {
-        let argv = w
-            .container_argv(program.argv, &w.path)
-            .unwrap_or_else(|| w.program_argv(program.argv, program.cwd));
-        (argv, w.path.as_path())
-    });
-    let (argv, cwd) = match &in_workspace {
-        Some((argv, dir)) => {
-            env.push(("AGENTV_WORKSPACE_PATH".to_owned(), dir.display().to_string()));
-            request["cwd"] = Value::from(dir.display().to_string());
-            (argv.as_slice(), *dir)
+    let placed = Placement::of(&program, ctx);
+    let (argv, cwd) = match &placed {
+        Some(placed) => {
+            env.push(("AGENTV_WORKSPACE_PATH".to_owned(), placed.dir.display().to_string()));
+            request["cwd"] = Value::from(placed.dir.display().to_string());
+            (placed.argv.as_slice(), placed.dir)
         }
         None => (program.argv, program.cwd),
     };
-    let mut case_proxy = None;
     let proxy = match program.proxy {
         None => None,
-        Some(budget) => {
-            let invoker = Arc::new(
-                ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt).with_eval_dir(ctx.case.eval_dir()),
-            );
-            let config = agentv_proxy::ProxyConfig {
-                max_calls: budget.max_calls,
-            };
-            match agentv_proxy::TargetProxy::start(config, invoker.clone()).await {
-                Ok(handle) => {
-                    for (name, value) in [
-                        (PROXY_URL_ENV, handle.url()),
-                        (PROXY_TOKEN_ENV, handle.token()),
-                        (JUDGE_PROXY_URL_ENV, handle.url()),
-                        (JUDGE_PROXY_TOKEN_ENV, handle.token()),
-                    ] {
-                        env.push((name.to_owned(), value.to_owned()));
-                    }
-                    case_proxy = Some(json!({
-                        "url": handle.url(),
-                        "token": handle.token(),
-                        "max_calls": budget.max_calls,
-                    }));
-                    Some((handle, invoker))
-                }
-                Err(e) => return failed(format!("cannot start the target proxy: {e}"), request),
-            }
-        }
+        Some(budget) => match CaseProxy::start(budget, ctx, &mut env).await {
+            Ok(proxy) => Some(proxy),
+            Err(e) => return failed(format!("cannot start the target proxy: {e}"), request),
+        },
     };
     let timeout = program.timeout.unwrap_or(ctx.run.timeout);
     let outcome = match program.persistent {
@@ -507,27 +477,85 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
             // The process outlives this case: it gets the case's proxy in the request, not in
             // its environment.
             let env = &ctx.run.child_env;
+            let case_proxy = proxy.as_ref().map(|p| p.request.clone());
             grade_persistent(pool, env, &payload, case_proxy, timeout, ctx).await
         }
-        None => process::run(ProcessSpec {
-            argv: &own_program(argv),
-            cwd,
-            env: &env,
-            env_remove: &[],
-            stdin: Some(&stdin),
-            timeout,
-            tee: None,
-            keep_children: false,
-        })
-        .await
-        .map_err(|e| match e {
-            ProcessError::TimedOut(d) => ProcessErrorText::TimedOut(format!("timed out after {}s", d.as_secs_f64())),
-            e => ProcessErrorText::Other(e.to_string()),
-        }),
+        None => run_once(argv, cwd, &env, &stdin, timeout).await,
     };
     let mut proxy_usage = None;
-    if let Some((handle, invoker)) = proxy {
-        let (stats, usage) = (handle.shutdown().await, invoker.usage());
+    if let Some(proxy) = proxy {
+        let target = proxy.stop(ctx).await;
+        request["target_proxy"] = target.clone();
+        proxy_usage = Some(target);
+    }
+    Execution {
+        outcome,
+        request,
+        proxy_usage,
+    }
+}
+
+/// Where a program runs inside the case's workspace: there, finding its own files as before,
+/// or in its container as written, the image holding it (`docs/workspaces.md#containers`).
+struct Placement<'w> {
+    argv: Vec<String>,
+    dir: &'w Path,
+}
+
+impl<'w> Placement<'w> {
+    fn of(program: &Program<'_>, ctx: &GradeContext<'w>) -> Option<Self> {
+        ctx.workspace.map(|w| Placement {
+            argv: w
+                .container_argv(program.argv, &w.path)
+                .unwrap_or_else(|| w.program_argv(program.argv, program.cwd)),
+            dir: w.path.as_path(),
+        })
+    }
+}
+
+/// The target proxy a program may call for this case (`docs/architecture.md#target-proxy`).
+struct CaseProxy {
+    handle: agentv_proxy::ProxyHandle,
+    invoker: Arc<ProviderInvoker>,
+    /// `{url, token, max_calls}`, for a persistent judge's request line.
+    request: Value,
+}
+
+impl CaseProxy {
+    /// Starts the proxy and puts its address and token in `env`.
+    async fn start(budget: ProxyBudget, ctx: &GradeContext<'_>, env: &mut Vec<(String, String)>) -> Result<Self, String> {
+        let invoker = Arc::new(
+            ProviderInvoker::new(ctx.target, ctx.case.id.clone(), ctx.attempt).with_eval_dir(ctx.case.eval_dir()),
+        );
+        let config = agentv_proxy::ProxyConfig {
+            max_calls: budget.max_calls,
+        };
+        let handle = agentv_proxy::TargetProxy::start(config, invoker.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        for (name, value) in [
+            (PROXY_URL_ENV, handle.url()),
+            (PROXY_TOKEN_ENV, handle.token()),
+            (JUDGE_PROXY_URL_ENV, handle.url()),
+            (JUDGE_PROXY_TOKEN_ENV, handle.token()),
+        ] {
+            env.push((name.to_owned(), value.to_owned()));
+        }
+        let request = json!({
+            "url": handle.url(),
+            "token": handle.token(),
+            "max_calls": budget.max_calls,
+        });
+        Ok(Self {
+            handle,
+            invoker,
+            request,
+        })
+    }
+
+    /// Stops the proxy; what it served, for the results file.
+    async fn stop(self, ctx: &GradeContext<'_>) -> Value {
+        let (stats, usage) = (self.handle.shutdown().await, self.invoker.usage());
         let mut target = json!({
             "target_name": ctx.target.judge_name,
             "call_count": stats.call_count,
@@ -542,14 +570,33 @@ pub(crate) async fn execute(program: Program<'_>, mut payload: CodeJudgePayload,
         if let Some(cost) = usage.cost_usd {
             target["cost_usd"] = json!(cost);
         }
-        request["target_proxy"] = target.clone();
-        proxy_usage = Some(target);
+        target
     }
-    Execution {
-        outcome,
-        request,
-        proxy_usage,
-    }
+}
+
+/// Runs a one-shot program to its exit, its whole process group killed on timeout.
+async fn run_once(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<process::Exited, ProcessErrorText> {
+    process::run(ProcessSpec {
+        argv: &own_program(argv),
+        cwd,
+        env,
+        env_remove: &[],
+        stdin: Some(stdin),
+        timeout,
+        tee: None,
+        keep_children: false,
+    })
+    .await
+    .map_err(|e| match e {
+        ProcessError::TimedOut(d) => ProcessErrorText::TimedOut(format!("timed out after {}s", d.as_secs_f64())),
+        e => ProcessErrorText::Other(e.to_string()),
+    })
 }
 
 /// Sends the case to a pooled persistent judge. Its `result` reads like the stdout of a
