@@ -235,28 +235,8 @@ pub async fn run(
     prompt: impl FnOnce(&Path) -> String,
     parse: impl FnOnce(&str) -> Result<ProviderResponse, AgentOutputError>,
 ) -> Result<ProviderResponse, ProviderError> {
-    // In a container the program is the image's, named as written (`docs/workspaces.md#containers`).
-    let executable = match &request.container {
-        Some(_) => PathBuf::from(&config.executable),
-        None => find_executable(&config.executable).ok_or_else(|| {
-            ProviderError::failed(format!(
-                "{} executable `{}` not found; install it or set `executable` on the target",
-                profile.program,
-                config.secrets.redact(&config.executable)
-            ))
-        })?,
-    };
-    // A case's workspace wins over the target's own `cwd` (`docs/workspaces.md`).
-    let cwd = match &request.workspace {
-        Some(workspace) => Some(workspace.clone()),
-        None => config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref())),
-    };
-    if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
-        return Err(ProviderError::failed(format!(
-            "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
-            cwd.display()
-        )));
-    }
+    let executable = agent_executable(config, profile, request)?;
+    let cwd = agent_cwd(config, request)?;
     let dir = agent_dir(cwd.as_deref(), &format!("agentv-{}-", profile.program))
         .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
     let prompt = prompt(&dir.path);
@@ -268,21 +248,7 @@ pub async fn run(
     if let Some(container) = &request.container {
         argv = container.wrap(&argv, &dir.path, container_env(config, profile));
     }
-    let log = stream_log_path(
-        profile.logs,
-        profile.logs_env,
-        config.log_dir.as_deref(),
-        &request.eval_id,
-        request.attempt,
-    );
-    // Opened before spawning, so a log that cannot be written does not start the agent.
-    let stream_log = match &log {
-        Some(path) => Some(
-            StreamLog::create(path, &config.secrets)
-                .map_err(|e| ProviderError::failed(format!("cannot open the stream log {}: {e}", path.display())))?,
-        ),
-        None => None,
-    };
+    let (log, stream_log) = open_stream_log(config, profile, request)?;
     let started = Instant::now();
     let outcome = process::run(ProcessSpec {
         argv: &argv,
@@ -306,21 +272,7 @@ pub async fn run(
     };
     let parsed = parse(&String::from_utf8_lossy(&done.stdout));
     if !done.status.success() {
-        let why = match &parsed {
-            Err(AgentOutputError::Reported(report)) => report.clone(),
-            // stderr last: where a crash says why (the end of a traceback), which the console
-            // shows of a multi-line error.
-            _ => format!(
-                "last stdout lines:\n{}\nstderr: {}",
-                last_lines(&done.stdout, 5, &config.secrets),
-                process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets)
-            ),
-        };
-        return Err(ProviderError::failed(format!(
-            "{} exited with code {}: {why}{log_note}",
-            profile.program,
-            done.code_text()
-        )));
+        return Err(exit_error(config, profile, &done, &parsed, &log_note));
     }
     let mut response = parsed.map_err(|e| {
         let output = match e {
@@ -341,6 +293,91 @@ pub async fn run(
             .insert("log_path".to_owned(), json!(path.display().to_string()));
     }
     Ok(response)
+}
+
+/// The agent's executable. In a container the program is the image's, named as written
+/// (`docs/workspaces.md#containers`); elsewhere it must be found on `PATH`.
+fn agent_executable(
+    config: &AgentConfig,
+    profile: &AgentProfile,
+    request: &ProviderRequest,
+) -> Result<PathBuf, ProviderError> {
+    match &request.container {
+        Some(_) => Ok(PathBuf::from(&config.executable)),
+        None => find_executable(&config.executable).ok_or_else(|| {
+            ProviderError::failed(format!(
+                "{} executable `{}` not found; install it or set `executable` on the target",
+                profile.program,
+                config.secrets.redact(&config.executable)
+            ))
+        }),
+    }
+}
+
+/// The directory the agent runs in, when it is given one: a case's workspace wins over the
+/// target's own `cwd` (`docs/workspaces.md`), which must exist.
+fn agent_cwd(config: &AgentConfig, request: &ProviderRequest) -> Result<Option<PathBuf>, ProviderError> {
+    let cwd = match &request.workspace {
+        Some(workspace) => Some(workspace.clone()),
+        None => config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref())),
+    };
+    if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
+        return Err(ProviderError::failed(format!(
+            "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+/// The stream log's path, when logs are on, and the log itself. It is opened before spawning,
+/// so a log that cannot be written does not start the agent.
+fn open_stream_log(
+    config: &AgentConfig,
+    profile: &AgentProfile,
+    request: &ProviderRequest,
+) -> Result<(Option<PathBuf>, Option<StreamLog>), ProviderError> {
+    let log = stream_log_path(
+        profile.logs,
+        profile.logs_env,
+        config.log_dir.as_deref(),
+        &request.eval_id,
+        request.attempt,
+    );
+    let stream_log = match &log {
+        Some(path) => Some(
+            StreamLog::create(path, &config.secrets)
+                .map_err(|e| ProviderError::failed(format!("cannot open the stream log {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    Ok((log, stream_log))
+}
+
+/// A non-zero exit: the exit code and the agent's own report when it made one, else the last
+/// stdout lines and stderr.
+fn exit_error(
+    config: &AgentConfig,
+    profile: &AgentProfile,
+    done: &process::Exited,
+    parsed: &Result<ProviderResponse, AgentOutputError>,
+    log_note: &str,
+) -> ProviderError {
+    let why = match parsed {
+        Err(AgentOutputError::Reported(report)) => report.clone(),
+        // stderr last: where a crash says why (the end of a traceback), which the console
+        // shows of a multi-line error.
+        _ => format!(
+            "last stdout lines:\n{}\nstderr: {}",
+            last_lines(&done.stdout, 5, &config.secrets),
+            process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets)
+        ),
+    };
+    ProviderError::failed(format!(
+        "{} exited with code {}: {why}{log_note}",
+        profile.program,
+        done.code_text()
+    ))
 }
 
 /// The variables an agent in a container gets, by name: the `.env` ones, then those of
