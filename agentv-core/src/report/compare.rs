@@ -129,6 +129,52 @@ impl ComparisonBuilder {
     pub fn finish(self, epsilon: f64) -> Comparison {
         Comparison::build(self, epsilon)
     }
+
+    /// Cases match by id and target, or by id alone when each run has one target and they
+    /// differ (one model against another).
+    fn match_by(&self) -> MatchBy {
+        let targets = |slots: &[Slot]| slots.iter().map(|s| s.target).collect::<BTreeSet<u32>>();
+        let (base_targets, candidate_targets) = (targets(&self.base), targets(&self.candidate));
+        if base_targets.len() == 1 && candidate_targets.len() == 1 && base_targets != candidate_targets {
+            MatchBy::Id
+        } else {
+            MatchBy::IdAndTarget
+        }
+    }
+
+    /// For each base slot, in order, the candidate slot it matches.
+    fn matches(&self, match_by: MatchBy) -> Vec<Option<u32>> {
+        let state = RandomState::new();
+        let id = |s: &Slot| &self.ids[s.id_at..s.id_at + s.id_len];
+        let key = |s: &Slot| {
+            let target = if match_by == MatchBy::IdAndTarget { s.target } else { 0 };
+            state.hash_one((s.dataset, id(s), target, s.trial.unwrap_or(1)))
+        };
+        // Hash → the last candidate with it, each chained to the previous one with the same
+        // hash (two keys sharing a hash are told apart by comparing the slots).
+        const END: u32 = u32::MAX;
+        let mut head: HashMap<u64, u32> = HashMap::with_capacity(self.candidate.len());
+        let mut next: Vec<u32> = vec![END; self.candidate.len()];
+        for (i, s) in self.candidate.iter().enumerate() {
+            if let Some(previous) = head.insert(key(s), i as u32) {
+                next[i] = previous;
+            }
+        }
+        let same = |x: &Slot, y: &Slot| {
+            x.dataset == y.dataset
+                && id(x) == id(y)
+                && x.trial.unwrap_or(1) == y.trial.unwrap_or(1)
+                && (match_by == MatchBy::Id || x.target == y.target)
+        };
+        let find = |s: &Slot| {
+            let mut at = head.get(&key(s)).copied().unwrap_or(END);
+            while at != END && !same(s, &self.candidate[at as usize]) {
+                at = next[at as usize];
+            }
+            (at != END).then_some(at)
+        };
+        self.base.iter().map(find).collect()
+    }
 }
 
 /// The comparison of a base run with a candidate run.
@@ -167,109 +213,75 @@ impl Comparison {
     }
 
     fn build(b: ComparisonBuilder, epsilon: f64) -> Self {
-        let targets = |slots: &[Slot]| slots.iter().map(|s| s.target).collect::<BTreeSet<u32>>();
-        let (base_targets, candidate_targets) = (targets(&b.base), targets(&b.candidate));
-        let match_by = if base_targets.len() == 1 && candidate_targets.len() == 1 && base_targets != candidate_targets {
-            MatchBy::Id
-        } else {
-            MatchBy::IdAndTarget
-        };
-        let state = RandomState::new();
-        let id = |s: &Slot| &b.ids[s.id_at..s.id_at + s.id_len];
-        let key = |s: &Slot| {
-            let target = if match_by == MatchBy::IdAndTarget { s.target } else { 0 };
-            state.hash_one((s.dataset, id(s), target, s.trial.unwrap_or(1)))
-        };
-        // Hash → the last candidate with it, each chained to the previous one with the same
-        // hash (two keys sharing a hash are told apart by comparing the slots).
-        const END: u32 = u32::MAX;
-        let mut head: HashMap<u64, u32> = HashMap::with_capacity(b.candidate.len());
-        let mut next: Vec<u32> = vec![END; b.candidate.len()];
-        for (i, s) in b.candidate.iter().enumerate() {
-            if let Some(previous) = head.insert(key(s), i as u32) {
-                next[i] = previous;
-            }
-        }
-        let same = |x: &Slot, y: &Slot| {
-            x.dataset == y.dataset
-                && id(x) == id(y)
-                && x.trial.unwrap_or(1) == y.trial.unwrap_or(1)
-                && (match_by == MatchBy::Id || x.target == y.target)
-        };
+        let match_by = b.match_by();
+        let found = b.matches(match_by);
         let mut matched_candidate = vec![false; b.candidate.len()];
-        let mut out = Comparison {
-            match_by,
-            epsilon,
-            counts: CompareCounts {
-                base_cases: b.base.len(),
-                candidate_cases: b.candidate.len(),
-                ..CompareCounts::default()
-            },
-            mean_delta: None,
-            pairs: Vec::new(),
-            errors: Vec::new(),
-            added: Vec::new(),
-            removed: Vec::new(),
-            names: Names::default(),
-            ids: String::new(),
-            base: Vec::new(),
-            candidate: Vec::new(),
-        };
-        for (bi, s) in b.base.iter().enumerate() {
-            let mut at = head.get(&key(s)).copied().unwrap_or(END);
-            while at != END && !same(s, &b.candidate[at as usize]) {
-                at = next[at as usize];
-            }
-            let found = (at != END).then_some(at);
+        let (mut pairs, mut errors, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+        for (bi, (s, found)) in b.base.iter().zip(found).enumerate() {
             let Some(ci) = found else {
-                out.removed.push(bi as u32);
+                removed.push(bi as u32);
                 continue;
             };
             matched_candidate[ci as usize] = true;
             let c = &b.candidate[ci as usize];
             if s.status != ExecutionStatus::Ok || c.status != ExecutionStatus::Ok {
-                out.errors.push((bi as u32, ci));
+                errors.push((bi as u32, ci));
                 continue;
             }
             let delta = c.score - s.score;
-            out.pairs.push(Matched {
+            pairs.push(Matched {
                 base: bi as u32,
                 candidate: ci,
                 delta,
                 change: classify(delta, epsilon),
             });
         }
-        drop(head);
-        drop(next);
-        for (ci, matched) in matched_candidate.iter().enumerate() {
-            if !matched {
-                out.added.push(ci as u32);
-            }
-        }
-        let counts = &mut out.counts;
-        counts.matched = out.pairs.len() + out.errors.len();
-        counts.errors = out.errors.len();
-        counts.added = out.added.len();
-        counts.removed = out.removed.len();
-        counts.missing = out
-            .removed
-            .iter()
-            .filter(|&&i| b.base[i as usize].status == ExecutionStatus::Ok)
-            .count();
-        for p in &out.pairs {
+        let added = (0..b.candidate.len() as u32)
+            .filter(|&ci| !matched_candidate[ci as usize])
+            .collect();
+        let deltas: Vec<f64> = pairs.iter().map(|p| p.delta).collect();
+        let mut out = Comparison {
+            match_by,
+            epsilon,
+            counts: CompareCounts::default(),
+            mean_delta: mean_ci95(&deltas),
+            pairs,
+            errors,
+            added,
+            removed,
+            names: b.names,
+            ids: b.ids,
+            base: b.base,
+            candidate: b.candidate,
+        };
+        out.counts = out.count();
+        out
+    }
+
+    /// The counts of the matched, graded, added and removed cases and of the changes.
+    fn count(&self) -> CompareCounts {
+        let mut counts = CompareCounts {
+            base_cases: self.base.len(),
+            candidate_cases: self.candidate.len(),
+            matched: self.pairs.len() + self.errors.len(),
+            errors: self.errors.len(),
+            added: self.added.len(),
+            removed: self.removed.len(),
+            missing: self
+                .removed
+                .iter()
+                .filter(|&&i| self.base[i as usize].status == ExecutionStatus::Ok)
+                .count(),
+            ..CompareCounts::default()
+        };
+        for p in &self.pairs {
             match p.change {
                 Change::Improved => counts.improved += 1,
                 Change::Regressed => counts.regressed += 1,
                 Change::Unchanged => counts.unchanged += 1,
             }
         }
-        let deltas: Vec<f64> = out.pairs.iter().map(|p| p.delta).collect();
-        out.mean_delta = mean_ci95(&deltas);
-        out.names = b.names;
-        out.ids = b.ids;
-        out.base = b.base;
-        out.candidate = b.candidate;
-        out
+        counts
     }
 
     fn id_of(&self, s: &Slot) -> &str {
