@@ -1,6 +1,6 @@
 //! `agentv eval`: load → plan → run → report, each step decided by the core.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentv_core::report::{ReportFormat, RunDirectory, RunInfo, Sink};
@@ -26,25 +26,9 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         ));
         return ExitStatus::Config;
     }
-    let load = LoadOptions {
-        paths: args.paths.clone(),
-        eval_ids: args.eval_id.clone(),
-        strict: args.strict,
+    let Some(loaded) = load(&args, ws, &printer) else {
+        return ExitStatus::Config;
     };
-    let loaded = match agentv_core::load(ws, &load) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            printer.diagnostics(e.diagnostics());
-            for message in e.messages() {
-                printer.error(&message);
-            }
-            return ExitStatus::Config;
-        }
-    };
-    printer.diagnostics(&loaded.diagnostics);
-    for note in &loaded.notes {
-        printer.note(note);
-    }
     let eval_file = loaded
         .suites
         .first()
@@ -52,17 +36,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         .unwrap_or_default();
     let options = plan_options(&args);
     let out = options.results_path(ws);
-    let reports: Vec<(ReportFormat, PathBuf)> = args
-        .reports
-        .iter()
-        .map(|spec| {
-            let path = spec
-                .path
-                .clone()
-                .unwrap_or_else(|| default_report_path(&out, spec.format));
-            (spec.format, path)
-        })
-        .collect();
+    let reports = report_paths(&args, &out);
     let summary = agentv_core::report::summary_path(&out);
     let read_back: Vec<&PathBuf> = args.rerun_failed.iter().collect();
     if let Err(e) = check_distinct(&[out.as_path(), summary.as_path()], &reports)
@@ -72,21 +46,13 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         printer.error(&e);
         return ExitStatus::Config;
     }
-    let title = format!(
-        "agentv results: {}",
-        out.file_name()
-            .map_or_else(|| out.display().to_string(), |n| n.to_string_lossy().into_owned())
-    );
-    let mut report_sinks = match open_sinks(&reports, &title, &printer::secrets()) {
+    let mut report_sinks = match report_sinks(&args, &out, &reports) {
         Ok(sinks) => sinks,
         Err(e) => {
             printer.error(&e);
             return ExitStatus::Config;
         }
     };
-    if let Some(path) = promptfoo_json(&args) {
-        report_sinks.push(Box::new(agentv_core::report::PromptfooJson::new(&path)));
-    }
     let plan = match agentv_core::plan(ws, loaded, &options) {
         Ok(plan) => plan,
         Err(e) => {
@@ -107,6 +73,64 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     }
     printer.plan(&plan);
     execute(&args, ws, plan, report_sinks, &reports, printer)
+}
+
+/// The suites of the paths given, their diagnostics and notes printed; `None` when they cannot
+/// run (the errors printed).
+fn load(args: &EvalArgs, ws: &Workspace, printer: &Printer) -> Option<agentv_core::Loaded> {
+    let load = LoadOptions {
+        paths: args.paths.clone(),
+        eval_ids: args.eval_id.clone(),
+        strict: args.strict,
+    };
+    let loaded = match agentv_core::load(ws, &load) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            printer.diagnostics(e.diagnostics());
+            for message in e.messages() {
+                printer.error(&message);
+            }
+            return None;
+        }
+    };
+    printer.diagnostics(&loaded.diagnostics);
+    for note in &loaded.notes {
+        printer.note(note);
+    }
+    Some(loaded)
+}
+
+/// Each `--report`'s format and path, the path beside the results file when none is given.
+fn report_paths(args: &EvalArgs, out: &Path) -> Vec<(ReportFormat, PathBuf)> {
+    args.reports
+        .iter()
+        .map(|spec| {
+            let path = spec
+                .path
+                .clone()
+                .unwrap_or_else(|| default_report_path(out, spec.format));
+            (spec.format, path)
+        })
+        .collect()
+}
+
+/// The reports' sinks, opened (created) before anything runs, and the promptfoo JSON output
+/// when asked for.
+fn report_sinks(
+    args: &EvalArgs,
+    out: &Path,
+    reports: &[(ReportFormat, PathBuf)],
+) -> Result<Vec<Box<dyn Sink>>, String> {
+    let title = format!(
+        "agentv results: {}",
+        out.file_name()
+            .map_or_else(|| out.display().to_string(), |n| n.to_string_lossy().into_owned())
+    );
+    let mut sinks = open_sinks(reports, &title, &printer::secrets())?;
+    if let Some(path) = promptfoo_json(args) {
+        sinks.push(Box::new(agentv_core::report::PromptfooJson::new(&path)));
+    }
+    Ok(sinks)
 }
 
 /// Runs the plan on a new runtime, with the interrupt listener, and prints what happened.
