@@ -221,26 +221,7 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
     }
     if let Some(target) = t.target_exploration_ratio {
         let tolerance = t.exploration_tolerance.unwrap_or(0.2);
-        if trace.tool_calls == 0 {
-            checks.push(Assertion::new("Exploration ratio not available (no tool calls)", false));
-        } else {
-            let ratio = trace.exploration_calls as f64 / trace.tool_calls as f64;
-            actual.insert("exploration_ratio".into(), Value::from(ratio));
-            let diff = (ratio - target).abs();
-            let (r, tg) = (super::js::to_fixed(ratio, 2), num(target));
-            checks.push(if diff <= tolerance {
-                Assertion::new(format!("Exploration ratio {r} within tolerance of target {tg}"), true)
-            } else {
-                Assertion::new(
-                    format!(
-                        "Exploration ratio {r} outside tolerance of target {tg} (diff: {}, tolerance: {})",
-                        super::js::to_fixed(diff, 2),
-                        num(tolerance)
-                    ),
-                    false,
-                )
-            });
-        }
+        checks.push(exploration(&trace, target, tolerance, &mut actual));
     }
     let passed = checks.iter().filter(|a| a.passed).count();
     let score = if checks.is_empty() { 0.0 } else { passed as f64 / checks.len() as f64 };
@@ -248,6 +229,31 @@ pub fn grade(t: &Thresholds, seen: &Observed) -> Grade {
     let mut g = Grade::assessed(score, checks);
     g.details = Some(details);
     g
+}
+
+/// Whether the share of exploration tools among the tool calls is within `tolerance` of
+/// `target`; the share goes to `actual`.
+fn exploration(trace: &TraceCounts, target: f64, tolerance: f64, actual: &mut Map<String, Value>) -> Assertion {
+    if trace.tool_calls == 0 {
+        return Assertion::new("Exploration ratio not available (no tool calls)", false);
+    }
+    let num = super::js::number;
+    let ratio = trace.exploration_calls as f64 / trace.tool_calls as f64;
+    actual.insert("exploration_ratio".into(), Value::from(ratio));
+    let diff = (ratio - target).abs();
+    let (r, tg) = (super::js::to_fixed(ratio, 2), num(target));
+    if diff <= tolerance {
+        Assertion::new(format!("Exploration ratio {r} within tolerance of target {tg}"), true)
+    } else {
+        Assertion::new(
+            format!(
+                "Exploration ratio {r} outside tolerance of target {tg} (diff: {}, tolerance: {})",
+                super::js::to_fixed(diff, 2),
+                num(tolerance)
+            ),
+            false,
+        )
+    }
 }
 
 /// `<label> <value> <= <max> max` (or `>`), numbers as JavaScript writes them.
