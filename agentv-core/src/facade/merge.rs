@@ -71,6 +71,9 @@ pub struct Merged {
     pub outcome: Outcome,
 }
 
+/// What makes a record one: its dataset, id, target and trial.
+type RecordKey = (String, String, String, u32);
+
 /// One record to write: where its line is.
 #[derive(Debug, Clone, Copy)]
 struct Place {
@@ -78,20 +81,28 @@ struct Place {
     line: usize,
 }
 
-/// Merges `options.inputs` into `options.out` and writes `<out>.summary.json`.
-pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
-    let started = jiff::Timestamp::now().to_string();
-    check_paths(options)?;
-    let mut order: BTreeMap<(String, String, String, u32), Place> = BTreeMap::new();
+/// Every input's records, each key once, in merged order.
+struct ReadInputs {
+    order: BTreeMap<RecordKey, Place>,
+    /// Each input's path, record count and superseded lines.
+    inputs: Vec<(PathBuf, usize, usize)>,
+    warnings: Vec<String>,
+    /// The statistics of every record kept: the merged file's, whatever its order.
+    stats: RunStats,
+}
+
+/// Reads every input; an input that cannot be read, or a record in two inputs, is an error
+/// (all of them, up to 20 overlaps shown).
+fn read_inputs(options: &MergeOptions) -> Result<ReadInputs, MergeError> {
+    let mut order: BTreeMap<RecordKey, Place> = BTreeMap::new();
     let mut inputs = Vec::new();
     let mut warnings = Vec::new();
     let mut overlaps: Vec<String> = Vec::new();
     let mut overlap_count = 0;
     let mut errors = Vec::new();
-    // The statistics of every record kept: the merged file's, whatever its order.
     let mut stats = RunStats::default();
     for (i, path) in options.inputs.iter().enumerate() {
-        let mut own: Vec<((String, String, String, u32), usize)> = Vec::new();
+        let mut own: Vec<(RecordKey, usize)> = Vec::new();
         match read_figures(path, |read| {
             stats.add(&read.record);
             own.push((key_of(&read.record), read.line));
@@ -139,6 +150,24 @@ pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
             examples: overlaps,
         });
     }
+    Ok(ReadInputs {
+        order,
+        inputs,
+        warnings,
+        stats,
+    })
+}
+
+/// Merges `options.inputs` into `options.out` and writes `<out>.summary.json`.
+pub fn merge(options: &MergeOptions) -> Result<Merged, MergeError> {
+    let started = jiff::Timestamp::now().to_string();
+    check_paths(options)?;
+    let ReadInputs {
+        order,
+        inputs,
+        mut warnings,
+        stats,
+    } = read_inputs(options)?;
     let summaries = input_summaries(&options.inputs, &mut warnings);
     let shards = check_shards(&summaries)?;
     let mut counts_per_input = vec![0usize; options.inputs.len()];
@@ -286,10 +315,7 @@ fn missing_records(
 
 /// Writes the records in `order` to `options.out` (a temporary file renamed at the end),
 /// copying each line as it is, without its byte order mark or `\r`, a block at a time.
-fn write_merged(
-    options: &MergeOptions,
-    order: &BTreeMap<(String, String, String, u32), Place>,
-) -> Result<(), MergeError> {
+fn write_merged(options: &MergeOptions, order: &BTreeMap<RecordKey, Place>) -> Result<(), MergeError> {
     let write_error = |source: io::Error| MergeError::Write {
         path: options.out.clone(),
         source,
