@@ -444,32 +444,7 @@ impl Loader {
             );
         }
         let mut files: Vec<CaseFile> = Vec::new();
-        let sources: Vec<CaseNode> = if self.generation == Generation::V4 {
-            let src = cases_source::Source {
-                eval_dir: &self.dir,
-                cwd: &self.ws.cwd,
-                env: self.env.as_deref(),
-            };
-            cases_source::cases(node, &src, diags, &mut files)
-        } else {
-            match node.as_seq() {
-                Some(items) => items
-                    .iter()
-                    .map(|item| CaseNode {
-                        node: item.clone(),
-                        file: None,
-                    })
-                    .collect(),
-                None => {
-                    diags.error(
-                        node.pos,
-                        format!("`{written}` must be a list, found {}", node.type_name()),
-                        None,
-                    );
-                    Vec::new()
-                }
-            }
-        };
+        let sources = self.case_nodes(node, &written, &mut files, diags);
         let mut ids = CaseIds::default();
         for source in &sources {
             let case = match source.file {
@@ -487,6 +462,42 @@ impl Loader {
         }
         for file in files {
             diags.absorb(file.diags);
+        }
+    }
+
+    /// The nodes of the cases list: in 4.x its entries may be files and globs of cases
+    /// (`cases_source`, which fills `files`); in 2.x it is a list of cases.
+    fn case_nodes(
+        &self,
+        node: &Node,
+        written: &str,
+        files: &mut Vec<CaseFile>,
+        diags: &mut Diagnostics,
+    ) -> Vec<CaseNode> {
+        if self.generation == Generation::V4 {
+            let src = cases_source::Source {
+                eval_dir: &self.dir,
+                cwd: &self.ws.cwd,
+                env: self.env.as_deref(),
+            };
+            return cases_source::cases(node, &src, diags, files);
+        }
+        match node.as_seq() {
+            Some(items) => items
+                .iter()
+                .map(|item| CaseNode {
+                    node: item.clone(),
+                    file: None,
+                })
+                .collect(),
+            None => {
+                diags.error(
+                    node.pos,
+                    format!("`{written}` must be a list, found {}", node.type_name()),
+                    None,
+                );
+                Vec::new()
+            }
         }
     }
 
