@@ -36,31 +36,8 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         aliases: Vec::new(),
     };
     for item in items {
-        let (id, label, config) = match &item.value {
-            NodeValue::Str(id) => (id.clone(), None, None),
-            NodeValue::Map(_) => match item.get("id").and_then(Node::as_str) {
-                Some(id) => (
-                    id.to_owned(),
-                    item.get("label").and_then(Node::as_str).map(str::to_owned),
-                    item.get("config"),
-                ),
-                None => {
-                    diags.error(
-                        item.pos,
-                        "a provider entry needs `id` (e.g. `openai:chat:gpt-4o-mini`)",
-                        Some("write `- id: echo` with an optional `label:` and `config:`".to_owned()),
-                    );
-                    continue;
-                }
-            },
-            _ => {
-                diags.error(
-                    item.pos,
-                    format!("a provider must be an id or a mapping, found {}", describe(item)),
-                    Some("write `- echo` or `- id: openai:chat:gpt-4o-mini`".to_owned()),
-                );
-                continue;
-            }
+        let Some((id, label, config)) = id_label_config(item, diags) else {
+            continue;
         };
         if let Some(prompts) = item.get("prompts") {
             // Rows a provider does not run would otherwise run: refuse rather than differ.
@@ -74,13 +51,7 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         let Some(settings) = settings_of(&id, config, item.pos, diags) else {
             continue;
         };
-        let base = label.clone().unwrap_or_else(|| id.clone());
-        let mut target = base.clone();
-        let mut n = 2;
-        while providers.iter().any(|p| p.target == target) {
-            target = format!("{base} #{n}");
-            n += 1;
-        }
+        let target = unique_target(&providers, label.as_deref().unwrap_or(&id));
         let mut entries = vec![entry("name", &target, item.pos)];
         entries.extend(settings);
         let settings = Node::new(NodeValue::Map(entries), item.pos);
@@ -108,6 +79,48 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         providers.push(Provider { id, label, target });
     }
     (providers, targets)
+}
+
+/// A provider entry's id, label and `config`: `- echo` or `- id: ...` with an optional `label:`
+/// and `config:`; `None` (reported) for anything else.
+fn id_label_config<'a>(item: &'a Node, diags: &mut Diagnostics) -> Option<(String, Option<String>, Option<&'a Node>)> {
+    match &item.value {
+        NodeValue::Str(id) => Some((id.clone(), None, None)),
+        NodeValue::Map(_) => match item.get("id").and_then(Node::as_str) {
+            Some(id) => Some((
+                id.to_owned(),
+                item.get("label").and_then(Node::as_str).map(str::to_owned),
+                item.get("config"),
+            )),
+            None => {
+                diags.error(
+                    item.pos,
+                    "a provider entry needs `id` (e.g. `openai:chat:gpt-4o-mini`)",
+                    Some("write `- id: echo` with an optional `label:` and `config:`".to_owned()),
+                );
+                None
+            }
+        },
+        _ => {
+            diags.error(
+                item.pos,
+                format!("a provider must be an id or a mapping, found {}", describe(item)),
+                Some("write `- echo` or `- id: openai:chat:gpt-4o-mini`".to_owned()),
+            );
+            None
+        }
+    }
+}
+
+/// The target's name: `base` (the label, else the id), numbered when another provider has it.
+fn unique_target(providers: &[Provider], base: &str) -> String {
+    let mut target = base.to_owned();
+    let mut n = 2;
+    while providers.iter().any(|p| p.target == target) {
+        target = format!("{base} #{n}");
+        n += 1;
+    }
+    target
 }
 
 fn entry(key: &str, value: &str, pos: Pos) -> (Node, Node) {
@@ -146,104 +159,12 @@ fn text_node(text: String, pos: Pos) -> Node {
 /// The target settings of provider `id` with `config`; `None` (reported) when agentv has no
 /// provider for it.
 fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostics) -> Option<Vec<(Node, Node)>> {
-    let mut out: Vec<(Node, Node)> = Vec::new();
-    let mut set = |k: &str, v: Option<Node>| {
-        if let Some(v) = v {
-            out.push((text_node(k.to_owned(), pos), v));
-        }
+    let mut s = Settings {
+        out: Vec::new(),
+        config,
+        pos,
     };
-    let cfg = |k: &str| config_value(config, k);
-    let text = |t: String| Some(text_node(t, pos));
-    // A key none of whose variables is set is referenced anyway, so that `validate` warns and a
-    // run stops with the usual "variable is not set" error, as for any target.
-    let key_ref = |vars: &[&str]| {
-        let var = env_ref(vars).unwrap_or_else(|| format!("${{{{ {} }}}}", vars[0]));
-        Some(text_node(var, pos))
-    };
-    let env_ref = |vars: &[&str]| env_ref(vars).map(|t| text_node(t, pos));
-    if id == "echo" {
-        set("provider", text("echo".to_owned()));
-    } else if let Some(command) = id.strip_prefix("exec:") {
-        set("provider", text("cli".to_owned()));
-        set(
-            "command_template",
-            text(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
-        );
-    } else if let Some(model) = openai_model(id) {
-        set("provider", text("openai".to_owned()));
-        set("model", text(model.to_owned()));
-        let host = cfg("apiHost")
-            .and_then(|h| h.scalar_text())
-            .and_then(|h| text(format!("https://{h}/v1")));
-        set(
-            "base_url",
-            cfg("apiBaseUrl")
-                .or(host)
-                .or_else(|| env_ref(&["OPENAI_BASE_URL", "OPENAI_API_BASE_URL"])),
-        );
-        set("api_key", cfg("apiKey").or_else(|| key_ref(&["OPENAI_API_KEY"])));
-        set("organization", cfg("organization"));
-        set("passthrough", passthrough(config, pos));
-        openai_tools(config, &mut set);
-    } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
-        .iter()
-        .find_map(|p| id.strip_prefix(p))
-    {
-        set("provider", text("azure".to_owned()));
-        set("deployment_name", text(deployment.to_owned()));
-        set(
-            "endpoint",
-            cfg("apiHost").or_else(|| env_ref(&["AZURE_OPENAI_API_HOST", "AZURE_API_HOST"])),
-        );
-        set(
-            "api_key",
-            cfg("apiKey").or_else(|| key_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
-        );
-        set("passthrough", passthrough(config, pos));
-        openai_tools(config, &mut set);
-    } else if let Some((provider, file, function)) = script_of(id) {
-        set("provider", text(provider.to_owned()));
-        set("file", text(file.to_owned()));
-        set("function", function.and_then(|f| text(f.to_owned())));
-        set("config", config.map(with_env_refs));
-    } else if let Some(url) = id.strip_prefix("webhook:") {
-        set("provider", text("http".to_owned()));
-        set("url", text(url.to_owned()));
-        set("method", text("POST".to_owned()));
-        let mut body = vec![entry("prompt", "{{prompt}}", pos)];
-        if let Some(c) = config {
-            body.push((text_node("config".to_owned(), pos), with_env_refs(c)));
-        }
-        set("body", Some(Node::new(NodeValue::Map(body), pos)));
-        set("transform_response", text("json.output".to_owned()));
-    } else if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
-        set("provider", text("http".to_owned()));
-        let url = cfg("url").map(|n| with_env_refs(&n));
-        let from_id = (id.contains("://")).then(|| text_node(id.to_owned(), pos));
-        set("url", url.or(from_id));
-        for (key, setting) in HTTP_KEYS {
-            set(setting, cfg(key).map(|n| with_env_refs(&n)));
-        }
-    } else if let Some(model) = ["google:", "gemini:"].iter().find_map(|p| id.strip_prefix(p)) {
-        set("provider", text("gemini".to_owned()));
-        set("model", text(model.to_owned()));
-        let host = cfg("apiHost")
-            .and_then(|h| h.scalar_text())
-            .and_then(|h| text(format!("https://{h}")));
-        set("base_url", cfg("apiBaseUrl").or(host));
-        set(
-            "api_key",
-            cfg("apiKey").or_else(|| env_ref(&["GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"])),
-        );
-    } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
-        set("provider", text("anthropic".to_owned()));
-        set("model", text(model.to_owned()));
-        set(
-            "base_url",
-            cfg("apiBaseUrl").or_else(|| env_ref(&["ANTHROPIC_BASE_URL"])),
-        );
-        set("api_key", cfg("apiKey").or_else(|| key_ref(&["ANTHROPIC_API_KEY"])));
-    } else {
+    if !local_settings(id, &mut s) && !llm_settings(id, &mut s) {
         diags.error(
             pos,
             format!("provider `{id}` is not supported by agentv"),
@@ -257,13 +178,152 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
     }
     let llm = ["openai:", "azureopenai:", "azure:", "anthropic:", "google:", "gemini:"];
     if llm.iter().any(|p| id.starts_with(p)) {
-        set("temperature", cfg("temperature"));
-        set(
+        s.set("temperature", s.cfg("temperature"));
+        s.set(
             "max_output_tokens",
-            cfg("max_tokens").or_else(|| cfg("max_completion_tokens")),
+            s.cfg("max_tokens").or_else(|| s.cfg("max_completion_tokens")),
         );
     }
-    Some(out)
+    Some(s.out)
+}
+
+/// The settings of a target being made, with the provider entry's `config` to read from.
+struct Settings<'a> {
+    out: Vec<(Node, Node)>,
+    config: Option<&'a Node>,
+    pos: Pos,
+}
+
+impl Settings<'_> {
+    fn set(&mut self, key: &str, value: Option<Node>) {
+        if let Some(value) = value {
+            self.out.push((text_node(key.to_owned(), self.pos), value));
+        }
+    }
+
+    fn cfg(&self, key: &str) -> Option<Node> {
+        config_value(self.config, key)
+    }
+
+    fn text(&self, text: String) -> Option<Node> {
+        Some(text_node(text, self.pos))
+    }
+
+    /// A key none of whose variables is set is referenced anyway, so that `validate` warns and
+    /// a run stops with the usual "variable is not set" error, as for any target.
+    fn key_ref(&self, vars: &[&str]) -> Option<Node> {
+        let var = env_ref(vars).unwrap_or_else(|| format!("${{{{ {} }}}}", vars[0]));
+        Some(text_node(var, self.pos))
+    }
+
+    fn env_ref(&self, vars: &[&str]) -> Option<Node> {
+        env_ref(vars).map(|t| text_node(t, self.pos))
+    }
+}
+
+/// The providers that run here: echo, a command, a script, a webhook, an HTTP endpoint.
+/// `false` when `id` is none of them.
+fn local_settings(id: &str, s: &mut Settings<'_>) -> bool {
+    if id == "echo" {
+        s.set("provider", s.text("echo".to_owned()));
+    } else if let Some(command) = id.strip_prefix("exec:") {
+        s.set("provider", s.text("cli".to_owned()));
+        s.set(
+            "command_template",
+            s.text(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
+        );
+    } else if let Some((provider, file, function)) = script_of(id) {
+        s.set("provider", s.text(provider.to_owned()));
+        s.set("file", s.text(file.to_owned()));
+        s.set("function", function.and_then(|f| s.text(f.to_owned())));
+        s.set("config", s.config.map(with_env_refs));
+    } else if let Some(url) = id.strip_prefix("webhook:") {
+        s.set("provider", s.text("http".to_owned()));
+        s.set("url", s.text(url.to_owned()));
+        s.set("method", s.text("POST".to_owned()));
+        let mut body = vec![entry("prompt", "{{prompt}}", s.pos)];
+        if let Some(c) = s.config {
+            body.push((text_node("config".to_owned(), s.pos), with_env_refs(c)));
+        }
+        s.set("body", Some(Node::new(NodeValue::Map(body), s.pos)));
+        s.set("transform_response", s.text("json.output".to_owned()));
+    } else if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
+        s.set("provider", s.text("http".to_owned()));
+        let url = s.cfg("url").map(|n| with_env_refs(&n));
+        let from_id = (id.contains("://")).then(|| text_node(id.to_owned(), s.pos));
+        s.set("url", url.or(from_id));
+        for (key, setting) in HTTP_KEYS {
+            s.set(setting, s.cfg(key).map(|n| with_env_refs(&n)));
+        }
+    } else {
+        return false;
+    }
+    true
+}
+
+/// The hosted models: OpenAI, Azure OpenAI, Google, Anthropic. `false` when `id` is none of
+/// them.
+fn llm_settings(id: &str, s: &mut Settings<'_>) -> bool {
+    if let Some(model) = openai_model(id) {
+        s.set("provider", s.text("openai".to_owned()));
+        s.set("model", s.text(model.to_owned()));
+        let host = s
+            .cfg("apiHost")
+            .and_then(|h| h.scalar_text())
+            .and_then(|h| s.text(format!("https://{h}/v1")));
+        s.set(
+            "base_url",
+            s.cfg("apiBaseUrl")
+                .or(host)
+                .or_else(|| s.env_ref(&["OPENAI_BASE_URL", "OPENAI_API_BASE_URL"])),
+        );
+        s.set("api_key", s.cfg("apiKey").or_else(|| s.key_ref(&["OPENAI_API_KEY"])));
+        s.set("organization", s.cfg("organization"));
+        s.set("passthrough", passthrough(s.config, s.pos));
+        openai_tools(s);
+    } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
+        .iter()
+        .find_map(|p| id.strip_prefix(p))
+    {
+        s.set("provider", s.text("azure".to_owned()));
+        s.set("deployment_name", s.text(deployment.to_owned()));
+        s.set(
+            "endpoint",
+            s.cfg("apiHost")
+                .or_else(|| s.env_ref(&["AZURE_OPENAI_API_HOST", "AZURE_API_HOST"])),
+        );
+        s.set(
+            "api_key",
+            s.cfg("apiKey")
+                .or_else(|| s.key_ref(&["AZURE_OPENAI_API_KEY", "AZURE_API_KEY"])),
+        );
+        s.set("passthrough", passthrough(s.config, s.pos));
+        openai_tools(s);
+    } else if let Some(model) = ["google:", "gemini:"].iter().find_map(|p| id.strip_prefix(p)) {
+        s.set("provider", s.text("gemini".to_owned()));
+        s.set("model", s.text(model.to_owned()));
+        let host = s
+            .cfg("apiHost")
+            .and_then(|h| h.scalar_text())
+            .and_then(|h| s.text(format!("https://{h}")));
+        s.set("base_url", s.cfg("apiBaseUrl").or(host));
+        s.set(
+            "api_key",
+            s.cfg("apiKey")
+                .or_else(|| s.env_ref(&["GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"])),
+        );
+    } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
+        s.set("provider", s.text("anthropic".to_owned()));
+        s.set("model", s.text(model.to_owned()));
+        s.set(
+            "base_url",
+            s.cfg("apiBaseUrl").or_else(|| s.env_ref(&["ANTHROPIC_BASE_URL"])),
+        );
+        s.set("api_key", s.cfg("apiKey").or_else(|| s.key_ref(&["ANTHROPIC_API_KEY"])));
+    } else {
+        return false;
+    }
+    true
 }
 
 /// OpenAI request fields promptfoo sends from `config` as written, with its `passthrough`.
@@ -295,13 +355,13 @@ fn passthrough(config: Option<&Node>, pos: Pos) -> Option<Node> {
 
 /// promptfoo's `tools` and `tool_choice` (OpenAI's shape, which agentv reads as written): the
 /// model is called once, as promptfoo calls it, and its tool calls are the answer.
-fn openai_tools(config: Option<&Node>, set: &mut impl FnMut(&str, Option<Node>)) {
-    let Some(tools) = config.and_then(|c| c.get("tools")) else {
+fn openai_tools(s: &mut Settings<'_>) {
+    let Some(tools) = s.config.and_then(|c| c.get("tools")) else {
         return;
     };
-    set("tools", Some(tools.clone()));
-    set("tool_choice", config.and_then(|c| c.get("tool_choice")).cloned());
-    set("max_steps", Some(Node::new(NodeValue::Int(1), tools.pos)));
+    s.set("tools", Some(tools.clone()));
+    s.set("tool_choice", s.config.and_then(|c| c.get("tool_choice")).cloned());
+    s.set("max_steps", Some(Node::new(NodeValue::Int(1), tools.pos)));
 }
 
 /// promptfoo's `http` provider `config` keys, with the target setting each becomes.
