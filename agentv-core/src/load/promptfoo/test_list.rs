@@ -130,44 +130,8 @@ fn raw_tests(node: &Node, dir: &Path, diags: &mut Diagnostics) -> Vec<Node> {
 
 /// One test node with `defaultTest` merged, its list `vars` expanded.
 fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnostics) -> Vec<Test> {
-    let mut vars: Vec<(String, Value)> = Vec::new();
-    for source in [defaults.and_then(|d| d.get("vars")), node.get("vars")]
-        .into_iter()
-        .flatten()
-    {
-        match source.as_map() {
-            Some(entries) => {
-                for (k, v) in entries {
-                    let (k, v) = (k.key_text(), var_value(v, dir, diags));
-                    match vars.iter_mut().find(|(name, _)| *name == k) {
-                        Some(slot) => slot.1 = v,
-                        None => vars.push((k, v)),
-                    }
-                }
-            }
-            None if source.is_null() => {}
-            None => diags.error(
-                source.pos,
-                format!("`vars` must be a mapping, found {}", describe(source)),
-                None,
-            ),
-        }
-    }
-    let mut assert: Vec<Node> = Vec::new();
-    for source in [defaults.and_then(|d| d.get("assert")), node.get("assert")]
-        .into_iter()
-        .flatten()
-    {
-        match source.as_seq() {
-            Some(items) => assert.extend(items.iter().cloned()),
-            None if source.is_null() => {}
-            None => diags.error(
-                source.pos,
-                format!("`assert` must be a list, found {}", describe(source)),
-                None,
-            ),
-        }
-    }
+    let vars = merged_vars(node, defaults, dir, diags);
+    let assert = merged_assert(node, defaults, diags);
     let threshold = node
         .get("threshold")
         .or_else(|| defaults.and_then(|d| d.get("threshold")))
@@ -214,6 +178,54 @@ fn expand(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnost
             pos: node.pos,
         })
         .collect()
+}
+
+/// `defaultTest`'s `vars` with the test's over them, name by name.
+fn merged_vars(node: &Node, defaults: Option<&Node>, dir: &Path, diags: &mut Diagnostics) -> Vec<(String, Value)> {
+    let mut vars: Vec<(String, Value)> = Vec::new();
+    for source in [defaults.and_then(|d| d.get("vars")), node.get("vars")]
+        .into_iter()
+        .flatten()
+    {
+        match source.as_map() {
+            Some(entries) => {
+                for (k, v) in entries {
+                    let (k, v) = (k.key_text(), var_value(v, dir, diags));
+                    match vars.iter_mut().find(|(name, _)| *name == k) {
+                        Some(slot) => slot.1 = v,
+                        None => vars.push((k, v)),
+                    }
+                }
+            }
+            None if source.is_null() => {}
+            None => diags.error(
+                source.pos,
+                format!("`vars` must be a mapping, found {}", describe(source)),
+                None,
+            ),
+        }
+    }
+    vars
+}
+
+/// `defaultTest`'s assertions, then the test's.
+fn merged_assert(node: &Node, defaults: Option<&Node>, diags: &mut Diagnostics) -> Vec<Node> {
+    let mut assert: Vec<Node> = Vec::new();
+    for source in [defaults.and_then(|d| d.get("assert")), node.get("assert")]
+        .into_iter()
+        .flatten()
+    {
+        match source.as_seq() {
+            Some(items) => assert.extend(items.iter().cloned()),
+            None if source.is_null() => {}
+            None => diags.error(
+                source.pos,
+                format!("`assert` must be a list, found {}", describe(source)),
+                None,
+            ),
+        }
+    }
+    assert
 }
 
 /// A test's `options` over `defaultTest`'s, key by key.
