@@ -167,19 +167,8 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, AgentOutputError> 
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or_default();
-    if result.get("is_error").and_then(Value::as_bool) == Some(true) || subtype.starts_with("error") {
-        let detail = match (text.is_empty(), result.get("errors")) {
-            (false, _) => text.clone(),
-            (true, Some(errors)) => errors.to_string(),
-            (true, None) => subtype.to_owned(),
-        };
-        let what = if subtype == "error_max_turns" {
-            "stopped at the maximum number of turns"
-        } else {
-            "an error"
-        };
-        return Err(AgentOutputError::Reported(format!("claude reported {what}: {detail}")));
+    if let Some(reported) = reported_error(&result, &text) {
+        return Err(reported);
     }
     if agentv_eval_sdk::last_assistant_text(&messages).as_deref() != Some(text.as_str()) && !text.is_empty() {
         messages.push(OutputMessage::assistant(text));
@@ -189,8 +178,43 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, AgentOutputError> 
             metadata.insert(key.to_owned(), v.clone());
         }
     }
+    Ok(ProviderResponse {
+        output_messages: messages,
+        token_usage: token_usage(&result),
+        cost_usd: result
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .filter(|c| *c >= 0.0),
+        duration_ms: result.get("duration_ms").and_then(Value::as_f64).filter(|d| *d >= 0.0),
+        raw: None,
+        metadata: Some(metadata),
+        ..ProviderResponse::default()
+    })
+}
+
+/// The agent's own report of a failed run (an error result, the turn limit reached).
+fn reported_error(result: &Value, text: &str) -> Option<AgentOutputError> {
+    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or_default();
+    if result.get("is_error").and_then(Value::as_bool) == Some(true) || subtype.starts_with("error") {
+        let detail = match (text.is_empty(), result.get("errors")) {
+            (false, _) => text.to_owned(),
+            (true, Some(errors)) => errors.to_string(),
+            (true, None) => subtype.to_owned(),
+        };
+        let what = if subtype == "error_max_turns" {
+            "stopped at the maximum number of turns"
+        } else {
+            "an error"
+        };
+        return Some(AgentOutputError::Reported(format!("claude reported {what}: {detail}")));
+    }
+    None
+}
+
+/// The run's tokens: input counts the cache reads and writes too.
+fn token_usage(result: &Value) -> Option<TokenUsage> {
     let count = |key: &str| result.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
-    let token_usage = match (count("input_tokens"), count("output_tokens")) {
+    match (count("input_tokens"), count("output_tokens")) {
         (Some(input), Some(output)) => {
             let read = count("cache_read_input_tokens");
             Some(TokenUsage {
@@ -203,19 +227,7 @@ pub fn parse_stream(stdout: &str) -> Result<ProviderResponse, AgentOutputError> 
             })
         }
         _ => None,
-    };
-    Ok(ProviderResponse {
-        output_messages: messages,
-        token_usage,
-        cost_usd: result
-            .get("total_cost_usd")
-            .and_then(Value::as_f64)
-            .filter(|c| *c >= 0.0),
-        duration_ms: result.get("duration_ms").and_then(Value::as_f64).filter(|d| *d >= 0.0),
-        raw: None,
-        metadata: Some(metadata),
-        ..ProviderResponse::default()
-    })
+    }
 }
 
 fn assistant(
