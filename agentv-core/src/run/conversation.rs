@@ -18,6 +18,36 @@ use crate::model::{
 };
 use crate::providers::ProviderResponse;
 
+/// A job for part of `job`'s conversation: `case`, graded by `graders`, on the same target and
+/// trial.
+fn part_job(job: &Job, case: EvalCase, graders: Arc<[ConfiguredGrader]>) -> Job {
+    Job {
+        case,
+        graders,
+        turn_graders: Arc::from(Vec::new()),
+        target: job.target.clone(),
+        trial: job.trial,
+        links: None,
+    }
+}
+
+/// Grades the whole transcript with the case's own graders, the transcript standing as the
+/// target's answer.
+async fn grade_transcript(job: &Job, history: &[Message], options: &RunOptions) -> EvaluationRecord {
+    let transcript = history
+        .iter()
+        .map(|m| format!("{}: {}", m.role.as_str(), m.text_parts().join("\n")))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let case = EvalCase {
+        conversation: None,
+        workspace: None,
+        ..job.case.clone()
+    };
+    let whole = part_job(job, case, job.graders.clone());
+    Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await
+}
+
 /// Runs every turn of `job`'s conversation and grades the transcript.
 pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -> EvaluationRecord {
     let case = &job.case;
@@ -47,14 +77,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             ..case.clone()
         };
         let ungraded = graders.is_empty();
-        let turn_job = Job {
-            case: turn_case,
-            graders,
-            turn_graders: Arc::from(Vec::new()),
-            target: job.target.clone(),
-            trial: job.trial,
-            links: None,
-        };
+        let turn_job = part_job(job, turn_case, graders);
         let mut record = Box::pin(run_case(&turn_job, None, options)).await;
         // A turn with neither graders nor a reference answer scores 1.
         let score = if ungraded && record.execution_status != ExecutionStatus::ExecutionError {
@@ -80,24 +103,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
     let mut scores: Vec<f64> = turns.iter().map(|t| t.score).collect();
     let mut results = turns;
     if has_own_graders(&job.graders) {
-        let transcript = history
-            .iter()
-            .map(|m| format!("{}: {}", m.role.as_str(), m.text_parts().join("\n")))
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        let whole = Job {
-            case: EvalCase {
-                conversation: None,
-                workspace: None,
-                ..case.clone()
-            },
-            graders: job.graders.clone(),
-            turn_graders: Arc::from(Vec::new()),
-            target: job.target.clone(),
-            trial: job.trial,
-            links: None,
-        };
-        let record = Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await;
+        let record = grade_transcript(job, &history, options).await;
         scores.push(record.score);
         results.push(EvaluatorResult {
             name: "conversation".to_owned(),
