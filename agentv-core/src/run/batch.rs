@@ -58,6 +58,19 @@ pub struct JobRecord {
 }
 
 impl BatchState {
+    /// The run's batch state (`--batch-state`), or a fresh one when it has none or it
+    /// cannot be read (with a warning: the jobs are submitted again).
+    fn of_run(options: &RunOptions, observer: &mut dyn RunObserver) -> Self {
+        match options.batch_state.as_deref().map(Self::load) {
+            Some(Ok(state)) => state,
+            Some(Err(e)) => {
+                observer.warning(&format!("cannot read the batch state ({e}); submitting new jobs"));
+                Self::default()
+            }
+            None => Self::default(),
+        }
+    }
+
     /// The state at `path`; none when there is no file (a first run).
     pub fn load(path: &Path) -> Result<Self, String> {
         match std::fs::read_to_string(path) {
@@ -120,14 +133,7 @@ pub async fn answer(
 ) -> Prefetched {
     let Group { target, api, members } = group;
     let name = &target.name;
-    let mut state = match options.batch_state.as_deref().map(BatchState::load) {
-        Some(Ok(state)) => state,
-        Some(Err(e)) => {
-            observer.warning(&format!("cannot read the batch state ({e}); submitting new jobs"));
-            BatchState::default()
-        }
-        None => BatchState::default(),
-    };
+    let mut state = BatchState::of_run(options, observer);
     let by_id: HashMap<String, usize> = members.iter().map(|&i| (custom_id(&jobs[i]), i)).collect();
     // Jobs of an earlier run holding some of these cases: reattached, not submitted again.
     let mut active: Vec<String> = state
