@@ -231,24 +231,7 @@ fn read_entry(node: &Node, diags: &mut Diagnostics) -> Vec<ToolDef> {
             );
             None
         }
-        Shape::Neutral | Shape::GeminiTool(_) => {
-            let _ = f.take("type");
-            let name = f.string("name", diags);
-            let description = f.string("description", diags);
-            let parameters = f.take("parameters");
-            f.warn_unknown(diags);
-            match name.filter(|n| !n.trim().is_empty()) {
-                Some(name) => Some((name, description, schema_of(parameters), None)),
-                None => {
-                    diags.error(
-                        node.pos,
-                        "a tool needs a `name`",
-                        Some("add `name: lookup_order`".to_owned()),
-                    );
-                    None
-                }
-            }
-        }
+        Shape::Neutral | Shape::GeminiTool(_) => neutral_tool(&mut f, node, diags),
     };
     let Some((name, description, parameters, native)) = tool else {
         return Vec::new();
@@ -269,6 +252,29 @@ fn read_entry(node: &Node, diags: &mut Diagnostics) -> Vec<ToolDef> {
         mock: extras.mock,
         command: extras.command,
     }]
+}
+
+/// A tool's name, description, parameters' schema and native form (its dialect, as written).
+type ToolParts = (String, Option<String>, Value, Option<(ToolDialect, Value)>);
+
+/// A tool in agentv's own shape: `{name, description, parameters}`, with no native form.
+fn neutral_tool(f: &mut Fields<'_>, node: &Node, diags: &mut Diagnostics) -> Option<ToolParts> {
+    let _ = f.take("type");
+    let name = f.string("name", diags);
+    let description = f.string("description", diags);
+    let parameters = f.take("parameters");
+    f.warn_unknown(diags);
+    match name.filter(|n| !n.trim().is_empty()) {
+        Some(name) => Some((name, description, schema_of(parameters), None)),
+        None => {
+            diags.error(
+                node.pos,
+                "a tool needs a `name`",
+                Some("add `name: lookup_order`".to_owned()),
+            );
+            None
+        }
+    }
 }
 
 /// Which shape a tool entry is written in.
