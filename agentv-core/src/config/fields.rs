@@ -230,6 +230,32 @@ impl<'a> Fields<'a> {
             .map(|(e, _)| e)
     }
 
+    /// Takes the keys no table declares as a grader's `config` (JSON), warning about each that
+    /// looks like a misspelled declared key (`docs/architecture.md#unknown-keys`): the grader
+    /// keeps them for `receiver` ("the judge"), and `what` names its keys in the hint.
+    pub fn rest_as_config(
+        &mut self,
+        receiver: &str,
+        what: &str,
+        diags: &mut Diagnostics,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let known = self.known();
+        self.take_rest()
+            .into_iter()
+            .map(|(k, v)| {
+                let key = k.key_text();
+                if let Some(guess) = did_you_mean(&key, &known) {
+                    diags.warn(
+                        k.pos,
+                        format!("key `{key}` is passed to {receiver} in `config`; did you mean `{guess}`?"),
+                        Some(format!("{what} keys: {}", known.join(", "))),
+                    );
+                }
+                (key, v.to_json())
+            })
+            .collect()
+    }
+
     /// The entries not read yet, marked as read (an open section keeps them as data).
     pub fn take_rest(&mut self) -> Vec<&'a (Node, Node)> {
         let rest: Vec<&'a (Node, Node)> = self.rest().collect();

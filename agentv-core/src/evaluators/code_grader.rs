@@ -17,7 +17,7 @@ use super::code_judge::{self, Execution, Program, ProxyBudget};
 use super::judge_pool::JudgePool;
 use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
 use crate::config::keys::to_snake_case;
-use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
+use crate::config::{Fields, Key, KeyTable, Kind, Node, NodeValue, describe};
 
 pub(crate) static ENTRIES: &[&GraderEntry] = &[&ENTRY];
 
@@ -129,7 +129,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         None => cx.eval_dir.to_path_buf(),
         Some(node) => resolve_cwd(node, cx),
     };
-    let mut config = other_keys(f, cx);
+    let mut config = f.rest_as_config("the grader", "code-grader", cx.diags);
     config.extend(explicit);
     let persistent = persistent.map(|recycle| JudgePool::shared(&command, &cwd, recycle));
     Some(Arc::new(CodeGrader {
@@ -205,26 +205,6 @@ fn resolve_cwd(node: &Node, cx: &mut ParseContext<'_>) -> PathBuf {
         Some("give a directory relative to the eval file or the repository root".to_owned()),
     );
     fallback
-}
-
-/// The keys no table declares, for `config`; a warning for those that look like a misspelled
-/// key of the grader.
-fn other_keys(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Map<String, Value> {
-    let known = f.known();
-    f.take_rest()
-        .into_iter()
-        .map(|(k, v)| {
-            let key = k.key_text();
-            if let Some(guess) = did_you_mean(&key, &known) {
-                cx.diags.warn(
-                    k.pos,
-                    format!("key `{key}` is passed to the grader in `config`; did you mean `{guess}`?"),
-                    Some(format!("code-grader keys: {}", known.join(", "))),
-                );
-            }
-            (key, v.to_json())
-        })
-        .collect()
 }
 
 /// Every key at every depth in snake_case (`maxLen` → `max_len`), except keys starting with

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::judge_pool::{CaseRequest, JudgePool, Recycle};
 use super::{Grade, GradeContext, Grader, GraderEntry, Names, ParseContext};
-use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe, did_you_mean};
+use crate::config::{DurationRange, Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, describe};
 use crate::model::Message;
 use crate::process::{self, ProcessError, ProcessSpec};
 use crate::providers::proxy_invoker::ProviderInvoker;
@@ -219,22 +219,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         Some(node) => parse_proxy(node, cx)?,
     };
     let persistent = parse_persistent(f, cx).map(|recycle| JudgePool::shared(&script, &cwd, recycle));
-    let known = f.known();
-    let config: Map<String, Value> = f
-        .take_rest()
-        .into_iter()
-        .map(|(k, v)| {
-            let key = k.key_text();
-            if let Some(guess) = did_you_mean(&key, &known) {
-                cx.diags.warn(
-                    k.pos,
-                    format!("key `{key}` is passed to the judge in `config`; did you mean `{guess}`?"),
-                    Some(format!("code_judge keys: {}", known.join(", "))),
-                );
-            }
-            (key, v.to_json())
-        })
-        .collect();
+    let config = f.rest_as_config("the judge", "code_judge", cx.diags);
     Some(Arc::new(CodeJudge {
         script,
         cwd,

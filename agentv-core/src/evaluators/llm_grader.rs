@@ -14,7 +14,7 @@ use super::llm_prompt::{self, DEPRECATED_VARIABLES, FREEFORM_SYSTEM, Inputs, VAR
 use super::llm_reply;
 use super::rubrics::{self, RubricItem};
 use super::{Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, ParseContext};
-use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe, did_you_mean};
+use crate::config::{Fields, IntRange, Key, KeyTable, Kind, Node, NodeValue, NumberRange, describe};
 use crate::process::{self, ProcessSpec};
 use crate::providers::{Provider, ProviderClass, ProviderRequest};
 use crate::template;
@@ -205,22 +205,8 @@ pub(crate) fn parse_common(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Opt
 /// The keys no table declares (an open table passes them to prompt scripts), with a warning
 /// for those that look like a misspelled key of the grader.
 fn extra_keys(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Map<String, Value> {
-    let known = f.known();
     let what = f.what().to_owned();
-    f.take_rest()
-        .into_iter()
-        .map(|(k, v)| {
-            let key = k.key_text();
-            if let Some(guess) = did_you_mean(&key, &known) {
-                cx.diags.warn(
-                    k.pos,
-                    format!("key `{key}` is passed to prompt scripts in `config`; did you mean `{guess}`?"),
-                    Some(format!("{what} keys: {}", known.join(", "))),
-                );
-            }
-            (key, v.to_json())
-        })
-        .collect()
+    f.rest_as_config("prompt scripts", &what, cx.diags)
 }
 
 /// What a template file or inline template is checked for: it must show the answer or the
