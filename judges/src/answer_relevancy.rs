@@ -20,7 +20,7 @@ use crate::Error;
 use crate::config::Config;
 use crate::context;
 use crate::model::{JudgeModel, Session};
-use crate::outcome::{Outcome, count, excerpt, ratio, round};
+use crate::outcome::{Outcome, count, ratio, round};
 use crate::prompt::{assemble, block};
 use crate::settings::{ModelSettings, Scoring, SplitSettings};
 use crate::statements::{self, StatementTask};
@@ -89,23 +89,14 @@ pub fn grade(payload: &CodeJudgePayload, model: &dyn JudgeModel) -> Result<Judge
         )
     };
     let mut out = Outcome::new(NAME, value, reasoning);
-    for (i, (text, verdict)) in judged.pieces.iter().zip(&judged.verdicts.items).enumerate() {
-        if let Some(v) = verdict {
-            let label = if v.yes { "relevant" } else { "not relevant" };
-            out.check(v.yes, format!("statement {}: {label}: {}", i + 1, excerpt(text, 80)));
-        }
-    }
-    out.misses.extend(judged.verdicts.skipped.iter().cloned());
-    out.detail("mode", settings.mode.as_str())
-        .detail("split", split.split.as_str())
+    statements::check_each(&mut out, &judged, "statement", ("relevant", "not relevant"));
+    out.asked(settings.mode.as_str(), Some(split.split.as_str()), None)
         .detail("relevant_count", relevant)
         .detail(
             "statements",
             statements::listed(&judged, "relevant", scoring.include_reason),
         )
-        .detail("skipped", judged.verdicts.skipped.clone())
-        .detail("model_calls", session.calls())
-        .finish(&scoring)
+        .finish_judged(judged.verdicts.skipped, session.calls(), &scoring)
 }
 
 /// The judge function for [`agentv_eval_sdk::run_judge`].

@@ -174,14 +174,10 @@ pub fn grade(payload: &CodeJudgePayload, model: &dyn JudgeModel) -> Result<Judge
         }
         listed.push(entry);
     }
-    out.misses.extend(verdicts.skipped.iter().cloned());
-    out.detail("mode", settings.mode.as_str())
-        .detail("context_source", context.source)
+    out.asked(settings.mode.as_str(), None, Some(context.source))
         .detail("relevant_count", precision.relevant)
         .detail("verdicts", listed)
-        .detail("skipped", verdicts.skipped)
-        .detail("model_calls", session.calls())
-        .finish(&scoring)
+        .finish_judged(verdicts.skipped, session.calls(), &scoring)
 }
 
 /// The judge function for [`agentv_eval_sdk::run_judge`].

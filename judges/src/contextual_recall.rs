@@ -21,7 +21,7 @@ use crate::Error;
 use crate::config::Config;
 use crate::context::{self, ContextSettings};
 use crate::model::{JudgeModel, Session};
-use crate::outcome::{Outcome, count, excerpt, ratio, round};
+use crate::outcome::{Outcome, count, ratio, round};
 use crate::prompt::{assemble, block, context_block};
 use crate::settings::{ModelSettings, Scoring, SplitSettings};
 use crate::statements::{self, StatementTask};
@@ -94,27 +94,15 @@ pub fn grade(payload: &CodeJudgePayload, model: &dyn JudgeModel) -> Result<Judge
         )
     };
     let mut out = Outcome::new(NAME, value, reasoning);
-    for (i, (text, verdict)) in judged.pieces.iter().zip(&judged.verdicts.items).enumerate() {
-        if let Some(v) = verdict {
-            let label = if v.yes { "in the context" } else { "not in the context" };
-            out.check(
-                v.yes,
-                format!("reference statement {}: {label}: {}", i + 1, excerpt(text, 80)),
-            );
-        }
-    }
-    out.misses.extend(judged.verdicts.skipped.iter().cloned());
-    out.detail("mode", settings.mode.as_str())
-        .detail("split", split.split.as_str())
-        .detail("context_source", context.source)
+    let words = ("in the context", "not in the context");
+    statements::check_each(&mut out, &judged, "reference statement", words);
+    out.asked(settings.mode.as_str(), Some(split.split.as_str()), Some(context.source))
         .detail("attributable_count", attributable)
         .detail(
             "statements",
             statements::listed(&judged, "attributable", scoring.include_reason),
         )
-        .detail("skipped", judged.verdicts.skipped.clone())
-        .detail("model_calls", session.calls())
-        .finish(&scoring)
+        .finish_judged(judged.verdicts.skipped, session.calls(), &scoring)
 }
 
 /// The judge function for [`agentv_eval_sdk::run_judge`].

@@ -174,15 +174,11 @@ pub fn grade(payload: &CodeJudgePayload, model: &dyn JudgeModel) -> Result<Judge
             .collect();
         listed.push(json!({"rank": i + 1, "text": chunks[i], "statements": statements}));
     }
-    out.misses.extend(verdicts.skipped.iter().cloned());
-    out.detail("mode", settings.mode.as_str())
-        .detail("context_source", context.source)
+    out.asked(settings.mode.as_str(), None, Some(context.source))
         .detail("relevant_count", relevant)
         .detail("statement_count", total)
         .detail("chunks", listed)
-        .detail("skipped", verdicts.skipped)
-        .detail("model_calls", session.calls())
-        .finish(&scoring)
+        .finish_judged(verdicts.skipped, session.calls(), &scoring)
 }
 
 /// The judge function for [`agentv_eval_sdk::run_judge`].

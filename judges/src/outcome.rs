@@ -33,6 +33,34 @@ impl Outcome {
         self
     }
 
+    /// The details every model judge records first (`docs/judges.md`): how it asked the model
+    /// (`mode`), how it split the text into statements (statement judges) and where the context
+    /// came from (context judges).
+    pub fn asked(self, mode: &str, split: Option<&str>, context_source: Option<String>) -> Self {
+        let mut out = self.detail("mode", mode);
+        if let Some(split) = split {
+            out = out.detail("split", split);
+        }
+        if let Some(source) = context_source {
+            out = out.detail("context_source", source);
+        }
+        out
+    }
+
+    /// Finishes a model judge's result: the items the model gave no verdict for are misses and
+    /// listed as `skipped`, beside the model calls made; then [`Outcome::finish`].
+    pub fn finish_judged(
+        mut self,
+        skipped: Vec<String>,
+        model_calls: Value,
+        scoring: &Scoring,
+    ) -> Result<JudgeResult, Error> {
+        self.misses.extend(skipped.iter().cloned());
+        self.detail("skipped", skipped)
+            .detail("model_calls", model_calls)
+            .finish(scoring)
+    }
+
     /// A hit when `passed`, else a miss.
     pub fn check(&mut self, passed: bool, text: String) {
         if passed {

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::model::{Session, Verdict, VerdictRequest, Verdicts, ask_verdicts, parse_verdict, quoted};
+use crate::outcome::{Outcome, excerpt};
 use crate::prompt::{assemble, numbered, verdict_reply, verdicts_reply};
 use crate::settings::{ModelSettings, Split, SplitSettings};
 
@@ -103,6 +104,16 @@ pub fn judge_statements(
     };
     let verdicts = ask_verdicts(session, model.on_item_error, pieces.len(), &request)?;
     Ok(Judged { pieces, verdicts })
+}
+
+/// A hit or a miss per statement the model judged: `<item> <n>: <yes or no>: <its start>`.
+pub fn check_each(out: &mut Outcome, judged: &Judged, item: &str, (yes, no): (&str, &str)) {
+    for (i, (text, verdict)) in judged.pieces.iter().zip(&judged.verdicts.items).enumerate() {
+        if let Some(v) = verdict {
+            let label = if v.yes { yes } else { no };
+            out.check(v.yes, format!("{item} {}: {label}: {}", i + 1, excerpt(text, 80)));
+        }
+    }
 }
 
 /// The pieces as `details` lists them, with the verdict under `verdict_key` (`supported`, …).
