@@ -16,6 +16,12 @@ use crate::model::workspace::{
 /// The `workspace` key of suites and cases: a block, or the path of a YAML file holding one.
 pub const WORKSPACE_KIND: Kind = Kind::OneOf(&[Kind::Str, Kind::Object(&WORKSPACE)]);
 
+/// A hook's `timeout_ms`: at most a week.
+const HOOK_TIMEOUT_MS: Kind = Kind::Int(IntRange {
+    min: 0,
+    max: 604_800_000,
+});
+
 const HOOK_KEYS: &[Key] = &[
     Key::new(
         "command",
@@ -25,10 +31,7 @@ const HOOK_KEYS: &[Key] = &[
     .aliases(&["script"]),
     Key::new(
         "timeout_ms",
-        Kind::Int(IntRange {
-            min: 0,
-            max: 604_800_000,
-        }),
+        HOOK_TIMEOUT_MS,
         "Milliseconds the command may run (default 60000 before a case, 30000 after).",
     ),
     Key::new(
@@ -72,15 +75,7 @@ const TARGET_HOOK_KEYS: &[Key] = &[
         "An argv list, or a string run by `sh -c`.",
     )
     .aliases(&["script"]),
-    Key::new(
-        "timeout_ms",
-        Kind::Int(IntRange {
-            min: 0,
-            max: 604_800_000,
-        }),
-        "Milliseconds the command may run.",
-    )
-    .aliases(&["timeoutMs"]),
+    Key::new("timeout_ms", HOOK_TIMEOUT_MS, "Milliseconds the command may run.").aliases(&["timeoutMs"]),
     Key::new(
         "cwd",
         Kind::Text,
@@ -763,6 +758,10 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table-driven test keeps its rows and checks in one place"
+)]
 mod loader_tests {
     use crate::load::LoadedSuite;
     use crate::model::Generation;
