@@ -70,6 +70,42 @@ async fn kill_9_once_state_has(p: &Project, text: &str) {
     assert_eq!(killed.code, -1, "killed by a signal");
 }
 
+/// `record` (case `c7` of `batch.jsonl`) cost half what it did online (`online.jsonl`), the
+/// saving recorded in its batch price.
+pub(super) fn assert_half_price(p: &Project, record: &Value, what: &str) {
+    let online_cost = p.result("online.jsonl", "c7")["execution_metrics"]["cost_usd"]
+        .as_f64()
+        .expect("priced online");
+    let batch_cost = record["execution_metrics"]["cost_usd"]
+        .as_f64()
+        .expect("priced in batch");
+    assert!(online_cost > 0.0, "{what}");
+    assert!(
+        (batch_cost - online_cost * 0.5).abs() < 1e-12,
+        "{what}: {batch_cost} vs {online_cost}"
+    );
+    let price = &record["lm_provider_request"]["response_metadata"]["batch_price"];
+    assert!(
+        (price["saved_usd"].as_f64().expect("saved") - online_cost * 0.5).abs() < 1e-12,
+        "{what}: {price}"
+    );
+}
+
+/// No file of the project but the targets file holds the API key.
+pub(super) fn assert_key_only_in_targets(p: &Project, what: &str) {
+    for file in agentv_testkit::walk(p.path())
+        .into_iter()
+        .filter(|f| !f.ends_with("targets.yaml"))
+    {
+        let text = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("sk-batch-secret-value"),
+            "{what}: {}",
+            file.display()
+        );
+    }
+}
+
 pub(super) fn target_calls(server: &FakeLlm) -> u64 {
     let c = server.counters();
     c.requests.load(Ordering::SeqCst) - c.judge.load(Ordering::SeqCst)
@@ -118,35 +154,11 @@ async fn a_500_case_batch_run_scores_as_the_online_run_does() {
     assert!(judge["evaluator_provider_request"]["batch_job"].is_string(), "{judge}");
     assert!(record["evaluator_results"][0]["evaluator_provider_request"].is_null());
     // The batch price: half the online price of gpt-4o-mini, the saving recorded and summed.
-    let online_cost = p.result("online.jsonl", "c7")["execution_metrics"]["cost_usd"]
-        .as_f64()
-        .expect("priced online");
-    let batch_cost = record["execution_metrics"]["cost_usd"]
-        .as_f64()
-        .expect("priced in batch");
-    assert!(
-        (batch_cost - online_cost * 0.5).abs() < 1e-12,
-        "{batch_cost} vs {online_cost}"
-    );
-    let price = &record["lm_provider_request"]["response_metadata"]["batch_price"];
-    assert!(
-        (price["saved_usd"].as_f64().expect("saved") - online_cost * 0.5).abs() < 1e-12,
-        "{price}"
-    );
+    assert_half_price(&p, &record, "openai");
     run.stderr_has("Batch price: 500 case(s) cost $");
     let state = std::fs::read_to_string(p.path().join("batch.jsonl.batches.json")).expect("the batch state");
     assert!(state.contains("\"target\": \"default\""), "{state}");
-    for file in agentv_testkit::walk(p.path())
-        .into_iter()
-        .filter(|f| !f.ends_with("targets.yaml"))
-    {
-        let text = std::fs::read(&file).unwrap_or_default();
-        assert!(
-            !String::from_utf8_lossy(&text).contains("sk-batch-secret-value"),
-            "{}",
-            file.display()
-        );
-    }
+    assert_key_only_in_targets(&p, "openai");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use agentv_testkit::Project;
 
-use super::batch_mode::{kill_9_once_submitted, scores, suite, target_calls};
+use super::batch_mode::{
+    assert_half_price, assert_key_only_in_targets, kill_9_once_submitted, scores, suite, target_calls,
+};
 
 const APIS: [Api; 2] = [Api::Anthropic, Api::Gemini];
 
@@ -72,34 +74,9 @@ async fn anthropic_and_gemini_batch_runs_score_as_the_online_runs_do() {
         assert_eq!(record["candidate_answer"], "2+2 is 4.", "{api:?}");
         // The batch price: half the online price (the pricing table's discount), the saving
         // recorded and summed.
-        let online_cost = p.result("online.jsonl", "c7")["execution_metrics"]["cost_usd"]
-            .as_f64()
-            .expect("priced online");
-        let batch_cost = record["execution_metrics"]["cost_usd"]
-            .as_f64()
-            .expect("priced in batch");
-        assert!(online_cost > 0.0, "{api:?}");
-        assert!(
-            (batch_cost - online_cost * 0.5).abs() < 1e-12,
-            "{api:?}: {batch_cost} vs {online_cost}"
-        );
-        let price = &record["lm_provider_request"]["response_metadata"]["batch_price"];
-        assert!(
-            (price["saved_usd"].as_f64().expect("saved") - online_cost * 0.5).abs() < 1e-12,
-            "{api:?}: {price}"
-        );
+        assert_half_price(&p, &record, &format!("{api:?}"));
         run.stderr_has("Batch price: 200 case(s) cost $");
-        for file in agentv_testkit::walk(p.path())
-            .into_iter()
-            .filter(|f| !f.ends_with("targets.yaml"))
-        {
-            let text = std::fs::read(&file).unwrap_or_default();
-            assert!(
-                !String::from_utf8_lossy(&text).contains("sk-batch-secret-value"),
-                "{api:?}: {}",
-                file.display()
-            );
-        }
+        assert_key_only_in_targets(&p, &format!("{api:?}"));
     }
 }
 
