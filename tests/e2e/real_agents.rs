@@ -88,6 +88,28 @@ fn project(targets: &str) -> Project {
         )
 }
 
+/// Checks the case scored 1 with three files changed, one created and one deleted in its
+/// workspace; its tool calls, in order.
+fn fixed_in_workspace(r: &serde_json::Value) -> Vec<serde_json::Value> {
+    assert_eq!(r["score"], 1.0, "{r}");
+    let workspace = &r["workspace"];
+    assert_eq!(
+        (
+            &workspace["files_changed"],
+            &workspace["files_created"],
+            &workspace["files_deleted"]
+        ),
+        (&serde_json::json!(3), &serde_json::json!(1), &serde_json::json!(1)),
+        "{workspace}"
+    );
+    r["output_messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
 #[tokio::test]
 async fn real_claude_code_edits_creates_and_deletes_files_in_its_workspace_against_a_fake_model() {
     let Some(bin) = agent_clis() else { return };
@@ -116,22 +138,8 @@ async fn real_claude_code_edits_creates_and_deletes_files_in_its_workspace_again
     let run = p.output_async(cmd).await;
     let r = p.result("r.jsonl", "fix-the-bug");
     run.code(0);
-    assert_eq!(r["score"], 1.0, "{r}");
-    let workspace = &r["workspace"];
-    assert_eq!(
-        (
-            &workspace["files_changed"],
-            &workspace["files_created"],
-            &workspace["files_deleted"]
-        ),
-        (&serde_json::json!(3), &serde_json::json!(1), &serde_json::json!(1)),
-        "{workspace}"
-    );
-    let tools: Vec<String> = r["output_messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+    let tools: Vec<String> = fixed_in_workspace(&r)
+        .iter()
         .filter_map(|c| c["tool"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(tools, ["Read", "Edit", "Write", "Bash"], "{r}");
@@ -188,24 +196,7 @@ async fn real_codex_edits_creates_and_deletes_files_in_its_workspace_against_a_f
     let run = p.output_async(cmd).await;
     let r = p.result("r.jsonl", "fix-the-bug");
     run.code(0);
-    assert_eq!(r["score"], 1.0, "{r}");
-    let workspace = &r["workspace"];
-    assert_eq!(
-        (
-            &workspace["files_changed"],
-            &workspace["files_created"],
-            &workspace["files_deleted"]
-        ),
-        (&serde_json::json!(3), &serde_json::json!(1), &serde_json::json!(1)),
-        "{workspace}"
-    );
-    let commands: Vec<String> = r["output_messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
-        .map(|c| c["input"].to_string())
-        .collect();
+    let commands: Vec<String> = fixed_in_workspace(&r).iter().map(|c| c["input"].to_string()).collect();
     assert_eq!(commands.len(), 3, "{r}");
     assert!(commands[2].contains("sh test.sh"), "{commands:?}");
     let kept = PathBuf::from(r["workspace_path"].as_str().expect("kept"));
