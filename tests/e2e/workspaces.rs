@@ -686,6 +686,14 @@ fn with_stand_in_engine(p: &Project, engine: &str) -> String {
     format!("{}:/usr/bin:/bin", bin.display())
 }
 
+/// `eval e.yaml --out r.jsonl` and `args`, with the stand-in `engine` first on `PATH`.
+fn engine_eval(p: &Project, engine: &str, args: &[&str]) -> std::process::Command {
+    let path = with_stand_in_engine(p, engine);
+    let mut cmd = p.command(&[&["eval", "e.yaml", "--out", "r.jsonl"], args].concat());
+    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
+    cmd
+}
+
 #[test]
 fn workspace_docker_runs_code_graders_and_command_checks_in_a_container_with_the_workspace_mounted() {
     let eval = r#"workspace: {template: ./tpl, isolation: per_test, docker: {image: local/img, memory: 512m, cpus: 1.5}}
@@ -709,10 +717,7 @@ tests:
                 ("tpl/check.sh", check),
             ],
         );
-        let path = with_stand_in_engine(&p, engine);
-        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
-        cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
-        p.output(&mut cmd).code(0);
+        p.output(&mut engine_eval(&p, engine, &["--keep-workspaces"])).code(0);
         let r = p.result("r.jsonl", "fixed");
         assert_eq!(r["score"], 1.0, "{engine}: {r}");
         let ws = r["workspace_path"].as_str().expect("kept");
@@ -776,10 +781,7 @@ evalcases:
             (".env", "AGENT_TOKEN=s3cr3t-token\n"),
         ],
     );
-    let path = with_stand_in_engine(&p, "docker");
-    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
-    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
-    p.output(&mut cmd).code(0);
+    p.output(&mut engine_eval(&p, "docker", &["--keep-workspaces"])).code(0);
     let r = p.result("r.jsonl", "fixed");
     assert_eq!(r["score"], 1.0, "{r}");
     assert_eq!(
@@ -840,14 +842,11 @@ fn docker_agent_true_runs_claude_code_in_the_container_and_false_keeps_it_here()
             "targets.yaml",
             "targets:\n  - {name: agent, provider: claude-code, executable: claude}\n",
         );
-        let path = with_stand_in_engine(&p, "docker");
+        let mut cmd = engine_eval(&p, "docker", &["--keep-workspaces"]);
         let bin = p.path().join("bin/claude");
         std::fs::write(&bin, claude).expect("claude");
         agentv_testkit::make_executable(&bin);
-        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--keep-workspaces"]);
-        cmd.env("AGENTV_DATA_DIR", p.path().join("data"))
-            .env("PATH", &path)
-            .env("ANTHROPIC_API_KEY", "sk-ant-s3cr3t")
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-s3cr3t")
             .env_remove("ANTHROPIC_AUTH_TOKEN")
             .env_remove("ANTHROPIC_BASE_URL");
         p.output(&mut cmd).code(0);
@@ -889,10 +888,8 @@ evalcases:
         p.path().display()
     );
     let p = p.file("targets.yaml", &targets);
-    let path = with_stand_in_engine(&p, "docker");
-    let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl", "--max-retries", "1"]);
-    cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
-    p.output(&mut cmd).code(3);
+    p.output(&mut engine_eval(&p, "docker", &["--max-retries", "1"]))
+        .code(3);
     let r = p.result("r.jsonl", "slow");
     assert!(r["error"].as_str().is_some_and(|e| e.contains("timed out")), "{r}");
     let calls: Vec<String> = engine_log(&p)
@@ -974,10 +971,9 @@ fn workspace_docker_without_an_engine_or_its_image_is_an_error_before_any_case_r
         ("remote/img", 0, ""),
     ] {
         let p = project(agent, &eval(image), &[("tpl/a.txt", "a")]);
-        let path = with_stand_in_engine(&p, "docker");
-        let mut cmd = p.command(&["eval", "e.yaml", "--out", "r.jsonl"]);
-        cmd.env("AGENTV_DATA_DIR", p.path().join("data")).env("PATH", &path);
-        p.output(&mut cmd).code(code).stderr_has(message);
+        p.output(&mut engine_eval(&p, "docker", &[]))
+            .code(code)
+            .stderr_has(message);
         assert_eq!(p.path().join("called").exists(), code == 0, "{image}");
     }
 }
