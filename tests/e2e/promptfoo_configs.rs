@@ -62,10 +62,19 @@ fn project(base: &str) -> Project {
     p
 }
 
-fn rows(p: &Project) -> Vec<Value> {
-    let text = std::fs::read_to_string(p.path().join("out.json")).expect("promptfoo JSON output");
+/// The rows of the promptfoo JSON output `name`.
+pub(super) fn rows(p: &Project, name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(p.path().join(name)).expect("promptfoo JSON output");
     let doc: Value = serde_json::from_str(&text).expect("json");
     doc["results"]["results"].as_array().cloned().unwrap_or_default()
+}
+
+/// Each record's case id, target and execution status, in file order.
+pub(super) fn statuses(p: &Project, results: &str) -> Vec<(Value, Value, Value)> {
+    p.results(results)
+        .iter()
+        .map(|r| (r["eval_id"].clone(), r["target"].clone(), r["execution_status"].clone()))
+        .collect()
 }
 
 #[tokio::test]
@@ -77,7 +86,7 @@ async fn a_typical_promptfoo_config_runs_with_promptfoos_pass_fail_and_scores() 
     let run = p.output_async(cmd).await;
     // Some rows fail: promptfoo's gate, exit 1.
     run.code(1);
-    let rows = rows(&p);
+    let rows = rows(&p, "out.json");
     // 4 tests (one list var of two, one thresholded, one from CSV) × 2 prompts × 3 providers.
     assert_eq!(rows.len(), 24);
     let got: Vec<(u64, u64, String, bool, f64)> = rows
@@ -193,13 +202,8 @@ fn an_unsupported_assertion_makes_its_rows_invalid_and_the_run_incomplete() {
         .code(3)
         .stderr_has("promptfooconfig.yaml:4:")
         .stderr_has("assertion type `no-such-type` is not supported by agentv");
-    let got: Vec<(Value, Value, Value)> = p
-        .results("r.jsonl")
-        .iter()
-        .map(|r| (r["eval_id"].clone(), r["target"].clone(), r["execution_status"].clone()))
-        .collect();
     assert_eq!(
-        got,
+        statuses(&p, "r.jsonl"),
         vec![
             (json!("test-1"), json!("echo"), json!("invalid")),
             (json!("test-1"), json!("exec:echo Hi"), json!("invalid")),
@@ -263,7 +267,7 @@ fn the_deterministic_promptfoo_example_runs_offline_with_promptfoos_rows() {
         (5, 2, false, 0.0),
         (5, 3, false, 0.0),
     ];
-    let rows = rows(&p);
+    let rows = rows(&p, "out.json");
     let got: Vec<(u64, u64, bool, f64)> = rows
         .iter()
         .map(|r| {
@@ -304,7 +308,7 @@ scenarios:
     );
     p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(1);
     // promptfoo 0.121.20's rows for this config.
-    let got: Vec<(u64, Value, bool, f64)> = rows(&p)
+    let got: Vec<(u64, Value, bool, f64)> = rows(&p, "out.json")
         .iter()
         .map(|r| {
             (
@@ -382,7 +386,7 @@ tests:
 "#,
     );
     p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(1);
-    let rows = rows(&p);
+    let rows = rows(&p, "out.json");
     let got: Vec<(bool, f64)> = rows
         .iter()
         .map(|r| {

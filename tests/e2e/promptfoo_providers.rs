@@ -3,13 +3,9 @@
 //! `evaluateOptions` and per-provider prompts.
 
 use agentv_testkit::Project;
-use serde_json::{Value, json};
 
-fn rows(p: &Project, name: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(p.path().join(name)).expect("promptfoo JSON output");
-    let doc: Value = serde_json::from_str(&text).expect("json");
-    doc["results"]["results"].as_array().cloned().unwrap_or_default()
-}
+use super::promptfoo_configs::{rows, statuses};
+use serde_json::{Value, json};
 
 const TWO_PROVIDERS: &str = r#"prompts: ['Hi {{name}}']
 providers:
@@ -29,13 +25,8 @@ fn target_on_a_promptfoo_config_selects_providers_by_id_or_label() {
     for chosen in ["shout", "exec:echo shouted"] {
         p.run(&["eval", "promptfooconfig.yaml", "--target", chosen, "--out", "out.json"])
             .code(3);
-        let got: Vec<(Value, Value, Value)> = p
-            .results("out.jsonl")
-            .iter()
-            .map(|r| (r["eval_id"].clone(), r["target"].clone(), r["execution_status"].clone()))
-            .collect();
         assert_eq!(
-            got,
+            statuses(&p, "out.jsonl"),
             vec![
                 (json!("test-2"), json!("shout"), json!("invalid")),
                 (json!("test-1"), json!("shout"), json!("ok")),
