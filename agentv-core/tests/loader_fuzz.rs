@@ -18,6 +18,11 @@
 //! `tests/fixtures/fuzz-regressions/<loader>/` (see `regressions_stay_fixed`) so it is checked
 //! on every run from then on.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "the property checker walks every rule of the loader in one place"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

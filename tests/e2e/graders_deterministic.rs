@@ -2,6 +2,11 @@
 //! every grader once passing and once failing, with the scores, names, texts and evidence each
 //! records.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test reads as one scenario, its table and checks in one place"
+)]
+
 use agentv_testkit::{Project, mock_targets};
 use serde_json::Value;
 

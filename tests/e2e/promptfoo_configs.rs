@@ -2,6 +2,11 @@
 //! OpenAI server, `echo` and an `exec:` script, with promptfoo's pass/fail, scores, exit codes
 //! and JSON output.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test reads as one scenario, its table and checks in one place"
+)]
+
 use agentv_testkit::llm::FakeLlm;
 use agentv_testkit::{Project, make_executable};
 use serde_json::{Value, json};

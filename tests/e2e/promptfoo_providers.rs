@@ -2,6 +2,11 @@
 //! in promptfoo's JSON output, script and HTTP providers against fake servers, transforms,
 //! `evaluateOptions` and per-provider prompts.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test reads as one scenario, its table and checks in one place"
+)]
+
 use agentv_testkit::Project;
 
 use super::promptfoo_configs::{rows, statuses};

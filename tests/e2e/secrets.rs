@@ -12,6 +12,11 @@
 //!
 //! To cover a new setting (nested ones too: `healthcheck.url`), add a [`Setting`] to its kind.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test reads as one scenario, its table and checks in one place"
+)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -1103,4 +1103,5 @@ mod v2 {
 }
 
 #[cfg(test)]
+#[allow(clippy::too_many_lines, reason = "a table-driven test keeps its rows and checks in one place")]
 mod tests;

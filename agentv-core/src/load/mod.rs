@@ -18,6 +18,10 @@ pub mod keys;
 mod metadata;
 pub mod promptfoo;
 #[cfg(test)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table-driven test keeps its rows and checks in one place"
+)]
 mod shapes_tests;
 mod targets;
 #[cfg(test)]

@@ -243,4 +243,8 @@ impl Sink for RunDirectory {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table-driven test keeps its rows and checks in one place"
+)]
 mod tests;
