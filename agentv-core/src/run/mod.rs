@@ -222,7 +222,7 @@ type Unhealthy = Vec<(Arc<ResolvedTarget>, String)>;
 /// Each record goes to every sink as soon as its case finishes; after the last one (or after
 /// an interrupt), every sink is finished. A sink that fails is reported once and the others
 /// go on.
-#[expect(clippy::too_many_lines, reason = "being split into named steps on another branch")]
+#[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub async fn run(
     jobs: Jobs,
     options: &RunOptions,
