@@ -366,7 +366,7 @@ fn settle(
         }
         let reason = reasons
             .remove(&i)
-            .unwrap_or_else(|| ProviderError::Unanswered("no result in its batch job"));
+            .unwrap_or(ProviderError::Unanswered("no result in its batch job"));
         if strict {
             let failed = ProviderError::BatchItem {
                 case: Some(jobs[i].case.id.clone()),

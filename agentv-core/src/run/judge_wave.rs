@@ -321,7 +321,7 @@ impl Queue {
                 Some(results) => {
                     let answer = results
                         .remove(&custom)
-                        .unwrap_or_else(|| Err(ProviderError::Unanswered("no result in its batch job")));
+                        .unwrap_or(Err(ProviderError::Unanswered("no result in its batch job")));
                     let _ = tx.send(answer);
                 }
                 None => {
