@@ -253,20 +253,54 @@ pub struct ReportSpec {
     pub path: Option<PathBuf>,
 }
 
-fn parse_report_spec(text: &str) -> Result<ReportSpec, String> {
+/// Why a flag's value is refused. clap prints it after the flag's name, with the usage, and
+/// exits with status 2 before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagValueError {
+    #[error("`{text}` is not {expected}; {allowed}")]
+    NotANumber {
+        text: String,
+        expected: &'static str,
+        allowed: String,
+    },
+    #[error("{text} is out of range; {allowed}")]
+    OutOfRange { text: String, allowed: String },
+    #[error("unknown report format `{name}`; expected {known} (optionally =PATH)")]
+    UnknownReport { name: String, known: String },
+    #[error("`{0}`: the path after `=` is empty")]
+    EmptyPath(String),
+}
+
+impl FlagValueError {
+    fn not_a_number(text: &str, expected: &'static str, allowed: impl Into<String>) -> Self {
+        Self::NotANumber {
+            text: text.to_owned(),
+            expected,
+            allowed: allowed.into(),
+        }
+    }
+
+    fn out_of_range(text: &str, allowed: impl Into<String>) -> Self {
+        Self::OutOfRange {
+            text: text.to_owned(),
+            allowed: allowed.into(),
+        }
+    }
+}
+
+fn parse_report_spec(text: &str) -> Result<ReportSpec, FlagValueError> {
     let (name, path) = match text.split_once('=') {
         Some((name, path)) => (name, Some(path)),
         None => (text, None),
     };
     let Some(format) = ReportFormat::find(name) else {
-        return Err(format!(
-            "unknown report format `{}`; expected {} (optionally =PATH)",
-            name.trim(),
-            ReportFormat::known()
-        ));
+        return Err(FlagValueError::UnknownReport {
+            name: name.trim().to_owned(),
+            known: ReportFormat::known(),
+        });
     };
     match path {
-        Some("") => Err(format!("`{text}`: the path after `=` is empty")),
+        Some("") => Err(FlagValueError::EmptyPath(text.to_owned())),
         Some(p) => Ok(ReportSpec {
             format,
             path: Some(PathBuf::from(p)),
@@ -276,13 +310,14 @@ fn parse_report_spec(text: &str) -> Result<ReportSpec, String> {
 }
 
 /// A score difference: a finite number from 0 to 1.
-fn parse_score_delta(text: &str) -> Result<f64, String> {
+fn parse_score_delta(text: &str) -> Result<f64, FlagValueError> {
+    const ALLOWED: &str = "allowed: 0 to 1";
     let value: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a number; allowed: 0 to 1"))?;
+        .map_err(|_| FlagValueError::not_a_number(text, "a number", ALLOWED))?;
     if !(0.0..=1.0).contains(&value) {
-        return Err(format!("{text} is out of range; allowed: 0 to 1"));
+        return Err(FlagValueError::out_of_range(text, ALLOWED));
     }
     Ok(value)
 }
@@ -425,18 +460,17 @@ impl EvalArgs {
 }
 
 /// `--shard K/N`.
-fn parse_shard(text: &str) -> Result<agentv_core::Shard, String> {
-    text.parse().map_err(|e: agentv_core::ShardError| e.to_string())
+fn parse_shard(text: &str) -> Result<agentv_core::Shard, agentv_core::ShardError> {
+    text.parse()
 }
 
 /// `--budget-usd`: a finite number of dollars above 0.
-fn parse_budget(text: &str) -> Result<f64, String> {
+fn parse_budget(text: &str) -> Result<f64, FlagValueError> {
+    const ALLOWED: &str = "a budget is a number of dollars above 0";
     match text.trim().parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
-        Ok(_) => Err(format!(
-            "{text} is out of range; a budget is a number of dollars above 0"
-        )),
-        Err(_) => Err(format!("`{text}` is not a number of dollars")),
+        Ok(_) => Err(FlagValueError::out_of_range(text, ALLOWED)),
+        Err(_) => Err(FlagValueError::not_a_number(text, "a number of dollars", ALLOWED)),
     }
 }
 
@@ -548,24 +582,25 @@ pub const MAX_TIMEOUT_SECS: f64 = 7.0 * 24.0 * 60.0 * 60.0;
 pub const MIN_TIMEOUT_SECS: f64 = 0.001;
 
 /// `--timeout`: seconds within [`MIN_TIMEOUT_SECS`, `MAX_TIMEOUT_SECS`].
-fn parse_timeout(text: &str) -> Result<Duration, String> {
+fn parse_timeout(text: &str) -> Result<Duration, FlagValueError> {
     let range = format!("allowed: {MIN_TIMEOUT_SECS} to {MAX_TIMEOUT_SECS} seconds (7 days)");
     let secs: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds; {range}"))?;
+        .map_err(|_| FlagValueError::not_a_number(text, "a number of seconds", range.clone()))?;
     if !(MIN_TIMEOUT_SECS..=MAX_TIMEOUT_SECS).contains(&secs) {
-        return Err(format!("{text} is out of range; {range}"));
+        return Err(FlagValueError::out_of_range(text, range));
     }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("{text}: {e}; {range}"))
+    Duration::try_from_secs_f64(secs).map_err(|_| FlagValueError::out_of_range(text, range))
 }
 
 /// `--threshold`: a score within [0, 1].
-fn parse_threshold(text: &str) -> Result<f64, String> {
+fn parse_threshold(text: &str) -> Result<f64, FlagValueError> {
+    const ALLOWED: &str = "a score is between 0 and 1";
     match text.trim().parse::<f64>() {
         Ok(t) if (0.0..=1.0).contains(&t) => Ok(t),
-        Ok(_) => Err(format!("{text} is out of range; a score is between 0 and 1")),
-        Err(_) => Err(format!("`{text}` is not a score; a score is between 0 and 1")),
+        Ok(_) => Err(FlagValueError::out_of_range(text, ALLOWED)),
+        Err(_) => Err(FlagValueError::not_a_number(text, "a score", ALLOWED)),
     }
 }
 
@@ -705,9 +740,13 @@ mod tests {
         assert!(
             parse_report_spec("pdf")
                 .expect_err("unknown")
+                .to_string()
                 .contains("expected junit, markdown or html")
         );
-        assert!(parse_report_spec("html=").expect_err("empty").contains("empty"));
+        assert_eq!(
+            parse_report_spec("html=").expect_err("empty").to_string(),
+            "`html=`: the path after `=` is empty"
+        );
     }
 
     #[test]
@@ -734,7 +773,7 @@ mod tests {
         ] {
             assert_eq!(parse_timeout(text).ok(), want, "{text}");
         }
-        let err = parse_timeout("1e20").expect_err("too long");
+        let err = parse_timeout("1e20").expect_err("too long").to_string();
         assert!(err.contains("allowed: 0.001 to 604800 seconds (7 days)"), "{err}");
     }
 

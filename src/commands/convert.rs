@@ -12,8 +12,8 @@ use crate::printer::Printer;
 pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
     let (path, part) = match source(&args.file) {
         Ok(found) => found,
-        Err(message) => {
-            printer.error(&message);
+        Err(e) => {
+            printer.error(&e.to_string());
             return ExitStatus::Config;
         }
     };
@@ -115,21 +115,25 @@ fn name(g: Generation) -> &'static str {
     }
 }
 
+/// Why a file cannot be converted at all (`docs/convert.md`); nothing is written.
+#[derive(Debug, thiserror::Error)]
+enum SourceError {
+    #[error("{}: a JSONL dataset's suite keys are in its sidecar ({}), which does not exist; the lines need no conversion", file.display(), file.with_extension("yaml").display())]
+    NoSidecar { file: PathBuf },
+    #[error("{}: convert reads .yaml/.yml eval files and .jsonl datasets", .0.display())]
+    NotAnEvalFile(PathBuf),
+}
+
 /// The YAML file to convert: the file itself, or a JSONL dataset's sidecar.
-fn source(file: &Path) -> Result<(PathBuf, Part), String> {
+fn source(file: &Path) -> Result<(PathBuf, Part), SourceError> {
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
     match ext {
         "yaml" | "yml" => Ok((file.to_path_buf(), Part::Suite)),
-        "jsonl" => convert::sidecar_of(file).map(|s| (s, Part::Sidecar)).ok_or_else(|| {
-            format!(
-                "{}: a JSONL dataset's suite keys are in its sidecar ({}), which does not exist; the lines need no conversion",
-                file.display(),
-                file.with_extension("yaml").display()
-            )
-        }),
-        _ => Err(format!(
-            "{}: convert reads .yaml/.yml eval files and .jsonl datasets",
-            file.display()
-        )),
+        "jsonl" => convert::sidecar_of(file)
+            .map(|s| (s, Part::Sidecar))
+            .ok_or_else(|| SourceError::NoSidecar {
+                file: file.to_path_buf(),
+            }),
+        _ => Err(SourceError::NotAnEvalFile(file.to_path_buf())),
     }
 }

@@ -7,7 +7,7 @@ use agentv_core::report::{ReportFormat, RunDirectory, RunInfo, Sink};
 use agentv_core::{Interrupt, LoadOptions, PlanOptions, RunOptions, Workspace};
 
 use crate::cli::EvalArgs;
-use crate::commands::report::{check_distinct, default_report_path, open_sinks};
+use crate::commands::report::{ReportError, check_distinct, default_report_path, open_sinks};
 use crate::exit::ExitStatus;
 use crate::printer::{self, Printer, Progress};
 use crate::signals;
@@ -40,16 +40,17 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     let summary = agentv_core::report::summary_path(&out);
     let read_back: Vec<&PathBuf> = args.rerun_failed.iter().collect();
     if let Err(e) = check_distinct(&[out.as_path(), summary.as_path()], &reports)
+        .map_err(OutputError::from)
         .and_then(|()| check_not_replaced(&out, &read_back))
         .and_then(|()| check_not_the_index(&[out.as_path(), summary.as_path()], args.output.as_deref()))
     {
-        printer.error(&e);
+        printer.error(&e.to_string());
         return ExitStatus::Config;
     }
     let mut report_sinks = match report_sinks(&args, &out, &reports) {
         Ok(sinks) => sinks,
         Err(e) => {
-            printer.error(&e);
+            e.print(printer);
             return ExitStatus::Config;
         }
     };
@@ -67,7 +68,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
     match run_directory(args.output.as_deref(), eval_file, plan.planned) {
         Ok(sink) => report_sinks.extend(sink),
         Err(e) => {
-            printer.error(&e);
+            printer.error(&e.to_string());
             return ExitStatus::Config;
         }
     }
@@ -120,7 +121,7 @@ fn report_sinks(
     args: &EvalArgs,
     out: &Path,
     reports: &[(ReportFormat, PathBuf)],
-) -> Result<Vec<Box<dyn Sink>>, String> {
+) -> Result<Vec<Box<dyn Sink>>, ReportError> {
     let title = format!(
         "agentv results: {}",
         out.file_name()
@@ -152,7 +153,7 @@ fn execute(
     let workspaces = match workspace_options(args, ws) {
         Ok(w) => w,
         Err(e) => {
-            printer.error(&e);
+            printer.error(&e.to_string());
             return ExitStatus::Config;
         }
     };
@@ -247,7 +248,7 @@ fn run_directory(
     dir: Option<&std::path::Path>,
     eval_file: String,
     planned: usize,
-) -> Result<Option<Box<dyn Sink>>, String> {
+) -> Result<Option<Box<dyn Sink>>, OutputError> {
     let Some(dir) = dir else { return Ok(None) };
     let info = RunInfo {
         eval_file,
@@ -256,13 +257,27 @@ fn run_directory(
     };
     match RunDirectory::create(dir, info, printer::secrets()) {
         Ok(sink) => Ok(Some(Box::new(sink))),
-        Err(e) => Err(format!("cannot write the run directory {}: {e}", dir.display())),
+        Err(source) => Err(OutputError::RunDirectory {
+            path: dir.to_path_buf(),
+            source,
+        }),
     }
+}
+
+/// A bad `--workspace-path` (`docs/workspaces.md#flags`); nothing has run.
+#[derive(Debug, thiserror::Error)]
+enum WorkspaceFlagError {
+    #[error("--workspace-path does not exist: {}", .0.display())]
+    Missing(PathBuf),
+    #[error("--workspace-path is not a directory: {}", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("--workspace-path requires --workspace-mode static (or omit --workspace-mode)")]
+    NotStatic,
 }
 
 /// `--workspace-mode`, `--workspace-path` and `--keep-workspaces`, checked before anything
 /// runs (`docs/workspaces.md#flags`).
-fn workspace_options(args: &EvalArgs, ws: &Workspace) -> Result<agentv_core::WorkspaceOptions, String> {
+fn workspace_options(args: &EvalArgs, ws: &Workspace) -> Result<agentv_core::WorkspaceOptions, WorkspaceFlagError> {
     use agentv_core::model::workspace::Mode;
     let mode = args.workspace_mode.as_deref().and_then(Mode::parse);
     let path = match &args.workspace_path {
@@ -270,13 +285,13 @@ fn workspace_options(args: &EvalArgs, ws: &Workspace) -> Result<agentv_core::Wor
         Some(p) => {
             let abs = agentv_core::load::normalize(&ws.cwd.join(p));
             if !abs.exists() {
-                return Err(format!("--workspace-path does not exist: {}", abs.display()));
+                return Err(WorkspaceFlagError::Missing(abs));
             }
             if !abs.is_dir() {
-                return Err(format!("--workspace-path is not a directory: {}", abs.display()));
+                return Err(WorkspaceFlagError::NotADirectory(abs));
             }
             if mode.is_some_and(|m| m != Mode::Static) {
-                return Err("--workspace-path requires --workspace-mode static (or omit --workspace-mode)".to_owned());
+                return Err(WorkspaceFlagError::NotStatic);
             }
             Some(abs)
         }
@@ -294,31 +309,38 @@ pub fn command_line() -> Vec<String> {
     std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
 }
 
+/// Where `eval` would write is not usable; nothing has run.
+#[derive(Debug, thiserror::Error)]
+enum OutputError {
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error("{} is the run directory's index; write agentv's results elsewhere with --out", .0.display())]
+    IsTheIndex(PathBuf),
+    #[error("the results file {} is the one --rerun-failed reads; write the rerun elsewhere with --out", .0.display())]
+    ReadByRerun(PathBuf),
+    #[error("cannot write the run directory {}: {source}", path.display())]
+    RunDirectory { path: PathBuf, source: std::io::Error },
+}
+
 /// agentv's own outputs must not be the run directory's `index.jsonl`.
-fn check_not_the_index(outputs: &[&std::path::Path], run_dir: Option<&std::path::Path>) -> Result<(), String> {
+fn check_not_the_index(outputs: &[&std::path::Path], run_dir: Option<&std::path::Path>) -> Result<(), OutputError> {
     let Some(index) = run_dir.map(|d| d.join(agentv_core::report::RUN_DIR_INDEX)) else {
         return Ok(());
     };
     match outputs.iter().find(|o| **o == index) {
-        Some(o) => Err(format!(
-            "{} is the run directory's index; write agentv's results elsewhere with --out",
-            o.display()
-        )),
+        Some(o) => Err(OutputError::IsTheIndex(o.to_path_buf())),
         None => Ok(()),
     }
 }
 
 /// `--out` must not replace the file `--rerun-failed` reads: its passing cases would be lost.
-fn check_not_replaced(out: &std::path::Path, read: &[&PathBuf]) -> Result<(), String> {
+fn check_not_replaced(out: &std::path::Path, read: &[&PathBuf]) -> Result<(), OutputError> {
     let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     };
     match read.iter().find(|r| same(out, r)) {
-        Some(r) => Err(format!(
-            "the results file {} is the one --rerun-failed reads; write the rerun elsewhere with --out",
-            r.display()
-        )),
+        Some(r) => Err(OutputError::ReadByRerun(r.to_path_buf())),
         None => Ok(()),
     }
 }

@@ -43,8 +43,8 @@ pub fn run(args: InitArgs, printer: Printer) -> ExitStatus {
         for f in files.iter_mut().filter(|f| is_eval_file(&f.path)) {
             match to_v4(f, &args.dir) {
                 Ok(text) => f.text = text,
-                Err(message) => {
-                    printer.error(&message);
+                Err(e) => {
+                    printer.error(&e.to_string());
                     return ExitStatus::Config;
                 }
             }
@@ -112,17 +112,25 @@ fn is_eval_file(path: &str) -> bool {
 /// end-to-end test `init_v4_writes_a_4x_eval_file_that_validates_and_runs_with_the_same_scores`
 /// runs each); should one not, that is reported and nothing is written. The templates name no
 /// prompt files, so that the files are not written yet does not change the conversion.
-fn to_v4(f: &templates::File, root: &Path) -> Result<String, String> {
+fn to_v4(f: &templates::File, root: &Path) -> Result<String, TemplateError> {
     let path = Path::new(&f.path);
     let dir = root.join(path.parent().unwrap_or(Path::new(".")));
     match convert::convert(&f.text, path, &dir, Part::Suite, Generation::V4) {
         Ok(converted) => Ok(converted.text),
-        Err(problems) => Err(format!(
-            "cannot write {} as AgentV 4.x: {}",
-            f.path,
-            problems.first().map_or_else(String::new, |p| p.message.clone())
-        )),
+        Err(problems) => Err(TemplateError {
+            path: f.path.clone(),
+            problem: problems.first().map_or_else(String::new, |p| p.message.clone()),
+        }),
     }
+}
+
+/// A template the converter cannot write in the 4.x format (a bug in the templates; the
+/// end-to-end test above runs every one).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {path} as AgentV 4.x: {problem}")]
+struct TemplateError {
+    path: String,
+    problem: String,
 }
 
 fn write(path: &Path, text: &str) -> std::io::Result<()> {

@@ -22,39 +22,82 @@ pub fn default_report_path(results: &Path, format: ReportFormat) -> PathBuf {
     stem.with_file_name(name)
 }
 
+/// Why reports could not be written. Every kind but [`ReportError::Read`] is a usage or file
+/// problem found before or while writing; `run` prints it once and exits with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("the {format} report {} would overwrite the results file", path.display())]
+    OverwritesInput { format: &'static str, path: PathBuf },
+    #[error("the {first} and {second} reports would both be written to {}", path.display())]
+    SamePath {
+        first: &'static str,
+        second: &'static str,
+        path: PathBuf,
+    },
+    #[error("cannot create the {format} report {}: {source}", path.display())]
+    Create {
+        format: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Writing or finishing a report failed; `report` is the sink's own description.
+    #[error("cannot {action} the {report}: {source}")]
+    Write {
+        action: &'static str,
+        report: String,
+        source: std::io::Error,
+    },
+    /// The results file has bad lines; each is printed with its file, line and column.
+    #[error("{} bad line(s) in the results file", .0.len())]
+    Read(Vec<ReadError>),
+}
+
+impl ReportError {
+    /// Prints the error through the printer: every bad line of a results file, else the one
+    /// message.
+    pub fn print(&self, printer: Printer) {
+        match self {
+            Self::Read(errors) => print_read_errors(errors, printer),
+            other => printer.error(&other.to_string()),
+        }
+    }
+}
+
 /// Opens a sink per report; an error names the report that cannot be created.
 pub fn open_sinks(
     reports: &[(ReportFormat, PathBuf)],
     title: &str,
     secrets: &Secrets,
-) -> Result<Vec<Box<dyn Sink>>, String> {
+) -> Result<Vec<Box<dyn Sink>>, ReportError> {
     reports
         .iter()
         .map(|(format, path)| {
             format
                 .open(&ReportTarget { path, title, secrets })
-                .map_err(|e| format!("cannot create the {} report {}: {e}", format.name(), path.display()))
+                .map_err(|source| ReportError::Create {
+                    format: format.name(),
+                    path: path.clone(),
+                    source,
+                })
         })
         .collect()
 }
 
 /// Two outputs may not be one file, and no report may overwrite an input.
-pub fn check_distinct(inputs: &[&Path], reports: &[(ReportFormat, PathBuf)]) -> Result<(), String> {
+pub fn check_distinct(inputs: &[&Path], reports: &[(ReportFormat, PathBuf)]) -> Result<(), ReportError> {
     for (i, (format, path)) in reports.iter().enumerate() {
         if inputs.iter().any(|input| same_file(input, path)) {
-            return Err(format!(
-                "the {} report {} would overwrite the results file",
-                format.name(),
-                path.display()
-            ));
+            return Err(ReportError::OverwritesInput {
+                format: format.name(),
+                path: path.clone(),
+            });
         }
         if let Some((other, _)) = reports[..i].iter().find(|(_, p)| same_file(p, path)) {
-            return Err(format!(
-                "the {} and {} reports would both be written to {}",
-                other.name(),
-                format.name(),
-                path.display()
-            ));
+            return Err(ReportError::SamePath {
+                first: other.name(),
+                second: format.name(),
+                path: path.clone(),
+            });
         }
     }
     Ok(())
@@ -102,7 +145,7 @@ pub fn run(args: ReportArgs, printer: Printer) -> ExitStatus {
     }
     let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Err(e) = check_distinct(&input_refs, &reports) {
-        printer.error(&e);
+        e.print(printer);
         return ExitStatus::Config;
     }
     let title = args.title.clone().unwrap_or_else(|| default_title(&inputs));
@@ -118,7 +161,10 @@ pub fn run(args: ReportArgs, printer: Printer) -> ExitStatus {
             }
             ExitStatus::Success
         }
-        Err(()) => ExitStatus::Config,
+        Err(e) => {
+            e.print(printer);
+            ExitStatus::Config
+        }
     }
 }
 
@@ -145,37 +191,41 @@ fn default_title(inputs: &[PathBuf]) -> String {
     format!("agentv results: {}", names.join(" vs "))
 }
 
-/// Streams `results` through every report; `Err` after printing why.
+/// A sink's write or finish error, naming the report.
+fn sink_error(action: &'static str, sink: &dyn Sink) -> impl FnOnce(std::io::Error) -> ReportError {
+    let report = sink.describe();
+    move |source| ReportError::Write { action, report, source }
+}
+
+/// Streams `results` through every report; the caller prints the error.
 fn build(
     results: &Path,
     reports: &[(ReportFormat, PathBuf)],
     title: &str,
     secrets: &Secrets,
     printer: Printer,
-) -> Result<(), ()> {
-    let mut sinks = open_sinks(reports, title, secrets).map_err(|e| printer.error(&e))?;
-    let mut write_error: Option<String> = None;
+) -> Result<(), ReportError> {
+    let mut sinks = open_sinks(reports, title, secrets)?;
+    let mut write_error: Option<ReportError> = None;
     let read = read_all(results, |record| {
         if write_error.is_some() {
             return;
         }
         for sink in sinks.iter_mut() {
             if let Err(e) = sink.write(&record.row(secrets)) {
-                write_error = Some(format!("cannot write the {}: {e}", sink.describe()));
+                write_error = Some(sink_error("write", sink.as_ref())(e));
                 return;
             }
         }
     });
-    let summary = read.map_err(|errors| print_read_errors(&errors, printer))?;
+    let summary = read.map_err(ReportError::Read)?;
     if let Some(e) = write_error {
-        printer.error(&e);
-        return Err(());
+        return Err(e);
     }
     warn_truncated(results, summary.truncated, printer);
     note_superseded(results, summary.superseded, printer);
     for sink in sinks.iter_mut() {
-        sink.finish()
-            .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", sink.describe())))?;
+        sink.finish().map_err(sink_error("finish", sink.as_ref()))?;
     }
     Ok(())
 }
@@ -187,7 +237,7 @@ fn build_compare(
     title: &str,
     secrets: &Secrets,
     printer: Printer,
-) -> Result<(), ()> {
+) -> Result<(), ReportError> {
     let labels: Vec<String> = files
         .iter()
         .enumerate()
@@ -201,28 +251,29 @@ fn build_compare(
     let Some((_, path)) = reports.first() else {
         return Ok(());
     };
-    let mut html = HtmlReport::create_compare(path, title, labels)
-        .map_err(|e| printer.error(&format!("cannot create the HTML report {}: {e}", path.display())))?;
+    let mut html = HtmlReport::create_compare(path, title, labels).map_err(|source| ReportError::Create {
+        format: ReportFormat::HTML.name(),
+        path: path.clone(),
+        source,
+    })?;
     for (i, file) in files.iter().enumerate() {
         html.start_run(i);
-        let mut write_error: Option<String> = None;
+        let mut write_error: Option<ReportError> = None;
         let read = read_all(file, |record| {
             if write_error.is_none()
                 && let Err(e) = html.write(&record.row(secrets))
             {
-                write_error = Some(format!("cannot write the {}: {e}", html.describe()));
+                write_error = Some(sink_error("write", &html)(e));
             }
         });
-        let summary = read.map_err(|errors| print_read_errors(&errors, printer))?;
+        let summary = read.map_err(ReportError::Read)?;
         if let Some(e) = write_error {
-            printer.error(&e);
-            return Err(());
+            return Err(e);
         }
         warn_truncated(file, summary.truncated, printer);
         note_superseded(file, summary.superseded, printer);
     }
-    html.finish()
-        .map_err(|e| printer.error(&format!("cannot finish the {}: {e}", html.describe())))
+    html.finish().map_err(sink_error("finish", &html))
 }
 
 /// Prints every error of a results file (the reader stops after a bounded number).
@@ -286,16 +337,14 @@ mod tests {
             (ReportFormat::HTML, PathBuf::from("x")),
             (ReportFormat::MARKDOWN, PathBuf::from("x")),
         ];
-        assert!(
-            check_distinct(&[results], &clash)
-                .expect_err("clash")
-                .contains("both be written to x")
+        assert_eq!(
+            check_distinct(&[results], &clash).expect_err("clash").to_string(),
+            "the html and markdown reports would both be written to x"
         );
         let over = [(ReportFormat::HTML, PathBuf::from("r.jsonl"))];
-        assert!(
-            check_distinct(&[results], &over)
-                .expect_err("overwrite")
-                .contains("overwrite")
-        );
+        assert!(matches!(
+            check_distinct(&[results], &over),
+            Err(ReportError::OverwritesInput { format: "html", .. })
+        ));
     }
 }

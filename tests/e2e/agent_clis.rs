@@ -134,7 +134,9 @@ fn claude_garbage_non_zero_exit_and_hang() {
     run(&p, "", "garbage", 0, &[]).code(3);
     let error = p.result("r.jsonl", "run")["error"].as_str().expect("error").to_owned();
     assert!(
-        error.starts_with("claude printed no JSON events; output was: Segmentation fault (core dumped)"),
+        error.starts_with(
+            "malformed response from claude: no JSON events; output was: Segmentation fault (core dumped)"
+        ),
         "{error}"
     );
 

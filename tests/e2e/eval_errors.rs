@@ -247,9 +247,9 @@ fn provider_failure_is_an_error_record_and_others_continue() {
     let p = Project::new().file("targets.yaml", targets).file("e.yaml", &yaml);
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(3)
-        .stdout_has("  ✘ bad  execution error\n      error: command failed with exit code 4: agent crashed");
+        .stdout_has("  ✘ bad  execution error\n      error: command exited with code 4: agent crashed");
     let bad = p.result("r.jsonl", "bad");
-    assert_eq!(bad["error"], "command failed with exit code 4: agent crashed");
+    assert_eq!(bad["error"], "command exited with code 4: agent crashed");
     assert_eq!(bad["execution_status"], "execution_error");
     assert_eq!(p.result("r.jsonl", "good")["execution_status"], "ok");
     assert_eq!(bad["score"], 0.0);

@@ -232,7 +232,7 @@ fn a_failed_verdict_is_a_grader_error_unless_on_item_error_skips_it() {
     let failed = evaluator(&records, "c", "fail");
     let error = failed["error"].as_str().expect("a grader error");
     assert!(
-        error.contains("contextual_precision: the verdict on chunk 2 failed: command failed with exit code 1: fake model: asked to fail (set `on_item_error: skip` to leave such items out)"),
+        error.contains("contextual_precision: the verdict on chunk 2 failed: command exited with code 1: fake model: asked to fail (set `on_item_error: skip` to leave such items out)"),
         "{error}"
     );
     let skipped = evaluator(&records, "c", "skip");
@@ -241,7 +241,7 @@ fn a_failed_verdict_is_a_grader_error_unless_on_item_error_skips_it() {
     assert_eq!(
         skipped["misses"],
         serde_json::json!([
-            "chunk 2 left out: its verdict failed: command failed with exit code 1: fake model: asked to fail"
+            "chunk 2 left out: its verdict failed: command exited with code 1: fake model: asked to fail"
         ])
     );
 }

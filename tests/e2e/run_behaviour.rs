@@ -58,7 +58,7 @@ fn failed_batch_falls_back_to_per_case_calls() {
         .file("e.yaml", &cases(2));
     p.run(&["eval", "e.yaml", "--out", "r.jsonl"])
         .code(0)
-        .stderr_has("warning: batch for `default` failed (command failed with exit code 1")
+        .stderr_has("warning: batch for `default` failed (command exited with code 1")
         .stderr_has("running per case");
     let mut calls: Vec<String> = std::fs::read_to_string(p.path().join("calls"))
         .expect("calls")

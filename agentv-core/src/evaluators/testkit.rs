@@ -122,8 +122,8 @@ impl Provider for FakeProvider {
         Box::pin(async move {
             match reply {
                 Some(Ok(text)) => Ok(ProviderResponse::text(text)),
-                Some(Err(message)) => Err(ProviderError::failed(message)),
-                None => Err(ProviderError::failed("no reply scripted")),
+                Some(Err(message)) => Err(ProviderError::Reported(message)),
+                None => Err(ProviderError::Reported("no reply scripted".into())),
             }
         })
     }

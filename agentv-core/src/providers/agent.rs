@@ -238,7 +238,7 @@ pub async fn run(
     let executable = agent_executable(config, profile, request)?;
     let cwd = agent_cwd(config, request)?;
     let dir = agent_dir(cwd.as_deref(), &format!("agentv-{}-", profile.program))
-        .map_err(|e| ProviderError::failed(format!("cannot create the agent workspace: {e}")))?;
+        .map_err(|e| ProviderError::io("cannot create the agent workspace", e))?;
     let prompt = prompt(&dir.path);
     if profile.prompt_md && cwd.is_none() {
         let _ = std::fs::write(dir.path.join("prompt.md"), &prompt);
@@ -268,22 +268,24 @@ pub async fn run(
     let done = match outcome {
         Ok(done) => done,
         Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
-        Err(e) => return Err(ProviderError::failed(format!("{e}{log_note}"))),
+        Err(e) => return Err(ProviderError::Spawn(format!("{e}{log_note}"))),
     };
     let parsed = parse(&String::from_utf8_lossy(&done.stdout));
     if !done.status.success() {
         return Err(exit_error(config, profile, &done, &parsed, &log_note));
     }
-    let mut response = parsed.map_err(|e| {
-        let output = match e {
-            AgentOutputError::NoEvents => format!(
-                "{} printed no JSON events; output was: {}",
-                profile.program,
+    let mut response = parsed.map_err(|e| match e {
+        AgentOutputError::Reported(report) => ProviderError::Reported(format!("{report}{log_note}")),
+        AgentOutputError::Unreadable(problem) => {
+            ProviderError::malformed(profile.program, format!("{problem}{log_note}"))
+        }
+        AgentOutputError::NoEvents => ProviderError::Malformed {
+            from: profile.program.to_owned(),
+            problem: format!(
+                "no JSON events; output was: {}{log_note}",
                 process::tail(&String::from_utf8_lossy(&done.stdout), 300, &config.secrets)
             ),
-            other => other.to_string(),
-        };
-        ProviderError::failed(format!("{output}{log_note}"))
+        },
     })?;
     response.duration_ms = response.duration_ms.or(Some(started.elapsed().as_secs_f64() * 1000.0));
     if let Some(path) = log {
@@ -305,7 +307,7 @@ fn agent_executable(
     match &request.container {
         Some(_) => Ok(PathBuf::from(&config.executable)),
         None => find_executable(&config.executable).ok_or_else(|| {
-            ProviderError::failed(format!(
+            ProviderError::Setup(format!(
                 "{} executable `{}` not found; install it or set `executable` on the target",
                 profile.program,
                 config.secrets.redact(&config.executable)
@@ -322,7 +324,7 @@ fn agent_cwd(config: &AgentConfig, request: &ProviderRequest) -> Result<Option<P
         None => config.cwd.as_ref().map(|c| c.resolve(request.eval_dir.as_deref())),
     };
     if let Some(cwd) = cwd.as_ref().filter(|c| !c.is_dir()) {
-        return Err(ProviderError::failed(format!(
+        return Err(ProviderError::Setup(format!(
             "working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
             cwd.display()
         )));
@@ -347,7 +349,7 @@ fn open_stream_log(
     let stream_log = match &log {
         Some(path) => Some(
             StreamLog::create(path, &config.secrets)
-                .map_err(|e| ProviderError::failed(format!("cannot open the stream log {}: {e}", path.display())))?,
+                .map_err(|e| ProviderError::io(format!("cannot open the stream log {}", path.display()), e))?,
         ),
         None => None,
     };
@@ -373,11 +375,11 @@ fn exit_error(
             process::tail(&String::from_utf8_lossy(&done.stderr), 1000, &config.secrets)
         ),
     };
-    ProviderError::failed(format!(
-        "{} exited with code {}: {why}{log_note}",
-        profile.program,
-        done.code_text()
-    ))
+    ProviderError::Exited {
+        program: profile.program.to_owned(),
+        code: done.code_text(),
+        output: format!("{why}{log_note}"),
+    }
 }
 
 /// The variables an agent in a container gets, by name: the `.env` ones, then those of

@@ -131,9 +131,11 @@ fn item_result(line: &Value) -> Option<ItemResult> {
                 .and_then(|e| llm::text_at(e, "/type"))
                 .unwrap_or_else(|| "error".to_owned());
             let message = error.and_then(|e| llm::text_at(e, "/message")).unwrap_or_default();
-            Err(ProviderError::failed(format!("batch item errored: {what}: {message}")))
+            Err(ProviderError::Reported(format!(
+                "batch item errored: {what}: {message}"
+            )))
         }
-        (other, _) => Err(ProviderError::failed(format!(
+        (other, _) => Err(ProviderError::Reported(format!(
             "batch item {}",
             if other.is_empty() { "without a result" } else { other }
         ))),
@@ -218,7 +220,7 @@ mod tests {
         let (_, err) = item_result(&errored).expect("an item");
         assert_eq!(
             err.expect_err("an error").to_string(),
-            ProviderError::failed("batch item errored: invalid_request_error: max_tokens: too large").to_string()
+            "batch item errored: invalid_request_error: max_tokens: too large"
         );
         for kind in ["canceled", "expired"] {
             let line = json!({"custom_id": "c", "result": {"type": kind}});

@@ -188,10 +188,10 @@ impl BatchHttp {
     /// `text` read into `T`, or an error that quotes its end (secrets kept out).
     pub fn parse<T: serde::de::DeserializeOwned>(&self, text: &str) -> Result<T, ProviderError> {
         serde_json::from_str(text).map_err(|e| {
-            ProviderError::failed(format!(
-                "malformed response from the provider's batch API ({e}): {}",
-                crate::process::tail(text, 300, &self.secrets)
-            ))
+            ProviderError::malformed(
+                "the provider's batch API",
+                format!("{e}; it answered: {}", crate::process::tail(text, 300, &self.secrets)),
+            )
         })
     }
 
@@ -369,7 +369,7 @@ mod tests {
         };
         let parse: fn(&Value) -> Option<ItemResult> = |line| {
             let id = line.get("id")?.as_str()?.to_owned();
-            Some((id, Err(ProviderError::failed("x"))))
+            Some((id, Err(ProviderError::Reported("x".into()))))
         };
         let mut ids = Vec::new();
         http.each_item(&server.uri(), parse, &mut |(id, _)| ids.push(id))

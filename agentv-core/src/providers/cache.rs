@@ -204,7 +204,7 @@ mod tests {
             let fail = self.fail;
             Box::pin(async move {
                 if fail {
-                    return Err(ProviderError::failed("down"));
+                    return Err(ProviderError::Reported("down".into()));
                 }
                 Ok(ProviderResponse::text(format!("{} #{n}", r.question)))
             })

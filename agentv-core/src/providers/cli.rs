@@ -96,7 +96,7 @@ fn existing(dir: PathBuf, target: &str) -> Result<PathBuf, ProviderError> {
     if dir.is_dir() {
         return Ok(dir);
     }
-    Err(ProviderError::failed(format!(
+    Err(ProviderError::Setup(format!(
         "target `{target}`: working directory {} does not exist (a relative `cwd` is resolved against the eval file's directory)",
         dir.display()
     )))
@@ -166,7 +166,7 @@ impl CliProvider {
         let default_cwd = request.eval_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         self.health_once(&default_cwd)
             .await
-            .map_err(|e| ProviderError::failed(format!("CLI healthcheck failed for '{}': {e}", self.name)))
+            .map_err(|e| ProviderError::Unhealthy(format!("CLI healthcheck failed for '{}': {e}", self.name)))
     }
 
     /// The healthcheck's result, computed on first use.
@@ -268,7 +268,7 @@ impl CliProvider {
         // In a container, the output file is made in a directory the container sees.
         let output_dir = container.map_or_else(std::env::temp_dir, |c| c.io_dir.clone());
         let mut output_file = temp_output_path(&output_dir, eval_id, extension)
-            .map_err(|e| ProviderError::failed(format!("cannot make a temporary output file: {e}")))?;
+            .map_err(|e| ProviderError::io("cannot make a temporary output file", e))?;
         // Kept for debugging when asked; otherwise deleted when this call returns.
         output_file.disable_cleanup(self.config.keep_temp_files);
         let values = HashMap::from([
@@ -302,23 +302,27 @@ impl CliProvider {
         let done = match result {
             Ok(done) => done,
             Err(ProcessError::TimedOut(d)) => return Err(ProviderError::Timeout(d)),
-            Err(e) => return Err(ProviderError::failed(e.to_string())),
+            Err(e) => return Err(ProviderError::Spawn(e.to_string())),
         };
         if !done.status.success() {
             let output = done.output_tail(2000, &self.config.secrets);
-            return Err(ProviderError::failed(format!(
-                "command failed with exit code {}: {output}{}",
-                done.code_text(),
-                not_found_hint(done.status.code(), &output, cwd)
-            )));
+            let hint = not_found_hint(done.status.code(), &output, cwd);
+            return Err(ProviderError::Exited {
+                program: "command".to_owned(),
+                code: done.code_text(),
+                output: format!("{output}{hint}"),
+            });
         }
         let text = std::fs::read_to_string(&output_file);
         match text {
             Ok(text) => Ok((text, elapsed_ms)),
-            Err(e) => Err(ProviderError::failed(format!(
-                "Failed to read output file {}: {e} (the command must write its answer to {{OUTPUT_FILE}})",
-                output_file.display()
-            ))),
+            Err(e) => Err(ProviderError::io(
+                format!(
+                    "cannot read the output file {} (the command must write its answer to {{OUTPUT_FILE}})",
+                    output_file.display()
+                ),
+                e,
+            )),
         }
     }
 }
@@ -375,7 +379,7 @@ impl Provider for CliProvider {
     }
 
     fn healthcheck<'a>(&'a self, eval_dir: &'a Path) -> ProviderFuture<'a, ()> {
-        Box::pin(async move { self.health_once(eval_dir).await.map_err(ProviderError::Failed) })
+        Box::pin(async move { self.health_once(eval_dir).await.map_err(ProviderError::Unhealthy) })
     }
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
@@ -432,10 +436,10 @@ impl Provider for CliProvider {
                         response.duration_ms = response.duration_ms.or(Some(share));
                         Ok(response)
                     }
-                    None => Err(ProviderError::failed(format!(
-                        "Batch output missing id '{}'",
-                        r.eval_id
-                    ))),
+                    None => Err(ProviderError::malformed(
+                        "the batch command",
+                        format!("no answer for id '{}'", r.eval_id),
+                    )),
                 })
                 .collect())
         })
@@ -460,14 +464,14 @@ fn parse_batch_output(text: &str) -> Result<HashMap<String, ProviderResponse>, P
             continue;
         }
         let value: Value = serde_json::from_str(line)
-            .map_err(|e| ProviderError::failed(format!("batch output line {}: invalid JSON: {e}", i + 1)))?;
+            .map_err(|e| ProviderError::malformed("the batch command", format!("line {}: invalid JSON: {e}", i + 1)))?;
         let id = value
             .get("id")
             .and_then(Value::as_str)
-            .ok_or_else(|| ProviderError::failed(format!("batch output line {}: missing string `id`", i + 1)))?
+            .ok_or_else(|| ProviderError::malformed("the batch command", format!("line {}: missing string `id`", i + 1)))?
             .to_owned();
         if by_id.contains_key(&id) {
-            return Err(ProviderError::failed(format!("batch output has id '{id}' twice")));
+            return Err(ProviderError::malformed("the batch command", format!("id '{id}' twice")));
         }
         by_id.insert(id, parse_answer(line));
     }
@@ -653,7 +657,7 @@ mod tests {
     async fn non_zero_exit_reports_code_and_stderr() {
         let p = provider("echo 'model exploded' >&2; exit 7", None);
         let err = p.invoke(&request("c", "q")).await.expect_err("fails");
-        assert_eq!(err.to_string(), "command failed with exit code 7: model exploded");
+        assert_eq!(err.to_string(), "command exited with code 7: model exploded");
     }
 
     #[tokio::test]
@@ -662,7 +666,7 @@ mod tests {
         let mut p = provider("python3 no-such-agent-file.py > {OUTPUT_FILE}; ./no-such-agent", None);
         p.config.cwd = Some(TargetPath::new(dir.path()));
         let err = p.invoke(&request("c", "q")).await.expect_err("fails").to_string();
-        assert!(err.starts_with("command failed with exit code 127:"), "{err}");
+        assert!(err.starts_with("command exited with code 127:"), "{err}");
         let hint = format!(
             "hint: the command ran in {}; relative paths in it are resolved there. Set `cwd` on the target",
             dir.path().display()
@@ -677,7 +681,7 @@ mod tests {
     async fn missing_output_file_is_an_error() {
         let p = provider("true", None);
         let err = p.invoke(&request("c", "q")).await.expect_err("fails");
-        assert!(err.to_string().starts_with("Failed to read output file"), "{err}");
+        assert!(err.to_string().starts_with("cannot read the output file"), "{err}");
     }
 
     #[tokio::test]
@@ -795,7 +799,7 @@ mod tests {
                 Err(e) => e.to_string(),
             })
             .collect();
-        assert_eq!(texts, ["B", "A", "Batch output missing id 'c'"]);
+        assert_eq!(texts, ["B", "A", "malformed response from the batch command: no answer for id 'c'"]);
     }
 
     #[tokio::test]
@@ -805,6 +809,6 @@ mod tests {
             .invoke_batch(&[request("a", "")])
             .await
             .expect_err("fails");
-        assert_eq!(err.to_string(), "batch output has id 'a' twice");
+        assert_eq!(err.to_string(), "malformed response from the batch command: id 'a' twice");
     }
 }

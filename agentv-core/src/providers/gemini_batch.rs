@@ -330,7 +330,7 @@ fn item_result(line: &Value) -> Option<ItemResult> {
                 .and_then(|e| llm::text_at(e, "/status"))
                 .unwrap_or_else(|| "error".to_owned());
             let message = error.and_then(|e| llm::text_at(e, "/message")).unwrap_or_default();
-            Err(ProviderError::failed(format!("batch item {status}: {message}")))
+            Err(ProviderError::Reported(format!("batch item {status}: {message}")))
         }
     };
     Some((key, result))

@@ -164,7 +164,7 @@ impl Provider for HttpProvider {
                 Some(code) => self
                     .js(code, &["prompt", "vars", "context"], vec![json!(prompt), json!(vars), json!({"vars": vars})], JsForm::Request)
                     .await
-                    .map_err(|e| ProviderError::failed(format!("Failed to transform request: Error: {e}")))?,
+                    .map_err(|e| ProviderError::Transform(format!("Failed to transform request: Error: {e}")))?,
                 None => Value::String(prompt),
             };
             let call = self.request(&prompt, &vars)?;
@@ -216,19 +216,19 @@ impl HttpProvider {
         let mut scope = vars.clone();
         scope.insert("prompt".to_owned(), prompt.clone());
         let render = |text: &str| {
-            template::render(text, &scope).map_err(|e| ProviderError::failed(format!("http provider template: {e}")))
+            template::render(text, &scope).map_err(|e| ProviderError::Setup(format!("http provider template: {e}")))
         };
         let mut url = reqwest::Url::parse(render(&self.url)?.trim())
-            .map_err(|e| ProviderError::failed(format!("http provider `url` is not a URL: {e}")))?;
+            .map_err(|e| ProviderError::Setup(format!("http provider `url` is not a URL: {e}")))?;
         for (k, v) in &self.query {
             url.query_pairs_mut().append_pair(k, &render(v)?);
         }
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|_| ProviderError::failed(format!("header name `{name}` is not valid HTTP")))?;
+                .map_err(|_| ProviderError::Setup(format!("header name `{name}` is not valid HTTP")))?;
             let mut value = HeaderValue::from_str(&render(value)?)
-                .map_err(|_| ProviderError::failed(format!("header `{name}` has characters HTTP does not allow")))?;
+                .map_err(|_| ProviderError::Setup(format!("header `{name}` has characters HTTP does not allow")))?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
@@ -290,7 +290,7 @@ impl HttpProvider {
         let value = self
             .js(code, &["json", "text", "context"], vec![json.clone(), json!(text), json!({})], JsForm::Response)
             .await
-            .map_err(|e| ProviderError::failed(format!("Failed to transform response: Error: {e}")))?;
+            .map_err(|e| ProviderError::Transform(format!("Failed to transform response: Error: {e}")))?;
         Ok(value)
     }
 
@@ -329,7 +329,7 @@ fn rendered_tree(tree: &Value, scope: &Map<String, Value>) -> Result<Value, Prov
                 Some(value) if !value.is_string() => value.clone(),
                 _ => Value::String(
                     template::render(text, scope)
-                        .map_err(|e| ProviderError::failed(format!("http provider body template: {e}")))?,
+                        .map_err(|e| ProviderError::Setup(format!("http provider body template: {e}")))?,
                 ),
             }
         }

@@ -235,7 +235,7 @@ pub async fn send(call: &HttpCall, policy: &RetryPolicy) -> Result<(Value, u32, 
 
 /// The error for an answer that is JSON but not the API's shape.
 pub fn malformed(problem: String) -> ProviderError {
-    ProviderError::failed(format!("malformed response from the provider: {problem}"))
+    ProviderError::malformed("the provider", problem)
 }
 
 /// The headers of a provider call, every value but `content-type` marked sensitive so that no
@@ -244,7 +244,7 @@ pub(crate) fn header_map(headers: &[(&'static str, String)]) -> Result<HeaderMap
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         let mut value = HeaderValue::from_str(value)
-            .map_err(|_| ProviderError::failed(format!("header `{name}` has characters HTTP does not allow")))?;
+            .map_err(|_| ProviderError::Setup(format!("header `{name}` has characters HTTP does not allow")))?;
         value.set_sensitive(*name != "content-type");
         map.insert(HeaderName::from_static(name), value);
     }
@@ -288,10 +288,10 @@ async fn send_once(call: &HttpCall, permit: Option<Permit>) -> Result<Value, Pro
         });
     }
     parsed.map_err(|e| {
-        ProviderError::failed(format!(
-            "malformed response from the provider ({e}): {}",
-            crate::process::tail(&text, 300, &call.secrets)
-        ))
+        ProviderError::malformed(
+            "the provider",
+            format!("{e}; it answered: {}", crate::process::tail(&text, 300, &call.secrets)),
+        )
     })
 }
 
@@ -431,10 +431,18 @@ pub fn tool_settings(s: &mut TargetSettings<'_>) -> ToolSettings {
 /// An error that says how many attempts were made when there was more than one (an error
 /// that is not about the wire keeps its message).
 fn with_attempts(error: ProviderError, attempts: u32) -> ProviderError {
+    let gave_up = |m: String| format!("{m} (gave up after {attempts} attempts)");
     match error {
-        ProviderError::Http { .. } | ProviderError::Network(_) if attempts > 1 => {
-            error.map_message(|m| format!("{m} (gave up after {attempts} attempts)"))
-        }
+        ProviderError::Http {
+            status,
+            message,
+            retry_after,
+        } if attempts > 1 => ProviderError::Http {
+            status,
+            message: gave_up(message),
+            retry_after,
+        },
+        ProviderError::Network(m) if attempts > 1 => ProviderError::Network(gave_up(m)),
         other => other,
     }
 }

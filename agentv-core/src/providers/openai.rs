@@ -355,7 +355,7 @@ impl Provider for OpenAiProvider {
         Box::pin(async move {
             let mut call = self.http_call(&ProviderRequest::default());
             let Flavor::OpenAi { base_url, model, .. } = &self.config.flavor else {
-                return Err(super::ProviderError::failed("Azure targets have no moderation API in agentv"));
+                return Err(super::ProviderError::Unsupported("Azure targets have no moderation API in agentv"));
             };
             // The omni models take a list of parts, the older text models a string.
             let input = if model.starts_with("omni-moderation") {

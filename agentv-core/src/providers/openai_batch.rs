@@ -197,7 +197,7 @@ fn item_result(line: &Value) -> Option<ItemResult> {
         (None, _) => {
             let code = llm::text_at(line, "/error/code").unwrap_or_else(|| "error".to_owned());
             let message = llm::text_at(line, "/error/message").unwrap_or_default();
-            Err(ProviderError::failed(format!("batch item {code}: {message}")))
+            Err(ProviderError::Reported(format!("batch item {code}: {message}")))
         }
     };
     Some((id, result))

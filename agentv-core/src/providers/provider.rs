@@ -97,7 +97,9 @@ impl ProviderResponse {
     }
 }
 
-/// Why a provider call failed.
+/// Why a provider call failed. Each kind says what failed, so that the runner and the retry
+/// policy decide by kind (`docs/architecture.md#retries`) and the message in the results file
+/// names the part to fix: the target's settings, the program, or the answer.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ProviderError {
     /// The call did not finish in time; the runner may retry the case.
@@ -110,35 +112,88 @@ pub enum ProviderError {
         message: String,
         retry_after: Option<Duration>,
     },
-    /// The request never got an HTTP answer (connection refused, reset, DNS).
+    /// The request never got an HTTP answer, and another attempt may get one (connection
+    /// refused or reset).
     #[error("network error: {0}")]
     Network(String),
-    /// Anything else, with a message fit for the results file.
+    /// The request never got an HTTP answer, and no retry will get one (an invalid URL, TLS,
+    /// an unknown host).
+    #[error("network error, not retried: {0}")]
+    Unreachable(String),
+    /// The target's settings cannot make this call (a header, URL or template; a missing
+    /// executable or working directory): targets.yaml needs a fix.
     #[error("{0}")]
-    Failed(String),
+    Setup(String),
+    /// This provider cannot do what was asked (batch, embed, moderate).
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// The target's healthcheck failed, so no case is sent to it.
+    #[error("{0}")]
+    Unhealthy(String),
+    /// The case's workspace could not be given to the provider (its container did not start).
+    #[error("{0}")]
+    Workspace(String),
+    /// A file or directory the call needs could not be made, written or read.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::sync::Arc<std::io::Error>,
+    },
+    /// The provider's program did not run to an exit status (it did not start, or waiting on
+    /// it failed).
+    #[error("{0}")]
+    Spawn(String),
+    /// The provider's program exited with a failure status; `output` is the end of what it
+    /// printed, secrets redacted.
+    #[error("{program} exited with code {code}: {output}")]
+    Exited {
+        program: String,
+        code: String,
+        output: String,
+    },
+    /// An answer came but is not the shape `from` speaks: `problem` names the field or the
+    /// parse error.
+    #[error("malformed response from {from}: {problem}")]
+    Malformed { from: String, problem: String },
+    /// The provider answered with an error of its own (a script's `error`, an agent's failed
+    /// turn, a batch item's error), in its own words.
+    #[error("{0}")]
+    Reported(String),
+    /// A request or response transform (JavaScript) failed.
+    #[error("{0}")]
+    Transform(String),
+    /// A batch job ended without an answer for this request.
+    #[error("{0}")]
+    Unanswered(&'static str),
+    /// A batch item failed and the run is strict about batches (`--batch strict`): the item's
+    /// own error is the source.
+    #[error("{}batch item{} failed: {source}", if case.is_some() { "" } else { "its " }, case.as_ref().map(|c| format!(" of `{c}`")).unwrap_or_default())]
+    BatchItem {
+        case: Option<String>,
+        source: Box<ProviderError>,
+    },
+    /// A step after the first of a tool loop (`docs/tools.md#tool-loops`) failed.
+    #[error("step {step} of the tool loop: {source}")]
+    InStep { step: u32, source: Box<ProviderError> },
+    /// agentv could not keep an answer it got (a batch answer held for its case).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl ProviderError {
-    pub fn failed(message: impl Into<String>) -> Self {
-        Self::Failed(message.into())
+    /// A local I/O failure, with what was being done and to which path.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            what: what.into(),
+            source: std::sync::Arc::new(source),
+        }
     }
 
-    /// The same error with its message rewritten by `f`; a timeout stays as it is (the runner
-    /// retries it by its kind).
-    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
-        match self {
-            Self::Http {
-                status,
-                message,
-                retry_after,
-            } => Self::Http {
-                status,
-                message: f(message),
-                retry_after,
-            },
-            Self::Network(m) => Self::Network(f(m)),
-            Self::Failed(m) => Self::Failed(f(m)),
-            timeout @ Self::Timeout(_) => timeout,
+    /// An answer that is not the shape `from` speaks.
+    pub fn malformed(from: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Malformed {
+            from: from.into(),
+            problem: problem.into(),
         }
     }
 }
@@ -220,7 +275,7 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         &'a self,
         _requests: &'a [ProviderRequest],
     ) -> ProviderFuture<'a, Vec<Result<ProviderResponse, ProviderError>>> {
-        Box::pin(async { Err(ProviderError::failed("this provider cannot batch")) })
+        Box::pin(async { Err(ProviderError::Unsupported("this provider cannot batch")) })
     }
 
     /// Settings that shape the answer, without secrets (for prompt dumps and cache keys).
@@ -278,13 +333,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Embeds `text` as a vector (promptfoo's `similar` and `answer-relevance`,
     /// `docs/promptfoo.md#similar`). Only OpenAI-compatible APIs embed.
     fn embed<'a>(&'a self, _text: &'a str) -> ProviderFuture<'a, Embedding> {
-        Box::pin(async { Err(ProviderError::failed("this provider cannot embed text")) })
+        Box::pin(async { Err(ProviderError::Unsupported("this provider cannot embed text")) })
     }
 
     /// Asks the provider's moderation API about `text` (promptfoo's `moderation`,
     /// `docs/promptfoo.md#moderation`). Only OpenAI-compatible APIs moderate.
     fn moderate<'a>(&'a self, _text: &'a str) -> ProviderFuture<'a, Moderation> {
-        Box::pin(async { Err(ProviderError::failed("this provider has no moderation API")) })
+        Box::pin(async { Err(ProviderError::Unsupported("this provider has no moderation API")) })
     }
 }
 

@@ -248,9 +248,9 @@ mod tests {
                     .gate
                     .acquire()
                     .await
-                    .map_err(|e| ProviderError::failed(e.to_string()))?;
+                    .map_err(|e| ProviderError::Internal(e.to_string()))?;
                 if self.fail {
-                    return Err(ProviderError::failed("model down"));
+                    return Err(ProviderError::Reported("model down".into()));
                 }
                 Ok(ProviderResponse {
                     token_usage: Some(TokenUsage {

@@ -44,7 +44,23 @@ impl RetryPolicy {
                 !matches!(status, 401 | 403) && self.retryable_status_codes.contains(status)
             }
             ProviderError::Network(_) => true,
-            ProviderError::Timeout(_) | ProviderError::Failed(_) => false,
+            // Timeouts are retried by the run; everything else would fail the same way again.
+            ProviderError::Timeout(_)
+            | ProviderError::Unreachable(_)
+            | ProviderError::Setup(_)
+            | ProviderError::Unsupported(_)
+            | ProviderError::Unhealthy(_)
+            | ProviderError::Workspace(_)
+            | ProviderError::Io { .. }
+            | ProviderError::Spawn(_)
+            | ProviderError::Exited { .. }
+            | ProviderError::Malformed { .. }
+            | ProviderError::Reported(_)
+            | ProviderError::Transform(_)
+            | ProviderError::Unanswered(_)
+            | ProviderError::BatchItem { .. }
+            | ProviderError::InStep { .. }
+            | ProviderError::Internal(_) => false,
         }
     }
 
@@ -102,9 +118,7 @@ pub fn transport_error(error: reqwest::Error, timeout: Option<Duration>) -> Prov
     match crate::http::classify(error) {
         None => ProviderError::Timeout(timeout.unwrap_or_default()),
         Some((crate::http::Failure::Transient, message)) => ProviderError::Network(message),
-        Some((crate::http::Failure::Permanent, message)) => {
-            ProviderError::Failed(format!("network error, not retried: {message}"))
-        }
+        Some((crate::http::Failure::Permanent, message)) => ProviderError::Unreachable(message),
     }
 }
 

@@ -247,7 +247,7 @@ impl Provider for ScriptProvider {
             let payload = self.payload(request);
             let value = exchange(&self.pool, payload, &self.child_env, &self.secrets, self.timeout)
                 .await
-                .map_err(|e| ProviderError::failed(format!("{} provider {}: {e}", self.language_name(), self.file.display())))?;
+                .map_err(|e| ProviderError::Reported(format!("{} provider {}: {e}", self.language_name(), self.file.display())))?;
             let mut response = answer(&value)?;
             response.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
             Ok(response)
@@ -301,8 +301,10 @@ impl ScriptProvider {
 /// `cost` are its metrics.
 pub(crate) fn answer(value: &Value) -> Result<ProviderResponse, ProviderError> {
     let Some(obj) = value.as_object() else {
-        return Err(ProviderError::failed(format!(
-            "the provider returned {}, not an object with `output`",
+        return Err(ProviderError::malformed(
+            "the script provider",
+            format!(
+            "it returned {}, not an object with `output`",
             match value {
                 Value::Null => "nothing",
                 Value::Bool(_) => "a boolean",
@@ -311,11 +313,12 @@ pub(crate) fn answer(value: &Value) -> Result<ProviderResponse, ProviderError> {
                 Value::Array(_) => "a list",
                 Value::Object(_) => "an object",
             }
-        )));
+        ),
+        ));
     };
     if let Some(error) = obj.get("error").filter(|e| !e.is_null() && *e != &Value::Bool(false)) {
         let text = error.as_str().map_or_else(|| error.to_string(), str::to_owned);
-        return Err(ProviderError::failed(text));
+        return Err(ProviderError::Reported(text));
     }
     let output = match obj.get("output") {
         None | Some(Value::Null) => String::new(),

@@ -190,12 +190,12 @@ impl Provider for VsCodeProvider {
             let safe = crate::paths::file_name_safe(&request.eval_id);
             let dir = self.config.subagent_root.join(format!("{safe}-{}", request.attempt));
             std::fs::create_dir_all(&dir)
-                .map_err(|e| ProviderError::failed(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| ProviderError::io(format!("cannot create {}", dir.display()), e))?;
             let prompt_file = dir.join("prompt.md");
             let response_file = dir.join("response.md");
             let _ = std::fs::remove_file(&response_file);
             std::fs::write(&prompt_file, self.document(request, &response_file))
-                .map_err(|e| ProviderError::failed(format!("cannot write {}: {e}", prompt_file.display())))?;
+                .map_err(|e| ProviderError::io(format!("cannot write {}", prompt_file.display()), e))?;
             let workspace = self.workspace(request);
             let argv = self.dispatch_argv(&prompt_file, &response_file, &request.eval_id, workspace.as_deref());
             let mut metadata = Map::new();
@@ -225,20 +225,20 @@ impl Provider for VsCodeProvider {
             .await
             .map_err(|e| match e {
                 process::ProcessError::TimedOut(d) => ProviderError::Timeout(d),
-                other => ProviderError::failed(format!("VS Code dispatch failed: {other}")),
+                other => ProviderError::Spawn(format!("VS Code dispatch failed: {other}")),
             })?;
             if !done.status.success() {
-                return Err(ProviderError::failed(format!(
-                    "VS Code dispatch exited with code {}: {}",
-                    done.code_text(),
-                    done.output_tail(1000, &self.config.secrets)
-                )));
+                return Err(ProviderError::Exited {
+                    program: "VS Code dispatch".to_owned(),
+                    code: done.code_text(),
+                    output: done.output_tail(1000, &self.config.secrets),
+                });
             }
             let text = if self.config.wait {
                 wait_for(&response_file, timeout.saturating_sub(started.elapsed())).await?
             } else {
                 std::fs::read_to_string(&response_file)
-                    .map_err(|e| ProviderError::failed(format!("no response file {} ({e})", response_file.display())))?
+                    .map_err(|e| ProviderError::io(format!("no response file {}", response_file.display()), e))?
             };
             let mut response = parse_answer(&text);
             response.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);

@@ -9,6 +9,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::reader::RecordError;
+
 use crate::model::{
     EvaluationRecord, EvaluatorResult, ExecutionMetrics, ExecutionStatus, TokenUsage, TraceSummary, Verdict,
 };
@@ -18,8 +20,8 @@ const MAX_SIDE_FILE: u64 = 1024 * 1024;
 
 /// A 2.x evaluation result: our keys, minus `execution_status`, `verdict` and `attempt`; the
 /// token, cost and duration figures sit in `trace_summary`.
-pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, String> {
-    let eval_id = text(obj, "eval_id").ok_or("`eval_id` must be a string")?;
+pub fn from_ts2(obj: &Map<String, Value>) -> Result<EvaluationRecord, RecordError> {
+    let eval_id = text(obj, "eval_id").ok_or(RecordError::NotAString("eval_id"))?;
     let score = score(obj)?;
     let error = text(obj, "error");
     let mut evaluator_results: Vec<EvaluatorResult> = list(obj, "evaluator_results")
@@ -134,8 +136,8 @@ fn ts2_trace(value: Option<&Value>) -> (Option<TraceSummary>, Option<ExecutionMe
 
 /// A 4.x `index.jsonl` row. The answer and the input live in files of the run directory
 /// (`answer_path`, `input_path`, relative to the index file); they are read when present.
-pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationRecord, String> {
-    let eval_id = text(obj, "test_id").ok_or("`test_id` must be a string")?;
+pub fn from_ts4(obj: &Map<String, Value>, base_dir: &Path) -> Result<EvaluationRecord, RecordError> {
+    let eval_id = text(obj, "test_id").ok_or(RecordError::NotAString("test_id"))?;
     let score = score(obj)?;
     let error = text(obj, "error");
     let status = text(obj, "execution_status");
@@ -278,10 +280,10 @@ fn side_file(obj: &Map<String, Value>, key: &str, base_dir: &Path) -> Option<Str
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn score(obj: &Map<String, Value>) -> Result<f64, String> {
+fn score(obj: &Map<String, Value>) -> Result<f64, RecordError> {
     match obj.get("score") {
-        Some(v) => v.as_f64().ok_or_else(|| format!("`score` must be a number, found {v}")),
-        None => Err("missing `score`".to_owned()),
+        Some(v) => v.as_f64().ok_or_else(|| RecordError::ScoreNotANumber(v.clone())),
+        None => Err(RecordError::NoScore),
     }
 }
 
@@ -425,11 +427,15 @@ mod tests {
     #[test]
     fn a_missing_or_textual_score_is_an_error() {
         assert_eq!(
-            from_ts4(&obj(json!({"test_id": "t"})), Path::new(".")).expect_err("no score"),
+            from_ts4(&obj(json!({"test_id": "t"})), Path::new("."))
+                .expect_err("no score")
+                .to_string(),
             "missing `score`"
         );
         assert_eq!(
-            from_ts2(&obj(json!({"eval_id": "t", "score": "high"}))).expect_err("text"),
+            from_ts2(&obj(json!({"eval_id": "t", "score": "high"})))
+                .expect_err("text")
+                .to_string(),
             "`score` must be a number, found \"high\""
         );
     }

@@ -94,11 +94,11 @@ pub enum ReadError {
         column: usize,
         message: String,
     },
-    #[error("{}:{line}: {message}", path.display())]
+    #[error("{}:{line}: {source}", path.display())]
     Record {
         path: PathBuf,
         line: usize,
-        message: String,
+        source: RecordError,
     },
     #[error(
         "{}:{line}: the line is over {} (the most one record may take to be read whole); set {}=<MiB> to read longer lines",
@@ -119,6 +119,28 @@ impl ReadError {
             | Self::TooLong { line, .. } => Some(*line),
         }
     }
+}
+
+/// Why a line that is JSON is not a result record of any generation (`docs/results.md`).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("expected a JSON object (one result per line), found {0}")]
+    NotAnObject(&'static str),
+    #[error("not a result record: it has no `eval_id` (agentv, AgentV 2.x) or `test_id` (AgentV 4.x)")]
+    NoId,
+    #[error("not a valid agentv result record: {0}")]
+    Invalid(serde_json::Error),
+    #[error("`trace` must be a list of trace events: {0}")]
+    Trace(serde_json::Error),
+    /// A key of an AgentV 2.x or 4.x record that must be a string is not.
+    #[error("`{0}` must be a string")]
+    NotAString(&'static str),
+    #[error("missing `score`")]
+    NoScore,
+    #[error("`score` must be a number, found {0}")]
+    ScoreNotANumber(Value),
+    #[error("`score` {0} is outside 0 to 1; results files hold scores from 0 to 1")]
+    ScoreOutOfRange(f64),
 }
 
 /// Streams the records of a JSONL results file.
@@ -252,10 +274,7 @@ impl<R: BufRead> ResultsReader<R> {
             Err(e) => return Err(self.syntax(&e, skipped)),
         };
         let Value::Object(obj) = value else {
-            return Err(self.record_error(format!(
-                "expected a JSON object (one result per line), found {}",
-                kind_of(&value)
-            )));
+            return Err(self.record_error(RecordError::NotAnObject(kind_of(&value))));
         };
         self.decoded(obj).map(Some)
     }
@@ -292,9 +311,7 @@ impl<R: BufRead> ResultsReader<R> {
             }
         };
         match top {
-            Top::Other(kind) => {
-                Err(self.record_error(format!("expected a JSON object (one result per line), found {kind}")))
-            }
+            Top::Other(kind) => Err(self.record_error(RecordError::NotAnObject(kind))),
             Top::Object(mut obj) => {
                 fill_skipped_text(&mut obj);
                 self.decoded(obj).map(Some)
@@ -303,17 +320,14 @@ impl<R: BufRead> ResultsReader<R> {
     }
 
     fn decoded(&self, obj: Map<String, Value>) -> Result<ReadRecord, ReadError> {
-        let (generation, record) = decode(obj, &self.base_dir).map_err(|m| self.record_error(m))?;
+        let (generation, record) = decode(obj, &self.base_dir).map_err(|e| self.record_error(e))?;
         self.checked(generation, record)
     }
 
     fn checked(&self, generation: Generation, record: EvaluationRecord) -> Result<ReadRecord, ReadError> {
         // Scores are in [0, 1] in every generation; anything else would skew every mean and delta.
         if !(0.0..=1.0).contains(&record.score) {
-            return Err(self.record_error(format!(
-                "`score` {} is outside 0 to 1; results files hold scores from 0 to 1",
-                record.score
-            )));
+            return Err(self.record_error(RecordError::ScoreOutOfRange(record.score)));
         }
         Ok(ReadRecord {
             line: self.line,
@@ -322,11 +336,11 @@ impl<R: BufRead> ResultsReader<R> {
         })
     }
 
-    fn record_error(&self, message: String) -> ReadError {
+    fn record_error(&self, source: RecordError) -> ReadError {
         ReadError::Record {
             path: self.path.clone(),
             line: self.line,
-            message,
+            source,
         }
     }
 
@@ -572,31 +586,25 @@ fn drain<R: BufRead>(
 
 /// Which generation wrote `obj`, and the record it holds (with the line's `trace`, in any
 /// generation).
-fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), String> {
+fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), RecordError> {
     let trace = match obj.remove("trace") {
         None | Some(Value::Null) => None,
-        Some(value) => Some(
-            serde_json::from_value::<Vec<TraceEvent>>(value)
-                .map_err(|e| format!("`trace` must be a list of trace events: {e}"))?,
-        ),
+        Some(value) => Some(serde_json::from_value::<Vec<TraceEvent>>(value).map_err(RecordError::Trace)?),
     };
     let (generation, mut record) = decode_record(obj, base_dir)?;
     record.trace = trace;
     Ok((generation, record))
 }
 
-fn decode_record(obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), String> {
+fn decode_record(obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), RecordError> {
     if obj.contains_key("test_id") && !obj.contains_key("eval_id") {
         return Ok((Generation::AgentvTs4, foreign::from_ts4(&obj, base_dir)?));
     }
     if !obj.contains_key("eval_id") {
-        return Err(
-            "not a result record: it has no `eval_id` (agentv, AgentV 2.x) or `test_id` (AgentV 4.x)".to_owned(),
-        );
+        return Err(RecordError::NoId);
     }
     if obj.contains_key("execution_status") {
-        let record = serde_json::from_value::<EvaluationRecord>(Value::Object(obj))
-            .map_err(|e| format!("not a valid agentv result record: {e}"))?;
+        let record = serde_json::from_value::<EvaluationRecord>(Value::Object(obj)).map_err(RecordError::Invalid)?;
         return Ok((Generation::Agentv, record));
     }
     Ok((Generation::AgentvTs2, foreign::from_ts2(&obj)?))

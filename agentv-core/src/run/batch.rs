@@ -372,10 +372,13 @@ fn settle(
         }
         let reason = reasons
             .remove(&i)
-            .unwrap_or_else(|| ProviderError::failed("no result in its batch job"));
+            .unwrap_or(ProviderError::Unanswered("no result in its batch job"));
         if strict {
-            let message = format!("batch item of `{}` failed: {reason}", jobs[i].case.id);
-            out.insert(i, Err(ProviderError::failed(message)));
+            let failed = ProviderError::BatchItem {
+                case: Some(jobs[i].case.id.clone()),
+                source: Box::new(reason),
+            };
+            out.insert(i, Err(failed));
         } else {
             online += 1;
         }

@@ -80,7 +80,7 @@ async fn call_with_retries(
         let container = match session.as_deref_mut() {
             Some(s) if in_container => match s.start_agent(&job.case.input_files).await {
                 Ok(container) => container,
-                Err(e) => return (Err(ProviderError::failed(e)), attempt),
+                Err(e) => return (Err(ProviderError::Workspace(e.to_string())), attempt),
             },
             _ => None,
         };

@@ -321,7 +321,7 @@ impl Queue {
                 Some(results) => {
                     let answer = results
                         .remove(&custom)
-                        .unwrap_or_else(|| Err(ProviderError::failed("no result in its batch job")));
+                        .unwrap_or(Err(ProviderError::Unanswered("no result in its batch job")));
                     let _ = tx.send(answer);
                 }
                 None => {
@@ -440,7 +440,7 @@ async fn follow(shared: Arc<Shared>, queue: Arc<Queue>, id: String, delivery: Ar
     let mut d = lock(&delivery);
     failed += d.waiters.len();
     for (_, tx) in d.waiters.drain() {
-        let _ = tx.send(Err(ProviderError::failed("no result in its batch job")));
+        let _ = tx.send(Err(ProviderError::Unanswered("no result in its batch job")));
     }
     d.results = Some(kept);
     drop(d);
@@ -652,11 +652,14 @@ impl BatchedJudge {
                 // The run is stopping: the case ends unrecorded and `--resume` grades it.
                 return std::future::pending().await;
             }
-            Err(_) => ProviderError::failed("its batch job ended without an answer"),
+            Err(_) => ProviderError::Unanswered("its batch job ended without an answer"),
         };
         lock(&seat.calls).push(None);
         if self.shared.strict {
-            return Err(ProviderError::failed(format!("its batch item failed: {failure}")));
+            return Err(ProviderError::BatchItem {
+                case: None,
+                source: Box::new(failure),
+            });
         }
         inner.invoke(request).await
     }

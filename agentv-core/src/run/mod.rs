@@ -534,12 +534,12 @@ impl Held {
     fn new(response: &ProviderResponse) -> Result<Self, ProviderError> {
         serde_json::to_vec(response)
             .map(|text| Self(text.into_boxed_slice()))
-            .map_err(|e| ProviderError::failed(format!("cannot hold the batch answer ({e})")))
+            .map_err(|e| ProviderError::Internal(format!("cannot hold the batch answer ({e})")))
     }
 
     fn take(self) -> Result<ProviderResponse, ProviderError> {
         serde_json::from_slice(&self.0)
-            .map_err(|e| ProviderError::failed(format!("cannot read back the batch answer ({e})")))
+            .map_err(|e| ProviderError::Internal(format!("cannot read back the batch answer ({e})")))
     }
 }
 

@@ -56,7 +56,7 @@ async fn transformed(
     let pool = script::node_pool(case.eval_dir());
     let value = script::run_js(&pool, call, &context.child_env, &context.secrets)
         .await
-        .map_err(|e| ProviderError::failed(format!("Error in output transform: {e}")))?;
+        .map_err(|e| ProviderError::Transform(format!("Error in output transform: {e}")))?;
     let text = match value {
         Value::String(text) => text,
         Value::Null => String::new(),

@@ -222,7 +222,14 @@ fn at_step(error: ProviderError, step: u32) -> ProviderError {
     if step <= 1 {
         return error;
     }
-    error.map_message(|m| format!("step {step} of the tool loop: {m}"))
+    match error {
+        // A timeout keeps its kind: the runner retries the case by it.
+        timeout @ ProviderError::Timeout(_) => timeout,
+        other => ProviderError::InStep {
+            step,
+            source: Box::new(other),
+        },
+    }
 }
 
 /// The answer of the whole loop: one assistant message per step, the trace, the totals, and
@@ -375,7 +382,7 @@ mod tests {
         fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
             self.requests.lock().expect("lock").push(request.clone());
             let next = self.answers.lock().expect("lock").pop_front();
-            Box::pin(async move { next.ok_or_else(|| ProviderError::failed("no more answers")) })
+            Box::pin(async move { next.ok_or_else(|| ProviderError::Reported("no more answers".into())) })
         }
     }
 

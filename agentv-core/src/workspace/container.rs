@@ -22,6 +22,45 @@ const STEP: Duration = Duration::from_secs(30);
 /// The image pull's default limit.
 const PULL: Duration = Duration::from_secs(1800);
 
+/// Why a container could not be had: the engine is missing or not answering, an image cannot
+/// be pulled, or a `create`/`start` step failed. Before the run it stops the run; for a case,
+/// the case's graders (or, with `docker.agent`, its target) cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    #[error(
+        "`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace"
+    )]
+    NoEngine,
+    /// The engine found before the run is gone.
+    #[error("neither `docker` nor `podman` is on PATH any more")]
+    EngineGone,
+    #[error("`{engine} version` failed: {source}: is the engine running?")]
+    NotAnswering { engine: String, source: StepError },
+    #[error("`{engine} pull {image}` failed: {source}")]
+    Pull {
+        engine: String,
+        image: String,
+        source: StepError,
+    },
+    /// `create` or `start` of a case's container failed.
+    #[error("docker {step} failed ({source})")]
+    Step { step: &'static str, source: StepError },
+}
+
+/// Why one call of the engine's CLI failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error("cannot start {}: {source}", engine.display())]
+    Start { engine: PathBuf, source: std::io::Error },
+    #[error("did not finish within {}s", .0.as_secs())]
+    TimedOut(Duration),
+    #[error("cannot wait for it: {0}")]
+    Wait(std::io::Error),
+    /// It exited with a failure status: `exit N: <the end of its stderr>`.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// The engine [`prepare`] found answering, used for the rest of the run.
 static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
@@ -41,7 +80,7 @@ fn candidates() -> Vec<PathBuf> {
 
 /// The first of `docker` and `podman` whose `version` answers: a `docker` client whose daemon
 /// is not running gives way to a working `podman`. The error is the first engine's.
-fn answering() -> Result<PathBuf, String> {
+fn answering() -> Result<PathBuf, ContainerError> {
     let found = candidates();
     let mut first_error = None;
     for engine in &found {
@@ -51,18 +90,18 @@ fn answering() -> Result<PathBuf, String> {
                 tracing::debug!("container engine {shown}: {}", version.trim());
                 return Ok(engine.clone());
             }
-            Err(e) => {
-                first_error.get_or_insert(format!("`{shown} version` failed: {e}: is the engine running?"));
+            Err(source) => {
+                first_error.get_or_insert(ContainerError::NotAnswering { engine: shown, source });
             }
         }
     }
-    Err(first_error.unwrap_or_else(|| "`workspace.docker` is set, but neither `docker` nor `podman` is on PATH: install one of them (and start it), or remove `docker` from the workspace".to_owned()))
+    Err(first_error.unwrap_or(ContainerError::NoEngine))
 }
 
 /// Checks, before any case runs, that an engine is installed and answering (and chooses it)
 /// and that every image of `dockers` is present (pulling the missing ones). The message says
 /// what to fix.
-pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), String> {
+pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), ContainerError> {
     let mut images: Vec<&Docker> = Vec::new();
     for d in dockers {
         if !images.iter().any(|seen| seen.image == d.image) {
@@ -80,22 +119,28 @@ pub fn prepare<'a>(dockers: impl IntoIterator<Item = &'a Docker>) -> Result<(), 
             continue;
         }
         let limit = d.timeout.map_or(PULL, Duration::from_secs);
-        run_blocking(&engine, &["pull", &d.image], limit)
-            .map_err(|e| format!("`{shown} pull {}` failed: {e}", d.image))?;
+        run_blocking(&engine, &["pull", &d.image], limit).map_err(|source| ContainerError::Pull {
+            engine: shown.clone(),
+            image: d.image.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
 
 /// Runs `engine args` to its end within `limit`; its stdout, or why it failed (exit code and
 /// the tail of stderr).
-fn run_blocking(engine: &Path, args: &[&str], limit: Duration) -> Result<String, String> {
+fn run_blocking(engine: &Path, args: &[&str], limit: Duration) -> Result<String, StepError> {
     let mut child = std::process::Command::new(engine)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start it: {e}"))?;
+        .map_err(|source| StepError::Start {
+            engine: engine.to_path_buf(),
+            source,
+        })?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -103,17 +148,17 @@ fn run_blocking(engine: &Path, args: &[&str], limit: Duration) -> Result<String,
             Ok(None) if started.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("it did not finish within {}s", limit.as_secs()));
+                return Err(StepError::TimedOut(limit));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(StepError::Wait(e)),
         }
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(StepError::Wait)?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
-    Err(failure(out.status, &out.stderr))
+    Err(StepError::Failed(failure(out.status, &out.stderr)))
 }
 
 fn failure(status: std::process::ExitStatus, stderr: &[u8]) -> String {
@@ -152,8 +197,8 @@ impl Container {
     /// Creates and starts a container of `docker.image` with `workspace` mounted at the same
     /// path (so the paths graders are given hold inside it too) and as its working directory,
     /// and each of `more` at its own path.
-    pub async fn start(docker: &Docker, workspace: &Path, more: &[Mount<'_>]) -> Result<Self, String> {
-        let engine = engine().ok_or("neither `docker` nor `podman` is on PATH any more")?;
+    pub async fn start(docker: &Docker, workspace: &Path, more: &[Mount<'_>]) -> Result<Self, ContainerError> {
+        let engine = engine().ok_or(ContainerError::EngineGone)?;
         let dir = workspace.display().to_string();
         let mut args: Vec<String> = vec!["create".into()];
         if let Some(memory) = &docker.memory {
@@ -174,7 +219,7 @@ impl Container {
         args.extend([docker.image.clone(), "sleep".into(), "infinity".into()]);
         let id = step(&engine, &args)
             .await
-            .map_err(|e| format!("docker create failed ({e})"))?;
+            .map_err(|source| ContainerError::Step { step: "create", source })?;
         let id = id.trim().to_owned();
         let container = Self {
             engine,
@@ -183,7 +228,7 @@ impl Container {
         };
         step(&container.engine, &["start".to_owned(), container.id.clone()])
             .await
-            .map_err(|e| format!("docker start failed ({e})"))?;
+            .map_err(|source| ContainerError::Step { step: "start", source })?;
         Ok(container)
     }
 
@@ -247,16 +292,19 @@ impl Drop for Container {
 }
 
 /// One engine call of a case, within [`STEP`]; its stdout.
-async fn step(engine: &Path, args: &[String]) -> Result<String, String> {
+async fn step(engine: &Path, args: &[String]) -> Result<String, StepError> {
     let run = tokio::process::Command::new(engine)
         .args(args)
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output();
     match tokio::time::timeout(STEP, run).await {
-        Err(_) => Err(format!("did not finish within {}s", STEP.as_secs())),
-        Ok(Err(e)) => Err(format!("cannot start {}: {e}", engine.display())),
+        Err(_) => Err(StepError::TimedOut(STEP)),
+        Ok(Err(source)) => Err(StepError::Start {
+            engine: engine.to_path_buf(),
+            source,
+        }),
         Ok(Ok(out)) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-        Ok(Ok(out)) => Err(failure(out.status, &out.stderr)),
+        Ok(Ok(out)) => Err(StepError::Failed(failure(out.status, &out.stderr))),
     }
 }

@@ -17,6 +17,47 @@ use super::changed::Walk;
 use crate::process::{self, ProcessSpec};
 
 /// A starting state: the commit the diff is taken against, and the index that describes it.
+/// Why a git call of `file_changes` or a workspace reset failed (`docs/workspaces.md#file-changes`).
+/// Clone: a run's git directory is made once and every workspace sees the same outcome.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GitError {
+    /// git did not run to an exit status (it is not installed, or it hung past the timeout).
+    #[error("git {args}: {message}")]
+    Run { args: String, message: String },
+    /// git exited with a failure status; `stderr` is its own explanation.
+    #[error("git {args} failed with code {code}: {stderr}")]
+    Failed { args: String, code: String, stderr: String },
+    /// A file of agentv's own beside git (the run's git directory, an index) could not be
+    /// made, copied or removed.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::sync::Arc<std::io::Error>,
+    },
+}
+
+impl GitError {
+    /// git's failed exit, with `args` as the message shows them.
+    pub(super) fn failed(args: String, done: &process::Exited) -> Self {
+        Self::Failed {
+            args,
+            code: done.code_text(),
+            stderr: String::from_utf8_lossy(&done.stderr).trim().to_owned(),
+        }
+    }
+
+    /// An I/O error on `path` while doing `what`.
+    pub(super) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            what,
+            path,
+            source: std::sync::Arc::new(source),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Baseline {
     pub commit: String,
@@ -27,7 +68,7 @@ pub struct Baseline {
 #[derive(Debug)]
 pub struct Git {
     dir: PathBuf,
-    init: tokio::sync::OnceCell<Result<(), String>>,
+    init: tokio::sync::OnceCell<Result<(), GitError>>,
     /// [`Git::excludes_outside`], once known.
     outside: std::sync::OnceLock<bool>,
 }
@@ -86,7 +127,7 @@ impl Git {
 
     /// Runs git with `args` for `work_tree` and `index`; stdout on success. Pathspecs are
     /// literal: a file name holding `*` or `:` names that file.
-    async fn run(&self, args: &[&str], work_tree: &Path, index: &Path) -> Result<Vec<u8>, String> {
+    async fn run(&self, args: &[&str], work_tree: &Path, index: &Path) -> Result<Vec<u8>, GitError> {
         self.run_input(args, work_tree, index, None).await
     }
 
@@ -96,7 +137,7 @@ impl Git {
         work_tree: &Path,
         index: &Path,
         stdin: Option<&[u8]>,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, GitError> {
         let env = [
             ("GIT_DIR".to_owned(), self.dir.display().to_string()),
             ("GIT_WORK_TREE".to_owned(), work_tree.display().to_string()),
@@ -112,7 +153,7 @@ impl Git {
         cwd: &Path,
         extra: &[(String, String)],
         stdin: Option<&[u8]>,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, GitError> {
         let mut argv: Vec<&str> = CONFIG.to_vec();
         argv.extend_from_slice(args);
         let mut env = vec![
@@ -124,19 +165,17 @@ impl Git {
         if done.status.success() {
             Ok(done.stdout)
         } else {
-            Err(format!(
-                "git {} failed with code {}: {}",
-                args.first().copied().unwrap_or_default(),
-                done.code_text(),
-                String::from_utf8_lossy(&done.stderr).trim()
+            Err(GitError::failed(
+                args.first().copied().unwrap_or_default().to_owned(),
+                &done,
             ))
         }
     }
 
-    async fn ensure_init(&self) -> Result<(), String> {
+    async fn ensure_init(&self) -> Result<(), GitError> {
         self.init
             .get_or_init(|| async {
-                std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+                std::fs::create_dir_all(&self.dir).map_err(GitError::io("cannot create", &self.dir))?;
                 let dir = self.dir.display().to_string();
                 self.run_with(&["init", "--quiet", "--bare", &dir], &self.dir, &[], None)
                     .await
@@ -148,7 +187,7 @@ impl Git {
 
     /// Records `work_tree` as a starting state. `start` is an index that already describes
     /// most of it (the template's): copied to `index` first, so only what differs is read.
-    pub async fn snapshot(&self, work_tree: &Path, start: Option<&Path>, index: &Path) -> Result<Baseline, String> {
+    pub async fn snapshot(&self, work_tree: &Path, start: Option<&Path>, index: &Path) -> Result<Baseline, GitError> {
         self.ensure_init().await?;
         match start {
             Some(from) => std::fs::copy(from, index).map(|_| ()),
@@ -157,7 +196,7 @@ impl Git {
                 _ => Ok(()),
             },
         }
-        .map_err(|e| format!("cannot prepare the index {}: {e}", index.display()))?;
+        .map_err(GitError::io("cannot prepare the index", index))?;
         self.run(&["add", "-A"], work_tree, index).await?;
         let tree = text(self.run(&["write-tree"], work_tree, index).await?);
         let commit = text(
@@ -173,7 +212,12 @@ impl Git {
     /// The diff of `work_tree` against `baseline`, its index at `index` (a copy of the
     /// baseline's, made when the workspace was). `None` when nothing changed. Repositories
     /// cloned inside the workspace show their own changes, as AgentV 4.x shows them.
-    pub async fn changes(&self, work_tree: &Path, baseline: &Baseline, index: &Path) -> Result<Option<String>, String> {
+    pub async fn changes(
+        &self,
+        work_tree: &Path,
+        baseline: &Baseline,
+        index: &Path,
+    ) -> Result<Option<String>, GitError> {
         let nested = nested_repositories(work_tree);
         for repo in &nested {
             let _ = run_git(&["add", "-A"], repo, &[], callers_git_vars()).await;
@@ -205,7 +249,7 @@ impl Git {
     }
 
     /// The paths `baseline` (at `work_tree`) tracks: the files its tree holds.
-    pub async fn tracked(&self, work_tree: &Path, baseline: &Baseline) -> Result<HashSet<PathBuf>, String> {
+    pub async fn tracked(&self, work_tree: &Path, baseline: &Baseline) -> Result<HashSet<PathBuf>, GitError> {
         let out = self.run(&["ls-files", "-z"], work_tree, &baseline.index).await?;
         Ok(out
             .split(|b| *b == 0)
@@ -227,7 +271,7 @@ impl Git {
         tracked: &HashSet<PathBuf>,
         walk: &Walk,
         scratch: &Path,
-    ) -> Result<Among, String> {
+    ) -> Result<Among, GitError> {
         let candidates = &walk.candidates;
         let gitignore = candidates
             .iter()
@@ -307,7 +351,13 @@ impl Git {
 
     /// Brings `work_tree` back to `baseline`: tracked files restored, new files removed
     /// (`strict` removes ignored ones too). Repositories inside it are reset on their own.
-    pub async fn reset(&self, work_tree: &Path, baseline: &Baseline, index: &Path, strict: bool) -> Result<(), String> {
+    pub async fn reset(
+        &self,
+        work_tree: &Path,
+        baseline: &Baseline,
+        index: &Path,
+        strict: bool,
+    ) -> Result<(), GitError> {
         self.run(&["reset", "--quiet", "--hard", &baseline.commit], work_tree, index)
             .await?;
         let clean = if strict { "-fdx" } else { "-fd" };
@@ -336,7 +386,7 @@ pub(super) async fn run_git(
     cwd: &Path,
     env: &[(String, String)],
     remove: &[String],
-) -> Result<process::Exited, String> {
+) -> Result<process::Exited, GitError> {
     run_git_input(args, cwd, env, remove, None).await
 }
 
@@ -346,7 +396,7 @@ async fn run_git_input(
     env: &[(String, String)],
     remove: &[String],
     stdin: Option<&[u8]>,
-) -> Result<process::Exited, String> {
+) -> Result<process::Exited, GitError> {
     let mut argv: Vec<String> = vec!["git".into()];
     argv.extend(args.iter().map(|s| (*s).to_owned()));
     let mut env = env.to_vec();
@@ -363,12 +413,15 @@ async fn run_git_input(
         keep_children: false,
     })
     .await
-    .map_err(|e| format!("git {}: {e}", args.join(" ")))
+    .map_err(|e| GitError::Run {
+        args: args.join(" "),
+        message: e.to_string(),
+    })
 }
 
-fn remove_if_present(path: &Path) -> Result<(), String> {
+fn remove_if_present(path: &Path) -> Result<(), GitError> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("cannot remove {}: {e}", path.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(GitError::io("cannot remove", path)(e)),
         _ => Ok(()),
     }
 }

@@ -74,8 +74,11 @@ pub(crate) fn runtime_for<'a>(
 /// message (`docs/workspaces.md#env`).
 pub(crate) fn preflight_cases<'a>(cases: impl Iterator<Item = &'a crate::model::EvalCase> + Clone) -> Option<String> {
     let configs = cases.filter_map(|c| c.workspace.as_ref()?.config.as_ref());
-    preflight(configs.clone().filter_map(|c| c.env.as_ref()))
-        .or_else(|| container::prepare(configs.filter_map(|c| c.docker.as_ref())).err())
+    preflight(configs.clone().filter_map(|c| c.env.as_ref())).or_else(|| {
+        container::prepare(configs.filter_map(|c| c.docker.as_ref()))
+            .err()
+            .map(|e| e.to_string())
+    })
 }
 
 /// `$AGENTV_DATA_DIR`, else `$AGENTV_HOME`, else `~/.agentv`.
@@ -93,7 +96,8 @@ pub fn data_dir() -> PathBuf {
 
 /// Why a case's workspace could not be made: the case becomes an execution error with this
 /// message and reason (`failure_reason_code`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct SetupError {
     pub message: String,
     /// `setup_error` (the suite's setup), `template_error`, `clone_error`, `script_error`.
@@ -109,6 +113,39 @@ impl SetupError {
     }
 }
 
+/// Why a case's workspace session could not do its part: read, copy or diff the workspace, or
+/// give the target a container. Clone: a template is read once per run and every case sees
+/// the same outcome.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    /// A blocking task reading the workspace panicked or was cancelled.
+    #[error("{0}")]
+    Task(String),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+    #[error(transparent)]
+    Container(Arc<container::ContainerError>),
+}
+
+impl WorkspaceError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            what,
+            path,
+            source: Arc::new(source),
+        }
+    }
+}
+
 /// A workspace kept after the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kept {
@@ -120,7 +157,7 @@ pub struct Kept {
 /// A template read once per run, and its starting state (taken from its first copy) with the
 /// paths git tracks in it.
 struct TemplateEntry {
-    tree: tokio::sync::OnceCell<Result<Arc<Template>, String>>,
+    tree: tokio::sync::OnceCell<Result<Arc<Template>, WorkspaceError>>,
     baseline: tokio::sync::OnceCell<Option<(Baseline, Option<Tracked>)>>,
 }
 
@@ -154,7 +191,7 @@ pub struct Runtime {
     data: PathBuf,
     run_id: String,
     run_dir: PathBuf,
-    made: Mutex<Option<Result<(), String>>>,
+    made: Mutex<Option<Result<(), WorkspaceError>>>,
     git: Option<Git>,
     env: Arc<[(String, String)]>,
     secrets: Secrets,
@@ -220,9 +257,14 @@ impl Runtime {
         let result = made.get_or_insert_with(|| {
             std::fs::create_dir_all(self.run_dir.join(".index"))
                 .and_then(|()| orphans::mark(&self.run_dir))
-                .map_err(|e| format!("cannot create the workspace directory {}: {e}", self.run_dir.display()))
+                .map_err(WorkspaceError::io(
+                    "cannot create the workspace directory",
+                    &self.run_dir,
+                ))
         });
-        result.clone().map_err(|m| SetupError::new("setup_error", m))
+        result
+            .clone()
+            .map_err(|e| SetupError::new("setup_error", e.to_string()))
     }
 
     /// A directory name under the run directory, unique in the run.
@@ -274,15 +316,15 @@ impl Runtime {
     }
 
     /// The files of the template at `path`, read once per run (in a blocking task).
-    async fn template_tree(&self, path: &Path) -> Result<Arc<Template>, String> {
+    async fn template_tree(&self, path: &Path) -> Result<Arc<Template>, WorkspaceError> {
         self.template_entry(path)
             .tree
             .get_or_init(|| async {
                 let root = path.to_path_buf();
                 tokio::task::spawn_blocking(move || Template::scan(&root).map(Arc::new))
                     .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| format!("cannot read the template {}: {e}", path.display())))
+                    .map_err(|e| WorkspaceError::Task(e.to_string()))
+                    .and_then(|r| r.map_err(WorkspaceError::io("cannot read the template", path)))
             })
             .await
             .clone()
@@ -295,7 +337,7 @@ impl Runtime {
         let tree = self
             .template_tree(path)
             .await
-            .map_err(|m| SetupError::new("template_error", m))?;
+            .map_err(|e| SetupError::new("template_error", e.to_string()))?;
         let (to, copier) = (dest.to_path_buf(), tree.clone());
         let copied = tokio::task::spawn_blocking(move || copier.copy_to(&to).map(|m| (m, copy::settle()))).await;
         let copied = match copied {
@@ -541,7 +583,7 @@ impl Session {
     /// of the target runs in, the workspace, the attempt's file directory and `files` (the
     /// case's input files, read-only) mounted; `None` when the agent runs on this machine.
     /// [`Session::stop_agent`] removes it.
-    pub async fn start_agent(&mut self, files: &[PathBuf]) -> Result<Option<AgentContainer>, String> {
+    pub async fn start_agent(&mut self, files: &[PathBuf]) -> Result<Option<AgentContainer>, WorkspaceError> {
         let Some(docker) = self.config.docker.clone().filter(|d| d.agent) else {
             return Ok(None);
         };
@@ -549,11 +591,14 @@ impl Session {
         let io = match &self.io {
             Some(io) => io.path().to_path_buf(),
             None => {
-                self.runtime.ensure_run_dir().map_err(|e| e.message)?;
+                self.runtime.ensure_run_dir()?;
                 let made = tempfile::Builder::new()
                     .prefix(".io-")
                     .tempdir_in(&self.runtime.run_dir)
-                    .map_err(|e| format!("cannot create a directory for the target's files: {e}"))?;
+                    .map_err(WorkspaceError::io(
+                        "cannot create a directory for the target's files in",
+                        &self.runtime.run_dir,
+                    ))?;
                 self.io.insert(made).path().to_path_buf()
             }
         };
@@ -573,7 +618,9 @@ impl Session {
                 });
             }
         }
-        let started = container::Container::start(&docker, &self.dir, &mounts).await?;
+        let started = container::Container::start(&docker, &self.dir, &mounts)
+            .await
+            .map_err(|e| WorkspaceError::Container(Arc::new(e)))?;
         let agent = started.for_agent(&io);
         self.agent = Some(started);
         Ok(Some(agent))
@@ -635,7 +682,7 @@ impl Session {
                     exec = c.exec();
                     self.container = Some(c);
                 }
-                Err(e) => container_error = Some(e),
+                Err(e) => container_error = Some(e.to_string()),
             }
         }
         WorkspaceView {
@@ -648,7 +695,7 @@ impl Session {
 
     /// The diff against the starting state: of the paths a stat walk finds changed in a plain
     /// template copy, else of the whole tree.
-    async fn changes(&mut self) -> Result<Option<String>, String> {
+    async fn changes(&mut self) -> Result<Option<String>, WorkspaceError> {
         let runtime = self.runtime.clone();
         let (Some(git), Some(baseline), Some(index)) = (&runtime.git, self.baseline.clone(), self.index.clone()) else {
             return Ok(None);
@@ -657,8 +704,8 @@ impl Session {
             let (tree, dir, copied) = (fresh.tree.clone(), self.dir.clone(), fresh.copied);
             let walk = tokio::task::spawn_blocking(move || changed::walk(&tree, &dir, copied))
                 .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("cannot read the workspace {}: {e}", self.dir.display()))?;
+                .map_err(|e| WorkspaceError::Task(e.to_string()))?
+                .map_err(WorkspaceError::io("cannot read the workspace", &self.dir))?;
             let found = git
                 .changes_among(&self.dir, &baseline, &fresh.tracked, &walk, &index)
                 .await?;
@@ -667,14 +714,13 @@ impl Session {
             }
         }
         self.full_index()?;
-        git.changes(&self.dir, &baseline, &index).await
+        Ok(git.changes(&self.dir, &baseline, &index).await?)
     }
 
     /// Writes the session's whole index (the template's) when it was left unwritten.
-    fn full_index(&mut self) -> Result<(), String> {
+    fn full_index(&mut self) -> Result<(), WorkspaceError> {
         if let (Some(fresh), Some(index)) = (self.fresh.take(), &self.index) {
-            std::fs::copy(&fresh.index, index)
-                .map_err(|e| format!("cannot prepare the index {}: {e}", index.display()))?;
+            std::fs::copy(&fresh.index, index).map_err(WorkspaceError::io("cannot prepare the index", index))?;
         }
         Ok(())
     }

@@ -188,7 +188,7 @@ impl Pool {
                     let tree = rt
                         .template_tree(template)
                         .await
-                        .map_err(|m| SetupError::new("setup_error", m))?;
+                        .map_err(|e| SetupError::new("setup_error", e.to_string()))?;
                     let skip: Vec<String> = repos
                         .iter()
                         .filter_map(|r| r.path.trim_start_matches("./").split('/').next().map(str::to_owned))

@@ -10,7 +10,25 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::git::GitError;
 use crate::model::workspace::Repo;
+
+/// Why a workspace's repositories (`docs/workspaces.md#repositories`) could not be checked out
+/// or reset: the case fails with `clone_error`.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// Another agentv held the mirror's lock for longer than the git timeout.
+    #[error("timed out waiting for the git cache lock {}", .0.display())]
+    Locked(PathBuf),
+    /// The ref (`commit`) names no commit of the repository.
+    #[error("cannot resolve ref '{reference}' of {repo} to a commit")]
+    UnknownRef { reference: String, repo: String },
+    /// The commit has fewer than `ancestor` parents.
+    #[error("cannot resolve ancestor {ancestor} of ref '{reference}'")]
+    NoAncestor { ancestor: u32, reference: String },
+}
 
 /// How long to wait for another process's lock on a mirror.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -42,7 +60,7 @@ pub fn identity(source: &str) -> String {
 }
 
 /// Runs git with `args` in `cwd`; stdout (trimmed) on success.
-async fn git(args: &[&str], cwd: &Path) -> Result<String, String> {
+async fn git(args: &[&str], cwd: &Path) -> Result<String, RepoError> {
     let env = [
         ("GIT_ASKPASS".to_owned(), String::new()),
         ("GIT_SSH_COMMAND".to_owned(), "ssh -o BatchMode=yes".to_owned()),
@@ -51,12 +69,7 @@ async fn git(args: &[&str], cwd: &Path) -> Result<String, String> {
     if done.status.success() {
         Ok(String::from_utf8_lossy(&done.stdout).trim().to_owned())
     } else {
-        Err(format!(
-            "git {} failed with code {}: {}",
-            args.join(" "),
-            done.code_text(),
-            String::from_utf8_lossy(&done.stderr).trim()
-        ))
+        Err(GitError::failed(args.join(" "), &done).into())
     }
 }
 
@@ -67,15 +80,15 @@ fn fresh() -> &'static Mutex<Vec<PathBuf>> {
 }
 
 /// The mirror of `source`, made or updated (once per process); the caller holds no lock.
-async fn mirror(data: &Path, source: &str) -> Result<PathBuf, String> {
+async fn mirror(data: &Path, source: &str) -> Result<PathBuf, RepoError> {
     let cache = data.join("git-cache");
-    std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    std::fs::create_dir_all(&cache).map_err(GitError::io("cannot create", &cache))?;
     let path = cache.join(hex::encode(Sha256::digest(identity(source).as_bytes())));
     let lock = path.with_extension("lock");
     let mut waited = Duration::ZERO;
     while std::fs::create_dir(&lock).is_err() {
         if waited > GIT_TIMEOUT {
-            return Err(format!("timed out waiting for the git cache lock {}", lock.display()));
+            return Err(RepoError::Locked(lock));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
         waited += Duration::from_millis(100);
@@ -85,7 +98,7 @@ async fn mirror(data: &Path, source: &str) -> Result<PathBuf, String> {
     result.map(|()| path)
 }
 
-async fn update_mirror(path: &Path, source: &str, cache: &Path) -> Result<(), String> {
+async fn update_mirror(path: &Path, source: &str, cache: &Path) -> Result<(), RepoError> {
     let already = fresh().lock().map(|f| f.contains(&path.to_path_buf())).unwrap_or(false);
     if already {
         return Ok(());
@@ -104,7 +117,7 @@ async fn update_mirror(path: &Path, source: &str, cache: &Path) -> Result<(), St
         let tmp = cache.join(format!(".tmp-{}-{}", std::process::id(), rand::random::<u32>()));
         let tmp_text = tmp.display().to_string();
         git(&["clone", "--mirror", "--quiet", "--", source, &tmp_text], cache).await?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("cannot move the mirror into place: {e}"))?;
+        std::fs::rename(&tmp, path).map_err(GitError::io("cannot move the mirror into place at", path))?;
     }
     if let Ok(mut f) = fresh().lock() {
         f.push(path.to_path_buf());
@@ -113,7 +126,7 @@ async fn update_mirror(path: &Path, source: &str, cache: &Path) -> Result<(), St
 }
 
 /// Clones every repository of `repos` into `dest` and checks out its commit.
-pub async fn materialize(data: &Path, repos: &[Repo], dest: &Path) -> Result<(), String> {
+pub async fn materialize(data: &Path, repos: &[Repo], dest: &Path) -> Result<(), RepoError> {
     for repo in repos {
         let mirror = mirror(data, &repo.repo).await?;
         let target = dest.join(&repo.path);
@@ -138,7 +151,7 @@ pub async fn materialize(data: &Path, repos: &[Repo], dest: &Path) -> Result<(),
 }
 
 /// The commit `repo` asks for, in its clone at `dir`.
-async fn resolve(repo: &Repo, dir: &Path) -> Result<String, String> {
+async fn resolve(repo: &Repo, dir: &Path) -> Result<String, RepoError> {
     let reference = repo.commit.as_deref().unwrap_or("HEAD");
     let commit = format!("{reference}^{{commit}}");
     let sha = match git(&["rev-parse", "--verify", "--quiet", "--end-of-options", &commit], dir).await {
@@ -147,7 +160,10 @@ async fn resolve(repo: &Repo, dir: &Path) -> Result<String, String> {
             let remote = format!("refs/remotes/origin/{reference}^{{commit}}");
             git(&["rev-parse", "--verify", "--quiet", "--end-of-options", &remote], dir)
                 .await
-                .map_err(|_| format!("cannot resolve ref '{reference}' of {} to a commit", repo.repo))?
+                .map_err(|_| RepoError::UnknownRef {
+                    reference: reference.to_owned(),
+                    repo: repo.repo.clone(),
+                })?
         }
     };
     match repo.ancestor.filter(|n| *n > 0) {
@@ -156,14 +172,17 @@ async fn resolve(repo: &Repo, dir: &Path) -> Result<String, String> {
             let back = format!("{sha}~{n}");
             git(&["rev-parse", "--verify", "--quiet", "--end-of-options", &back], dir)
                 .await
-                .map_err(|_| format!("cannot resolve ancestor {n} of ref '{reference}'"))
+                .map_err(|_| RepoError::NoAncestor {
+                    ancestor: n,
+                    reference: reference.to_owned(),
+                })
         }
     }
 }
 
 /// Resets every repository to its commit and removes what is not tracked (`strict`: ignored
 /// files too).
-pub async fn reset_all(repos: &[Repo], dest: &Path, strict: bool) -> Result<(), String> {
+pub async fn reset_all(repos: &[Repo], dest: &Path, strict: bool) -> Result<(), RepoError> {
     for repo in repos {
         let dir = dest.join(&repo.path);
         if !dir.join(".git").exists() {
