@@ -52,6 +52,8 @@ pub const PROMPTFOO_GRADER_MARKS: &[&str] = &[
     "Please extract relevant sentences from the provided context",
     "Given a question and answer, create one or more statements",
     "Prompt: Natural language inference",
+    "You are comparing multiple pieces of text to see which best fits",
+    "Based on the given list of message exchanges between a user and an LLM",
 ];
 
 /// The canned answer to a question.

@@ -10,4 +10,4 @@ fake=$!
 trap 'kill $fake 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/port" ] && break; sleep 0.2; done
 export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$dir/port")/v1" OPENAI_API_KEY=sk-fake-model-graded
-"$here/agreement.sh" "$here/model-graded/promptfooconfig.yaml"
+"$here/agreement.sh" "$here/model-graded/promptfooconfig.yaml" "$here/model-graded/compare/promptfooconfig.yaml"

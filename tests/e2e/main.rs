@@ -28,6 +28,7 @@ mod judge_economy;
 mod judge_generations;
 mod llm_providers;
 mod persistent_judges;
+mod promptfoo_compare;
 mod promptfoo_configs;
 mod promptfoo_convert;
 mod promptfoo_model_graded;

@@ -42,7 +42,7 @@ const FINAL: &str = "final verdict for each statement in order:";
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
     let threshold = promptfoo_check::threshold(f, cx).ok()?;
-    super::context_relevance::no_context_transform(f, cx)?;
+    let transform = super::context_relevance::context_transform(f, cx)?;
     let grading = Grading::parse(f, cx)?;
     if let Some(p) = grading.rubric_prompt.as_ref().filter(|p| !p.is_array()) {
         cx.drop_grader(
@@ -56,6 +56,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
     Some(Arc::new(ContextFaithfulness {
         threshold: threshold.unwrap_or(0.0),
         grading,
+        transform,
     }))
 }
 
@@ -64,6 +65,8 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 pub struct ContextFaithfulness {
     pub threshold: f64,
     pub grading: Grading,
+    /// `contextTransform`.
+    pub transform: Option<String>,
 }
 
 graded::grader_asking!(ContextFaithfulness, ask);
@@ -81,7 +84,7 @@ impl ContextFaithfulness {
     async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {
         let vars = graded::vars(ctx);
         let query = super::context_relevance::query(&vars, "context-faithfulness")?;
-        let context = Context::of(&vars, None)?;
+        let context = Context::resolve(ctx, &vars, None, self.transform.as_deref()).await?;
         let mut scope = vars.clone();
         scope.insert("question".to_owned(), query.into());
         scope.insert("answer".to_owned(), graded::try_parse(ctx.candidate_answer));

@@ -41,13 +41,14 @@ pub const PROMPT: &str = include_str!("promptfoo_graded/prompts/context_recall.t
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
     let expected = promptfoo_check::value_text(f, cx)?;
     let threshold = promptfoo_check::threshold(f, cx).ok()?;
-    super::context_relevance::no_context_transform(f, cx)?;
+    let transform = super::context_relevance::context_transform(f, cx)?;
     let grading = Grading::parse(f, cx)?;
     cx.take_inverse();
     Some(Arc::new(ContextRecall {
         expected,
         threshold: threshold.unwrap_or(0.0),
         grading,
+        transform,
     }))
 }
 
@@ -57,6 +58,8 @@ pub struct ContextRecall {
     pub expected: String,
     pub threshold: f64,
     pub grading: Grading,
+    /// `contextTransform`.
+    pub transform: Option<String>,
 }
 
 graded::grader_asking!(ContextRecall, ask);
@@ -67,7 +70,7 @@ impl ContextRecall {
             return Err("context-recall assertion requires a prompt".to_owned());
         }
         let mut scope = graded::vars(ctx);
-        let context = Context::of(&scope, Some(&ctx.case.question))?;
+        let context = Context::resolve(ctx, &scope, Some(&ctx.case.question), self.transform.as_deref()).await?;
         scope.insert("context".to_owned(), context.joined().into());
         scope.insert("groundTruth".to_owned(), self.expected.clone().into());
         let prompt = graded::render(&self.grading.prompt_or(PROMPT), &scope)?;

@@ -26,11 +26,11 @@ pub(crate) static ENTRY: GraderEntry = GraderEntry {
     parse,
 };
 
-/// `contextTransform`: not supported yet (an error, never ignored).
+/// `contextTransform`: JavaScript giving the context from the answer (`docs/promptfoo.md#context-transform`).
 pub const CONTEXT_TRANSFORM: Key = Key::new(
     "contextTransform",
-    Kind::Any,
-    "promptfoo's JavaScript expression extracting the context from the answer; not supported by agentv yet (use the `context` var).",
+    Kind::Str,
+    "JavaScript of `output` and `context` (`vars`, `prompt`) returning the context (a text or a list of texts), instead of the `context` var; `file://module.js[:function]` calls a module's function.",
 );
 
 const OWN: &[Key] = &[graded::THRESHOLD, graded::PROVIDER, graded::RUBRIC_PROMPT, CONTEXT_TRANSFORM];
@@ -40,29 +40,34 @@ const KEYS: KeyTable = KeyTable::new("context-relevance", "A context-relevance c
 pub const PROMPT: &str = include_str!("promptfoo_graded/prompts/context_relevance.txt");
 const INSUFFICIENT: &str = "Insufficient Information";
 
-/// Refuses `contextTransform` (reported): the assertion would grade another context.
-pub fn no_context_transform(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<()> {
+/// Reads `contextTransform`: `None` after reporting one that is not a text; `Some(None)`
+/// without it.
+pub fn context_transform(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Option<String>> {
     match f.take("contextTransform") {
-        None => Some(()),
-        Some(n) => {
-            cx.drop_grader(
-                n.pos,
-                "`contextTransform` is not supported by agentv yet",
-                Some("give the context as the test's `context` var (a text or a list of texts)".to_owned()),
-            );
-            None
-        }
+        None => Some(None),
+        Some(n) => match n.as_str() {
+            Some(code) if !code.trim().is_empty() => Some(Some(code.to_owned())),
+            _ => {
+                cx.drop_grader(
+                    n.pos,
+                    "`contextTransform` must be a JavaScript expression (a text)",
+                    Some("write it as text, such as `contextTransform: output.context`".to_owned()),
+                );
+                None
+            }
+        },
     }
 }
 
 fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader>> {
     let threshold = promptfoo_check::threshold(f, cx).ok()?;
-    no_context_transform(f, cx)?;
+    let transform = context_transform(f, cx)?;
     let grading = Grading::parse(f, cx)?;
     cx.take_inverse();
     Some(Arc::new(ContextRelevance {
         threshold: threshold.unwrap_or(0.0),
         grading,
+        transform,
     }))
 }
 
@@ -71,6 +76,8 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 pub struct ContextRelevance {
     pub threshold: f64,
     pub grading: Grading,
+    /// `contextTransform`.
+    pub transform: Option<String>,
 }
 
 graded::grader_asking!(ContextRelevance, ask);
@@ -87,7 +94,7 @@ impl ContextRelevance {
     async fn ask(&self, ctx: &GradeContext<'_>, calls: &mut Calls) -> Result<PfResult, String> {
         let vars = graded::vars(ctx);
         let query = query(&vars, "context-relevance")?;
-        let context = Context::of(&vars, None)?;
+        let context = Context::resolve(ctx, &vars, None, self.transform.as_deref()).await?;
         let mut scope = Map::new();
         scope.insert("context".to_owned(), context.joined().into());
         scope.insert("query".to_owned(), query.into());
@@ -142,16 +149,60 @@ mod tests {
     }
 
     #[test]
-    fn context_relevance_needs_the_query_var_and_refuses_a_context_transform() {
+    fn context_relevance_needs_the_query_var() {
         let (grade, _) = graded("- {type: context-relevance}", "q", json!({"context": "c"}), "a", &["x"]);
         assert_eq!(
             grade.error.as_deref(),
             Some("context-relevance assertion requires a \"query\" variable with the user question")
         );
-        let problems = crate::evaluators::promptfoo_graded::testing::problems("- {type: context-relevance, contextTransform: 'output.ctx'}");
+        let problems = crate::evaluators::promptfoo_graded::testing::problems("- {type: context-relevance, contextTransform: [1]}");
         assert!(
-            problems.iter().any(|p| p.contains("`contextTransform` is not supported by agentv yet")),
+            problems.iter().any(|p| p.contains("`contextTransform` must be a JavaScript expression")),
             "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn context_transform_gives_the_context_from_the_answer() {
+        if !agentv_testkit::toolchains::require("node", "contextTransform") {
+            return;
+        }
+        let (grade, requests) = graded(
+            "- {type: context-relevance, contextTransform: 'JSON.parse(output).docs.concat([context.vars.query])'}",
+            "q",
+            json!({"query": "Capital?", "context": "ignored"}),
+            r#"{"answer": "Paris", "docs": ["Paris is the capital."]}"#,
+            &["Paris is the capital."],
+        );
+        assert!(grade.error.is_none(), "{grade:?}");
+        assert!(
+            sent(&requests[0])[0].1.contains("context: Paris is the capital.\n\nCapital?\n"),
+            "{:?}",
+            sent(&requests[0])
+        );
+        assert_eq!(grade.score, 0.5);
+        let (grade, requests) = graded(
+            "- {type: context-recall, value: x, contextTransform: 'output.length'}",
+            "q",
+            json!({}),
+            "abc",
+            &["unused"],
+        );
+        assert!(requests.is_empty(), "nothing is graded without a context");
+        assert_eq!(
+            grade.error.as_deref(),
+            Some("Failed to transform context using expression 'output.length': contextTransform must return a string or array of strings. Got number. Check your transform expression: output.length")
+        );
+        let (grade, _) = graded(
+            "- {type: context-faithfulness, contextTransform: 'output.nope.x'}",
+            "q",
+            json!({"query": "q"}),
+            "abc",
+            &["unused"],
+        );
+        assert!(
+            grade.error.as_deref().is_some_and(|e| e.starts_with("Failed to transform context using expression 'output.nope.x': ")),
+            "{grade:?}"
         );
     }
 }

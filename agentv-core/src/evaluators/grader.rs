@@ -130,6 +130,12 @@ pub trait Grader: Send + Sync + fmt::Debug {
 
     /// Grades one answer.
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade>;
+
+    /// Set for an assertion graded across the rows of a promptfoo test (`select-best`,
+    /// `max-score`): the run compares the rows once they are all answered.
+    fn across_rows(&self) -> Option<&dyn super::across_rows::AcrossRows> {
+        None
+    }
 }
 
 /// A part of a case a grader cannot do without.

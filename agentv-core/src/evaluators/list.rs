@@ -511,8 +511,10 @@ fn parse_assertion(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredG
         return None;
     };
     cx.inverse = inverse;
-    let grader = parse_own_keys(&mut f, entry, &written, cx);
+    let grader = parse_own_keys(&mut f, entry, &written, cx)?;
     let negate = std::mem::take(&mut cx.inverse);
+    // promptfoo leaves the comparisons of a test's rows out of each row's score.
+    let weight = if grader.across_rows().is_some() { 0.0 } else { weight };
     Some(ConfiguredGrader {
         name: written,
         weight,
@@ -521,7 +523,7 @@ fn parse_assertion(node: &Node, cx: &mut ParseContext<'_>) -> Option<ConfiguredG
         negate,
         metric,
         entry,
-        grader: grader?,
+        grader,
     })
 }
 /// The entry of a 4.x grader whose type agentv does not know: kept so that it fails when it
@@ -682,6 +684,11 @@ pub struct Evaluated {
 /// (Secrets are redacted where results leave the run: the JSONL writer and the terminal.)
 pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Evaluated {
     let grade = grader.grader.grade(ctx).await;
+    result_of(grader, grade, ctx.generation())
+}
+
+/// The result `grade` of `grader` makes in a file of `generation`.
+pub fn result_of(grader: &ConfiguredGrader, grade: super::Grade, generation: Generation) -> Evaluated {
     let crashed = grade.crashed;
     let grade = if grader.negate { super::negate(grade) } else { grade };
     // Graders return scores in [0, 1] (the LLM judge clamps, the code judge rejects anything
@@ -694,7 +701,7 @@ pub async fn evaluate(grader: &ConfiguredGrader, ctx: &GradeContext<'_>) -> Eval
     {
         misses.push(agentv_eval_sdk::failure_miss(&grader.name, e));
     }
-    let verdict = super::rules::grader_verdict(ctx.generation(), grade.verdict, score, grader.weight);
+    let verdict = super::rules::grader_verdict(generation, grade.verdict, score, grader.weight);
     // promptfoo's `metric`: the named score this result adds to (`docs/promptfoo.md#results`).
     let details = match &grader.metric {
         Some(metric) => {

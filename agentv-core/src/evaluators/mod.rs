@@ -4,6 +4,7 @@
 //! [`GraderEntry`]) and one line in the table below; nothing else names grader types.
 //! See `docs/architecture.md#add-a-grader`.
 
+pub mod across_rows;
 mod ajv;
 pub mod candidate;
 mod custom_assertion;
@@ -34,7 +35,9 @@ pub use grader::{
     CaseField, ConfiguredGrader, Generation, Grade, GradeContext, GradeVerdict, Grader, GraderEntry, Names, Need,
     ParseContext,
 };
-pub use list::{Evaluated, GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders};
+pub use list::{
+    Evaluated, GRADER_KEYS, aggregate, default_graders, default_graders_for, evaluate, parse_graders, result_of,
+};
 pub use negate::negate;
 pub use rules::CaseThreshold;
 pub use score::{CaseScore, score_case};
@@ -106,6 +109,9 @@ grader_table! {
     similar,
     webhook,
     moderation,
+    select_best,
+    max_score,
+    conversation_relevance,
 }
 
 /// Every grader type, in table order.

@@ -80,6 +80,9 @@ mod tests {
         "similar",
         "similar:dot",
         "similar:euclidean",
+        "select-best",
+        "max-score",
+        "conversation-relevance",
     ];
 
     #[test]

@@ -428,7 +428,7 @@ pub enum Context {
 }
 
 impl Context {
-    /// promptfoo's `resolveContext`, without `contextTransform`.
+    /// promptfoo's `resolveContext` without `contextTransform`.
     pub fn of(vars: &Map<String, Value>, fallback: Option<&str>) -> Result<Self, String> {
         let found = match vars.get("context") {
             Some(Value::String(s)) if !s.is_empty() => Some(Self::Text(s.clone())),
@@ -454,6 +454,58 @@ impl Context {
             Some(Self::Chunks(c)) if c.iter().all(|s| !s.is_empty()) => Ok(Self::Chunks(c)),
             _ => Err("Context is required for context-based assertions. Provide either a \"context\" variable (string or array of strings) in your test case or use \"contextTransform\" to extract context from the provider response.".to_owned()),
         }
+    }
+
+    /// The context of a `context-*` assertion, as promptfoo's `resolveContext` finds it: the
+    /// `context` var (else `fallback`), replaced by what `transform` (`contextTransform`)
+    /// returns for the answer when there is one. The transform runs in the warm node workers
+    /// of script providers; one that throws or returns neither a text nor a list of texts is
+    /// a grader error.
+    pub async fn resolve(
+        ctx: &GradeContext<'_>,
+        vars: &Map<String, Value>,
+        fallback: Option<&str>,
+        transform: Option<&str>,
+    ) -> Result<Self, String> {
+        let Some(code) = transform else {
+            return Self::of(vars, fallback);
+        };
+        let label = ctx
+            .case
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("promptfoo"))
+            .and_then(|k| k.get("prompt"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let call = crate::providers::script::JsCall {
+            code,
+            dir: ctx.case.eval_dir(),
+            params: &["output", "context"],
+            args: vec![
+                Value::String(ctx.candidate_answer.to_owned()),
+                json!({"vars": vars, "prompt": {"label": label}}),
+            ],
+            form: crate::providers::script::JsForm::Output,
+        };
+        let pool = crate::providers::script::node_pool(ctx.case.eval_dir());
+        let failed = |why: String| format!("Failed to transform context using expression '{code}': {why}");
+        let value = crate::providers::script::run_js(&pool, call, &ctx.run.child_env, &ctx.run.secrets)
+            .await
+            .map_err(failed)?;
+        let transformed = match value {
+            Value::String(s) => Value::String(s),
+            Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(items),
+            other => {
+                return Err(failed(format!(
+                    "contextTransform must return a string or array of strings. Got {}. Check your transform expression: {code}",
+                    js_type(&other)
+                )));
+            }
+        };
+        let mut vars = vars.clone();
+        vars.insert("context".to_owned(), transformed);
+        Self::of(&vars, None)
     }
 
     /// The context in one text: chunks joined by blank lines.
@@ -662,6 +714,8 @@ pub(crate) mod testing {
         let grader = FakeProvider::llm(replies);
         let mut answered = Answered::new(prompt, "", answer, grader.clone());
         answered.case.generation = crate::model::Generation::Promptfoo;
+        // A folder that exists: script workers (`contextTransform`) start there.
+        answered.case.source.file = std::sync::Arc::from(std::env::temp_dir().join("promptfooconfig.yaml"));
         let answered = answered.with_metadata(serde_json::json!({"promptfoo": {"vars": vars}}));
         let mut list = promptfoo_graders(yaml);
         assert_eq!(list.len(), 1, "one assertion");

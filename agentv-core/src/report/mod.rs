@@ -8,7 +8,7 @@ mod jsonl;
 mod latest;
 mod lines;
 mod prior;
-mod promptfoo;
+pub(crate) mod promptfoo;
 mod prompts;
 mod reader;
 mod run_summary;

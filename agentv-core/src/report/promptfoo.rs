@@ -37,7 +37,7 @@ fn keys(record: &EvaluationRecord) -> Option<&Map<String, Value>> {
 }
 
 /// `promptIdx`: promptfoo numbers each (provider, prompt) pair, providers outermost.
-fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value) {
+pub(crate) fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value) {
     let prompt_index = keys.get("prompt_index").and_then(Value::as_u64).unwrap_or(0);
     let count = keys.get("prompt_count").and_then(Value::as_u64).unwrap_or(1);
     let providers = keys
@@ -62,7 +62,12 @@ fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value) {
 /// scores.
 pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
     let mut sums: Vec<(String, f64, f64)> = Vec::new();
+    let mut own = Map::new();
     for r in results {
+        // The named scores an assertion sets itself (`max-score`), over the metrics'.
+        if let Some(Value::Object(named)) = r.details.as_ref().and_then(|d| d.get("named_scores")) {
+            own.extend(named.clone());
+        }
         let Some(metric) = r.details.as_ref().and_then(|d| d.get("metric")).and_then(Value::as_str) else {
             continue;
         };
@@ -74,9 +79,12 @@ pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
             None => sums.push((metric.to_owned(), r.score * r.weight, r.weight)),
         }
     }
-    sums.into_iter()
+    let mut named: Map<String, Value> = sums
+        .into_iter()
         .map(|(m, sum, weight)| (m, json!(if weight > 0.0 { sum / weight } else { 0.0 })))
-        .collect()
+        .collect();
+    named.extend(own);
+    named
 }
 
 /// What the assertions concluded, as promptfoo lists component results: an `assert-set` as one
@@ -116,7 +124,8 @@ fn component(r: &EvaluatorResult) -> Value {
     let pass = r.verdict == Verdict::Pass;
     let reason = match (&r.error, pass) {
         (Some(e), _) => e.clone(),
-        (None, true) => "Assertion passed".to_owned(),
+        // promptfoo keeps a passing assertion's own reason (a grading model's, a comparison's).
+        (None, true) => r.reasoning.clone().unwrap_or_else(|| "Assertion passed".to_owned()),
         (None, false) => r.misses.join("; "),
     };
     let mut assertion = Map::new();

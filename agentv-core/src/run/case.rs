@@ -299,7 +299,7 @@ fn execution_error(mut record: EvaluationRecord, case: &EvalCase, message: Strin
 
 /// The misses of every grader, those that count toward the score (weight above 0) first: a
 /// weight-0 grader is reported, but what failed the case is what the console shows first.
-fn misses_counted_first(results: &[EvaluatorResult]) -> Vec<String> {
+pub(super) fn misses_counted_first(results: &[EvaluatorResult]) -> Vec<String> {
     let (counted, uncounted): (Vec<&EvaluatorResult>, Vec<&EvaluatorResult>) =
         results.iter().partition(|r| r.weight > 0.0);
     counted
@@ -309,7 +309,7 @@ fn misses_counted_first(results: &[EvaluatorResult]) -> Vec<String> {
         .collect()
 }
 
-fn combined_reasoning(results: &[EvaluatorResult]) -> Option<String> {
+pub(super) fn combined_reasoning(results: &[EvaluatorResult]) -> Option<String> {
     let parts: Vec<String> = results
         .iter()
         .filter_map(|r| r.reasoning.as_ref().map(|t| format!("{}: {t}", r.name)))

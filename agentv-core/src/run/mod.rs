@@ -4,6 +4,7 @@
 mod batch;
 mod budget;
 mod case;
+mod compare;
 mod conversation;
 mod jobs;
 mod judge_wave;
@@ -291,6 +292,7 @@ pub async fn run(
                 None => (job, None),
             };
             let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
+            let held = compare::compares(&job);
             async move {
                 let started = Instant::now();
                 let failed = match &job.links {
@@ -314,7 +316,7 @@ pub async fn run(
                 if let Some(links) = &job.links {
                     links.finish(record.execution_status);
                 }
-                Some((record, started.elapsed()))
+                Some((record, started.elapsed(), held.then_some(job)))
             }
         })
         .buffer_unordered(width);
@@ -326,6 +328,7 @@ pub async fn run(
     let mut failed_sinks = vec![false; sinks.len()];
     let mut done = 0;
     let mut interrupted = false;
+    let mut held: Vec<compare::Held> = Vec::new();
     let grace_timer = tokio::time::sleep(Duration::MAX);
     tokio::pin!(grace_timer);
     loop {
@@ -347,7 +350,11 @@ pub async fn run(
             next = stream.next() => match next {
                 None => break,
                 Some(None) => {}
-                Some(Some((record, elapsed))) => {
+                Some(Some((record, elapsed, Some(job)))) => {
+                    // Written once the other rows of its test are answered.
+                    held.push(compare::Held { job, record, elapsed });
+                }
+                Some(Some((record, elapsed, None))) => {
                     while let Ok((id, target)) = started_rx.try_recv() {
                         observer.case_started(&id, &target);
                     }
@@ -368,6 +375,24 @@ pub async fn run(
     }
     while let Some(Ok(r)) = relayed.as_mut().map(tokio::sync::mpsc::UnboundedReceiver::try_recv) {
         tell(observer, r);
+    }
+    while let Ok((id, target)) = started_rx.try_recv() {
+        observer.case_started(&id, &target);
+    }
+    for (record, elapsed) in compare::settle(held, options).await {
+        done += 1;
+        if !write_to_sinks(
+            sinks,
+            &Row::redact(&record, &options.context.secrets),
+            &mut failed_sinks,
+            observer,
+        ) {
+            unwritten += 1;
+        }
+        observer.case_finished(&record, elapsed, done, total);
+        summary.add_timed(&record, elapsed);
+        batch_savings.add(&record);
+        spending.add(&record);
     }
     if let Some(warning) = spending.uncounted_warning() {
         observer.warning(&warning);

@@ -20,7 +20,12 @@ prompts, get the same answers:
     in the context;
   - context-relevance: the context's sentences sharing a word of 4+ letters with the query;
   - context-faithfulness: one statement per sentence of the answer; a statement is
-    supported when its words of 4+ letters are all in the context.
+    supported when its words of 4+ letters are all in the context;
+  - select-best: the index of the first text holding the largest share of the criteria's
+    keywords;
+  - conversation-relevance: `yes` when the last answer shares a word of 4+ letters with the
+    last question (`FAKE-REPLY: garbage` in it answers text without JSON); the summary of
+    irrelevancies counts them.
 * Anything else is a target prompt: the answer is the text of its `[reply: …]` marker.
 * Moderations: a category (violence, harassment, hate, self-harm, sexual, illicit) is flagged
   when the input holds its name, as the Rust test kit's fake does.
@@ -140,6 +145,30 @@ def faithfulness_verdicts(user):
     return body + "\nFinal verdict for each statement in order: " + " ".join(f"{v}." for v in verdicts)
 
 
+def select_best(system):
+    criteria = between(system, "best fits the following criteria: ", "\n")
+    texts = re.findall(r'<Text index="\d+">\n(.*?)\n</Text>', system, re.S)
+    shares = [share(criteria, t) for t in texts]
+    return str(shares.index(max(shares))) if shares else "none"
+
+
+def conversation_verdict(user):
+    messages = json.loads(between(user, "Messages:\n", "\n\nJSON:"))
+    question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    answer = next(m["content"] for m in reversed(messages) if m["role"] == "assistant")
+    if "FAKE-REPLY: garbage" in answer:
+        return "I cannot tell."
+    if long_words(question) & long_words(answer):
+        return json.dumps({"verdict": "yes"})
+    return json.dumps({"verdict": "no", "reason": f"'{answer}' does not address '{question}'."})
+
+
+def conversation_reason(user):
+    score = between(user, "Relevancy Score:\n", "\n")
+    count = len(json.loads(between(user, "Irrelevancies:\n", "\n\nJSON:")))
+    return json.dumps({"reason": f"The score is {score} because of {count} irrelevant answers."})
+
+
 def text_of(content):
     if isinstance(content, str):
         return content
@@ -160,6 +189,12 @@ def respond(body):
         return factuality(user)
     if "generate 3-4 concise evaluation steps" in user or "You will be given one Reply for a Prompt below" in user:
         return g_eval(user)
+    if system.startswith("You are comparing multiple pieces of text"):
+        return select_best(system)
+    if user.startswith("Based on the given list of message exchanges"):
+        return conversation_verdict(user)
+    if user.startswith("Below is a list of irrelevancies"):
+        return conversation_reason(user)
     if user.startswith("Generate question for the given answer."):
         return "What is " + between(user, "\n\nAnswer:", "\nQuestion:").strip() + "?"
     if user.startswith("Given a context, and an answer, analyze each sentence"):

@@ -28,6 +28,8 @@ const TEXT: &[&str] = &[
     "context-faithfulness",
     "context-recall",
     "context-relevance",
+    "conversation-relevance",
+    "select-best",
 ];
 /// The types that embed text.
 const EMBEDDING: &[&str] = &["similar", "answer-relevance"];
