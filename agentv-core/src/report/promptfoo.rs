@@ -62,12 +62,7 @@ pub(crate) fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value
 /// scores.
 pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
     let mut sums: Vec<(String, f64, f64)> = Vec::new();
-    let mut own = Map::new();
     for r in results {
-        // The named scores an assertion sets itself (`max-score`), over the metrics'.
-        if let Some(Value::Object(named)) = r.details.as_ref().and_then(|d| d.get("named_scores")) {
-            own.extend(named.clone());
-        }
         let Some(metric) = r.details.as_ref().and_then(|d| d.get("metric")).and_then(Value::as_str) else {
             continue;
         };
@@ -79,11 +74,20 @@ pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
             None => sums.push((metric.to_owned(), r.score * r.weight, r.weight)),
         }
     }
-    let mut named: Map<String, Value> = sums
-        .into_iter()
+    sums.into_iter()
         .map(|(m, sum, weight)| (m, json!(if weight > 0.0 { sum / weight } else { 0.0 })))
-        .collect();
-    named.extend(own);
+        .collect()
+}
+
+/// The grading result's named scores: the row's, and over them those an assertion sets itself
+/// (`max-score`), which promptfoo keeps out of the row's own `namedScores`.
+fn grading_named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
+    let mut named = named_scores(results);
+    for r in results {
+        if let Some(Value::Object(own)) = r.details.as_ref().and_then(|d| d.get("named_scores")) {
+            named.extend(own.clone());
+        }
+    }
     named
 }
 
@@ -180,7 +184,7 @@ fn row(record: &EvaluationRecord, keys: &Map<String, Value>, provider: Value, pr
             "pass": success,
             "score": record.score,
             "reason": reason,
-            "namedScores": named_scores(&record.evaluator_results),
+            "namedScores": grading_named_scores(&record.evaluator_results),
             "componentResults": components,
         },
         "testCase": {
@@ -273,6 +277,23 @@ mod tests {
         ];
         let named = named_scores(&results);
         assert_eq!(Value::Object(named), json!({"tone": 0.25, "len": 0.5}));
+    }
+
+    #[test]
+    fn max_score_named_scores_reach_the_grading_result_only() {
+        let mut max = result("m", 1.0, 0.0, None);
+        max.details = Some(
+            json!({"named_scores": {"maxScore": 0.5, "assertionCount": 2}})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        let results = [result("a", 1.0, 1.0, Some("tone")), max];
+        assert_eq!(Value::Object(named_scores(&results)), json!({"tone": 1.0}));
+        assert_eq!(
+            Value::Object(grading_named_scores(&results)),
+            json!({"tone": 1.0, "maxScore": 0.5, "assertionCount": 2})
+        );
     }
 
     #[test]

@@ -244,8 +244,10 @@ fn merged_options(defaults: Option<&Node>, own: Option<&Node>) -> Option<Node> {
 fn combinations(vars: &[(String, Value)]) -> Vec<Map<String, Value>> {
     let mut out = vec![Map::new()];
     for (k, v) in vars {
+        // promptfoo expands a list whose first item is a text; any other list (a conversation
+        // of message objects, numbers) is one value (`docs/promptfoo.md#tests`).
         let choices: Vec<&Value> = match v {
-            Value::Array(items) if !items.is_empty() => items.iter().collect(),
+            Value::Array(items) if items.first().is_some_and(Value::is_string) => items.iter().collect(),
             other => vec![other],
         };
         out = out
@@ -549,7 +551,7 @@ mod tests {
     #[test]
     fn list_vars_expand_into_one_test_per_combination_in_promptfoo_order() {
         let (tests, problems) = load(
-            "- vars: {a: [1, 2], b: [x, y], c: k}\n- vars: {a: 3}\n",
+            "- vars: {a: ['1', '2'], b: [x, y], c: k}\n- vars: {a: 3}\n",
             Some("vars: {c: default, d: d}\nassert: [{type: contains, value: k}]"),
             Path::new("."),
         );
@@ -558,10 +560,10 @@ mod tests {
         assert_eq!(
             vars,
             vec![
-                json!({"c": "k", "d": "d", "a": 1, "b": "x"}),
-                json!({"c": "k", "d": "d", "a": 1, "b": "y"}),
-                json!({"c": "k", "d": "d", "a": 2, "b": "x"}),
-                json!({"c": "k", "d": "d", "a": 2, "b": "y"}),
+                json!({"c": "k", "d": "d", "a": "1", "b": "x"}),
+                json!({"c": "k", "d": "d", "a": "1", "b": "y"}),
+                json!({"c": "k", "d": "d", "a": "2", "b": "x"}),
+                json!({"c": "k", "d": "d", "a": "2", "b": "y"}),
                 json!({"c": "default", "d": "d", "a": 3}),
             ]
         );
@@ -569,6 +571,24 @@ mod tests {
             tests.iter().all(|t| t.assert.len() == 1),
             "defaultTest assertions reach every test"
         );
+    }
+
+    #[test]
+    fn lists_that_do_not_start_with_a_text_stay_one_value_as_in_promptfoo() {
+        let (tests, problems) = load(
+            "- vars:\n    _conversation: [{input: hi, output: hello}, {input: bye, output: ciao}]\n    n: [1, 2]\n    e: []\n    q: [a, b]\n",
+            None,
+            Path::new("."),
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(tests.len(), 2, "only the list of texts expands");
+        assert_eq!(
+            tests[0].vars["_conversation"],
+            json!([{"input": "hi", "output": "hello"}, {"input": "bye", "output": "ciao"}])
+        );
+        assert_eq!(tests[0].vars["n"], json!([1, 2]));
+        assert_eq!(tests[0].vars["e"], json!([]));
+        assert_eq!((&tests[0].vars["q"], &tests[1].vars["q"]), (&json!("a"), &json!("b")));
     }
 
     #[test]
