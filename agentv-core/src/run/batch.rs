@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Interrupt, Job, Prefetched, RunObserver, RunOptions};
+use super::{Interrupt, Job, Prefetched, RunObserver, RunSetup};
 use crate::providers::batch::{encoded_len, split};
 use crate::providers::{BatchApi, JobState, ProviderError, ResolvedTarget};
 
@@ -114,13 +114,13 @@ pub struct Group<'a> {
 pub async fn answer(
     jobs: &[Job],
     group: Group<'_>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> Prefetched {
     let Group { target, api, members } = group;
     let name = &target.name;
-    let mut state = match options.batch_state.as_deref().map(BatchState::load) {
+    let mut state = match setup.batch_state.as_deref().map(BatchState::load) {
         Some(Ok(state)) => state,
         Some(Err(e)) => {
             observer.warning(&format!("cannot read the batch state ({e}); submitting new jobs"));
@@ -161,7 +161,7 @@ pub async fn answer(
         &mut state,
         &mut active,
         &mut failed,
-        options,
+        setup,
         observer,
     )
     .await;
@@ -199,7 +199,7 @@ pub async fn answer(
     if interrupt.stop.is_cancelled() {
         return out;
     }
-    settle(jobs, &members, &mut out, failed, options, observer, name);
+    settle(jobs, &members, &mut out, failed, setup, observer, name);
     out
 }
 
@@ -214,7 +214,7 @@ async fn submit_all(
     state: &mut BatchState,
     active: &mut Vec<String>,
     failed: &mut Vec<(usize, ProviderError)>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
 ) {
     if fresh.is_empty() {
@@ -237,7 +237,7 @@ async fn submit_all(
                     custom_ids: ids[range.clone()].to_vec(),
                     role: None,
                 });
-                if let Some(path) = &options.batch_state
+                if let Some(path) = &setup.batch_state
                     && let Err(e) = state.save(path)
                 {
                     observer.warning(&format!(
@@ -253,7 +253,7 @@ async fn submit_all(
                 active.push(id);
             }
             Err(e) => {
-                let message = options.context.secrets.redact(&e.to_string()).into_owned();
+                let message = setup.context.secrets.redact(&e.to_string()).into_owned();
                 observer.batch_progress(&format!(
                     "batch of `{}` not submitted ({message}); its {} case(s) go online",
                     target.name,
@@ -353,11 +353,11 @@ fn settle(
     members: &[usize],
     out: &mut Prefetched,
     failed: Vec<(usize, ProviderError)>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
     target: &str,
 ) {
-    let strict = options.batch == BatchMode::Strict;
+    let strict = setup.options.batch == BatchMode::Strict;
     let mut reasons: HashMap<usize, ProviderError> = failed.into_iter().collect();
     let mut online = 0;
     for &i in members {

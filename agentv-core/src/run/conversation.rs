@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::case::run_case;
-use super::{Job, RunOptions};
+use super::{Job, RunSetup};
 use crate::evaluators::ConfiguredGrader;
 use crate::model::{
     Content, Conversation, EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, Message, Role,
@@ -19,9 +19,9 @@ use crate::model::{
 use crate::providers::ProviderResponse;
 
 /// Runs every turn of `job`'s conversation and grades the transcript.
-pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -> EvaluationRecord {
+pub async fn run(job: &Job, conversation: &Conversation, setup: &RunSetup) -> EvaluationRecord {
     let case = &job.case;
-    let threshold = case.pass_threshold(options.threshold);
+    let threshold = case.pass_threshold(setup.options.threshold);
     let mut history: Vec<Message> = case.input_messages.clone();
     let mut turns: Vec<EvaluatorResult> = Vec::with_capacity(conversation.turns.len());
     let mut last: Option<EvaluationRecord> = None;
@@ -55,7 +55,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             trial: job.trial,
             links: None,
         };
-        let mut record = Box::pin(run_case(&turn_job, None, options)).await;
+        let mut record = Box::pin(run_case(&turn_job, None, setup)).await;
         // A turn with neither graders nor a reference answer scores 1.
         let score = if ungraded && record.execution_status != ExecutionStatus::ExecutionError {
             1.0
@@ -97,7 +97,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
             trial: job.trial,
             links: None,
         };
-        let record = Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await;
+        let record = Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), setup)).await;
         scores.push(record.score);
         results.push(EvaluatorResult {
             name: "conversation".to_owned(),
@@ -110,7 +110,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
     record.score = combine(&scores, conversation.aggregation);
     let threshold = crate::evaluators::CaseThreshold {
         own: case.threshold,
-        cli: options.threshold,
+        cli: setup.options.threshold,
     };
     record.verdict = crate::evaluators::rules::case_verdict(case.generation, record.score, threshold, &results);
     if results.iter().any(|r| r.error.is_some()) && record.execution_status == ExecutionStatus::Ok {
