@@ -49,8 +49,8 @@ pub mod workspace;
 
 pub use facade::{
     CheckedFile, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError, MergeOptions,
-    Merged, Plan, PlanError, PlanOptions, ProblemCounts, Report, RunOptions, Shard, ShardError, TargetInfo,
-    ValidateOptions, Validation, load, merge, plan, report, run, validate,
+    Merged, Plan, PlanError, PlanOptions, PlanProblem, ProblemCounts, Report, RunOptions, Shard, ShardError,
+    TargetInfo, ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
 pub use facade::{JobLine, JobsAction, batch_jobs};
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};

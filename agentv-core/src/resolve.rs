@@ -40,8 +40,9 @@ pub struct ResolveOptions {
     pub secrets: Secrets,
 }
 
-/// Suites with their targets, ready to run, and what the run needs besides.
-pub struct Plan {
+/// Suites with their targets resolved, and what running them needs besides: what
+/// [`crate::facade::Plan`] is built on (which adds the jobs, the workers and the results file).
+pub struct Resolved {
     /// Each suite with the targets that answer it (one, or several for a matrix); cases are
     /// read as the run consumes them.
     pub suites: Vec<(LoadedSuite, Vec<Arc<ResolvedTarget>>)>,
@@ -555,7 +556,7 @@ pub struct ResolveFailure {
 
 /// Resolves the targets of `suites`. On failure returns every problem (unknown targets,
 /// missing variables, invalid target settings), before anything runs.
-pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Plan, ResolveFailure> {
+pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOptions) -> Result<Resolved, ResolveFailure> {
     let files: Vec<PathBuf> = suites.iter().map(|s| s.file.clone()).collect();
     let mut resolver = TargetResolver::new(&files, ws, options);
     let mut targets: Vec<Arc<ResolvedTarget>> = Vec::new();
@@ -592,7 +593,7 @@ pub fn resolve(suites: Vec<LoadedSuite>, ws: &Workspace, options: &ResolveOption
             errors: TargetProblem::merge(problems),
         });
     }
-    Ok(Plan {
+    Ok(Resolved {
         suites: planned,
         targets,
         secrets: resolver.secrets().clone(),

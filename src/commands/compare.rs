@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use agentv_core::report::{
-    Comparison, ComparisonBuilder, Entry, Gate, Generation, MatchBy, Pair, escape_line, md, read_figures,
+    Comparison, ComparisonBuilder, Entry, Gate, MatchBy, Pair, ResultsFormat, escape_line, md, read_figures,
 };
 use agentv_eval_sdk::compare::{CompareInput, CompareOutput, GateOutcome, MeanDelta};
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
@@ -22,7 +22,7 @@ use crate::printer::Printer;
 /// One side of the comparison, as read (its records went to the builder).
 struct Side {
     path: PathBuf,
-    generations: Vec<Generation>,
+    generations: Vec<ResultsFormat>,
     cases: usize,
     /// Lines a later line of the same record replaced.
     superseded: usize,

@@ -58,8 +58,8 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         Ok(plan) => plan,
         Err(e) => {
             printer.diagnostics(&e.warnings);
-            for message in &e.errors {
-                printer.error(message);
+            for problem in &e.errors {
+                printer.error(&problem.to_string());
             }
             return ExitStatus::Config;
         }

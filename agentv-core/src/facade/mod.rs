@@ -40,7 +40,8 @@ use crate::report::{
     default_results_path, summary_path, write_summary,
 };
 use crate::resolve::{ResolveOptions, resolve};
-use crate::run::{Budget, Expansion, Interrupt, Outcome, RunObserver, RunReport};
+pub use crate::run::RunOptions;
+use crate::run::{Budget, Expansion, Interrupt, Outcome, RunObserver, RunReport, RunSetup};
 
 // ---------------------------------------------------------------------------------------------
 // load
@@ -238,7 +239,7 @@ pub struct PlanOptions {
 /// A run ready to start: targets resolved, credentials checked, workers decided, the results
 /// file open.
 pub struct Plan {
-    resolved: crate::resolve::Plan,
+    resolved: crate::resolve::Resolved,
     writer: JsonlWriter,
     cache: Option<Arc<ResponseCache>>,
     /// Cases run at once (`docs/architecture.md#running`).
@@ -319,8 +320,55 @@ pub struct PlanError {
     /// Warnings found on the way, which often explain the errors (a skipped `.env` line behind
     /// a missing variable): shown first.
     pub warnings: Vec<Diagnostic>,
-    /// Every problem (unknown targets, missing variables, invalid settings), each a message.
-    pub errors: Vec<String>,
+    /// Every problem, each with the file (and line) or flag it comes from.
+    pub errors: Vec<PlanProblem>,
+}
+
+impl PlanError {
+    fn new(warnings: Vec<Diagnostic>, errors: Vec<PlanProblem>) -> Self {
+        Self { warnings, errors }
+    }
+
+    fn one(problem: PlanProblem) -> Self {
+        Self::new(Vec::new(), vec![problem])
+    }
+}
+
+/// One reason the run cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanProblem {
+    #[error("--cache cannot be used with --repeat: every repeat would get the same cached answer")]
+    CacheWithRepeat,
+    /// `--resume` names a results file another program wrote.
+    #[error(
+        "--resume {}: the file holds lines agentv did not write (AgentV 2.x or 4.x results); resume only agentv's own results files",
+        .0.display()
+    )]
+    ResumeForeign(PathBuf),
+    /// The results file of `--resume` or `--rerun-failed` (`flag`) cannot be read: the error
+    /// names its line and column.
+    #[error("{flag}: {source}")]
+    Prior {
+        flag: &'static str,
+        source: crate::report::ReadError,
+    },
+    /// A suite's target (or the targets file) cannot be used; the problem names the file.
+    #[error("{0}")]
+    Target(crate::resolve::TargetProblem),
+    /// `--strict` (or a suite's `strict: true`) and the targets have problems (the warnings).
+    #[error("nothing ran: {count} problem(s) with the targets, which --strict (or `strict: true`) makes errors")]
+    StrictTargets { count: usize },
+    /// `--budget-usd` and a target (or judge target) whose cost cannot be known: the message
+    /// names it and says why (`docs/running.md#cost`).
+    #[error("{0}")]
+    Uncountable(String),
+    /// A case's workspace cannot be prepared (`docs/workspaces.md`): the message names it.
+    #[error("{0}")]
+    Workspace(String),
+    #[error("cannot open results file {}: {source}", path.display())]
+    OpenResults { path: PathBuf, source: std::io::Error },
+    #[error("cannot write the run summary {}: {source}", path.display())]
+    WriteSummary { path: PathBuf, source: std::io::Error },
 }
 
 /// Resolves each suite's targets (`docs/architecture.md#targets-files`), checks every
@@ -329,82 +377,19 @@ pub struct PlanError {
 /// existing one is replaced, unless it is resumed), writing the run summary's first version.
 #[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
-    let fail = |warnings: Vec<Diagnostic>, errors: Vec<String>| PlanError { warnings, errors };
-    // `--repeat`, else a promptfoo config's `evaluateOptions.repeat`.
-    let repeat = match options.repeat {
-        0 | 1 => loaded
-            .suites
-            .iter()
-            .filter_map(|s| s.repeat)
-            .max()
-            .unwrap_or(options.repeat),
-        n => n,
-    };
+    let repeat = repeat_of(&loaded, options);
     if repeat > 1 && options.cache {
-        return Err(fail(
-            Vec::new(),
-            vec!["--cache cannot be used with --repeat: every repeat would get the same cached answer".to_owned()],
-        ));
+        return Err(PlanError::one(PlanProblem::CacheWithRepeat));
     }
-    let resume = match &options.resume {
-        None => None,
-        Some(path) => Some(Arc::new(read_prior(path, "--resume").and_then(|p| {
-            if p.ours {
-                Ok(p)
-            } else {
-                Err(vec![format!(
-                    "--resume {}: the file holds lines agentv did not write (AgentV 2.x or 4.x results); resume only agentv's own results files",
-                    path.display()
-                )])
-            }
-        }).map_err(|e| fail(Vec::new(), e))?)),
-    };
-    let rerun = match &options.rerun_failed {
-        None => None,
-        Some(path) => Some(Arc::new(
-            read_prior(path, "--rerun-failed").map_err(|e| fail(Vec::new(), e))?,
-        )),
-    };
+    let (resume, rerun) = priors(options)?;
     let cache = options.cache.then(|| {
         Arc::new(ResponseCache::new(
             ws.cwd.join(".agentv").join("cache"),
             options.secrets.clone(),
         ))
     });
-    let resolve_options = ResolveOptions {
-        targets: options.targets.clone(),
-        targets_path: options.targets_path.clone(),
-        dry_run: options.dry_run,
-        cache: cache.clone(),
-        secrets: options.secrets.clone(),
-    };
     let strict = options.strict || loaded.suites.iter().any(|s| s.strict);
-    let resolved = resolve(loaded.suites, ws, &resolve_options).map_err(|failure| PlanError {
-        warnings: failure.warnings,
-        errors: failure.errors.iter().map(ToString::to_string).collect(),
-    })?;
-    let mut warnings = resolved.warnings.clone();
-    if strict && !warnings.is_empty() {
-        let count = crate::config::promote_warnings(&mut warnings);
-        return Err(fail(
-            warnings,
-            vec![format!(
-                "nothing ran: {count} problem(s) with the targets, which --strict (or `strict: true`) makes errors"
-            )],
-        ));
-    }
-    if options.budget_usd.is_some() {
-        // Before any call: a budget that cannot count a target is no guard (docs/running.md#cost).
-        let uncountable = crate::run::uncountable(&resolved.targets);
-        if !uncountable.is_empty() {
-            return Err(fail(warnings, uncountable));
-        }
-    }
-    if let Some(missing) =
-        crate::workspace::preflight_cases(resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case))
-    {
-        return Err(fail(warnings, vec![missing]));
-    }
+    let (resolved, mut warnings) = resolve_checked(ws, loaded.suites, options, cache.clone(), strict)?;
     let chosen = selection::select(
         &resolved.suites,
         &selection::Choice {
@@ -415,65 +400,36 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         },
     );
     let out = options.results_path(ws);
-    let opened = match &resume {
-        Some(_) => JsonlWriter::append(&out).map(|(w, repair)| (w, Some(repair))),
-        None => JsonlWriter::create(&out).map(|w| (w, None)),
-    };
-    let (writer, repair) = match opened {
-        Ok(opened) => opened,
-        Err(e) => {
-            return Err(fail(
-                std::mem::take(&mut warnings),
-                vec![format!("cannot open results file {}: {e}", out.display())],
-            ));
-        }
-    };
-    let targets: Vec<workers::TargetWorkers> = resolved
-        .targets
-        .iter()
-        .map(|t| workers::TargetWorkers {
-            setting: t.workers,
-            cap: t.provider.max_workers(),
-        })
-        .collect();
+    let (writer, repair) = open_results(&out, resume.is_some())
+        .map_err(|problem| PlanError::new(std::mem::take(&mut warnings), vec![problem]))?;
     let resumed = resume.as_ref().zip(repair).map(|(p, repair)| (p.complete(), repair));
     // Invalid cases are records too: `merge` counts them among what the run planned.
     let invalid = invalid::records(loaded.invalid, options.shard, &options.targets);
+    let planned = chosen.planned + invalid.len();
     let metadata = RunMetadata {
-        agentv_version: env!("CARGO_PKG_VERSION").to_owned(),
-        command: options.command_line.clone(),
-        started_at: jiff::Timestamp::now().to_string(),
-        finished_at: None,
-        git_commit: crate::report::git_commit(&ws.repo_root),
-        results_file: out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
-        repeat: repeat.max(1),
-        planned: chosen.planned + invalid.len(),
+        planned,
         shard: chosen.shard.clone(),
-        budget_usd: options.budget_usd,
         resumed_records: resumed.map(|(n, _)| n),
-        rerun_failed_from: options.rerun_failed.as_ref().map(|p| {
-            p.file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
-        }),
-        merged_from: Vec::new(),
+        ..metadata(ws, options, &resolved, &out, repeat)
     };
     let summary_path = summary_path(&out);
     // The first version: what the run sets out to do, for a run killed before its end.
-    let empty = RunStats::default().compute();
-    if let Err(e) = write_summary(&summary_path, &metadata, &empty, &resolved.secrets) {
-        return Err(fail(
-            std::mem::take(&mut warnings),
-            vec![format!("cannot write the run summary {}: {e}", summary_path.display())],
-        ));
+    if let Err(source) = write_summary(
+        &summary_path,
+        &metadata,
+        &RunStats::default().compute(),
+        &resolved.secrets,
+    ) {
+        let problem = PlanProblem::WriteSummary {
+            path: summary_path,
+            source,
+        };
+        return Err(PlanError::new(warnings, vec![problem]));
     }
     Ok(Plan {
-        workers: workers::decide(options.workers, &targets),
+        workers: workers::decide(options.workers, &target_workers(&resolved)),
         total: chosen.to_run,
-        planned: chosen.planned + invalid.len(),
+        planned,
         repeat: repeat.max(1),
         shard: options.shard,
         resumed,
@@ -492,15 +448,7 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
         skipped: invalid.len(),
         invalid,
         unread: loaded.unread,
-        targets: resolved
-            .targets
-            .iter()
-            .map(|t| TargetInfo {
-                name: t.name.clone(),
-                provider: t.provider.kind().as_str(),
-                judge: t.judge_name.clone(),
-            })
-            .collect(),
+        targets: target_infos(&resolved),
         warnings,
         resolved,
         writer,
@@ -508,37 +456,162 @@ pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Pla
     })
 }
 
-/// A previous results file (`flag` names it in messages); every problem as a message.
-fn read_prior(path: &Path, flag: &str) -> Result<Prior, Vec<String>> {
-    Prior::read(path).map_err(|errors| errors.iter().map(|e| format!("{flag}: {e}")).collect())
+/// `--repeat`, else a promptfoo config's `evaluateOptions.repeat`.
+fn repeat_of(loaded: &Loaded, options: &PlanOptions) -> u32 {
+    match options.repeat {
+        0 | 1 => loaded
+            .suites
+            .iter()
+            .filter_map(|s| s.repeat)
+            .max()
+            .unwrap_or(options.repeat),
+        n => n,
+    }
+}
+
+/// The results files of `--resume` and `--rerun-failed`, read.
+type Priors = (Option<Arc<Prior>>, Option<Arc<Prior>>);
+
+fn priors(options: &PlanOptions) -> Result<Priors, PlanError> {
+    let resume = match &options.resume {
+        None => None,
+        Some(path) => match read_prior(path, "--resume")? {
+            p if p.ours => Some(Arc::new(p)),
+            _ => return Err(PlanError::one(PlanProblem::ResumeForeign(path.clone()))),
+        },
+    };
+    let rerun = match &options.rerun_failed {
+        None => None,
+        Some(path) => Some(Arc::new(read_prior(path, "--rerun-failed")?)),
+    };
+    Ok((resume, rerun))
+}
+
+/// The suites' targets resolved, and every check that must pass before any call: the
+/// targets' warnings under `--strict`, a budget that can count every target
+/// (`docs/running.md#cost`), the cases' workspaces. Returns the warnings too.
+fn resolve_checked(
+    ws: &Workspace,
+    suites: Vec<LoadedSuite>,
+    options: &PlanOptions,
+    cache: Option<Arc<ResponseCache>>,
+    strict: bool,
+) -> Result<(crate::resolve::Resolved, Vec<Diagnostic>), PlanError> {
+    let resolve_options = ResolveOptions {
+        targets: options.targets.clone(),
+        targets_path: options.targets_path.clone(),
+        dry_run: options.dry_run,
+        cache,
+        secrets: options.secrets.clone(),
+    };
+    let resolved = resolve(suites, ws, &resolve_options).map_err(|failure| {
+        PlanError::new(
+            failure.warnings,
+            failure.errors.into_iter().map(PlanProblem::Target).collect(),
+        )
+    })?;
+    let mut warnings = resolved.warnings.clone();
+    if strict && !warnings.is_empty() {
+        let count = crate::config::promote_warnings(&mut warnings);
+        return Err(PlanError::new(warnings, vec![PlanProblem::StrictTargets { count }]));
+    }
+    if options.budget_usd.is_some() {
+        let uncountable = crate::run::uncountable(&resolved.targets);
+        if !uncountable.is_empty() {
+            let problems = uncountable.into_iter().map(PlanProblem::Uncountable).collect();
+            return Err(PlanError::new(warnings, problems));
+        }
+    }
+    let cases = resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case);
+    if let Some(missing) = crate::workspace::preflight_cases(cases) {
+        return Err(PlanError::new(warnings, vec![PlanProblem::Workspace(missing)]));
+    }
+    Ok((resolved, warnings))
+}
+
+/// The results file, opened to append (a resume, with what its end needed) or created.
+fn open_results(out: &Path, resuming: bool) -> Result<(JsonlWriter, Option<Repair>), PlanProblem> {
+    let opened = if resuming {
+        JsonlWriter::append(out).map(|(w, repair)| (w, Some(repair)))
+    } else {
+        JsonlWriter::create(out).map(|w| (w, None))
+    };
+    opened.map_err(|source| PlanProblem::OpenResults {
+        path: out.to_path_buf(),
+        source,
+    })
+}
+
+/// Each target's `workers` setting and its provider's cap, for [`workers::decide`].
+fn target_workers(resolved: &crate::resolve::Resolved) -> Vec<workers::TargetWorkers> {
+    resolved
+        .targets
+        .iter()
+        .map(|t| workers::TargetWorkers {
+            setting: t.workers,
+            cap: t.provider.max_workers(),
+        })
+        .collect()
+}
+
+fn target_infos(resolved: &crate::resolve::Resolved) -> Vec<TargetInfo> {
+    resolved
+        .targets
+        .iter()
+        .map(|t| TargetInfo {
+            name: t.name.clone(),
+            provider: t.provider.kind().as_str(),
+            judge: t.judge_name.clone(),
+        })
+        .collect()
+}
+
+/// What the run summary says the run set out to do, but for what the selection decides
+/// (`planned`, `shard`, `resumed_records`).
+fn metadata(
+    ws: &Workspace,
+    options: &PlanOptions,
+    resolved: &crate::resolve::Resolved,
+    out: &Path,
+    repeat: u32,
+) -> RunMetadata {
+    RunMetadata {
+        agentv_version: env!("CARGO_PKG_VERSION").to_owned(),
+        command: options.command_line.clone(),
+        started_at: jiff::Timestamp::now().to_string(),
+        finished_at: None,
+        git_commit: crate::report::git_commit(&ws.repo_root),
+        results_file: out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        targets: resolved.targets.iter().map(|t| t.name.clone()).collect(),
+        repeat: repeat.max(1),
+        planned: 0,
+        shard: None,
+        budget_usd: options.budget_usd,
+        resumed_records: None,
+        rerun_failed_from: options.rerun_failed.as_ref().map(|p| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+        }),
+        merged_from: Vec::new(),
+    }
+}
+
+/// A previous results file (`flag` names it in messages), or every problem reading it.
+fn read_prior(path: &Path, flag: &'static str) -> Result<Prior, PlanError> {
+    Prior::read(path).map_err(|errors| {
+        let problems = errors
+            .into_iter()
+            .map(|source| PlanProblem::Prior { flag, source })
+            .collect();
+        PlanError::new(Vec::new(), problems)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // run
-
-/// How each case runs.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Extra attempts of a case whose target call timed out.
-    pub max_retries: u32,
-    /// Each target call, and each code judge without its own `timeout_seconds`.
-    pub timeout: Duration,
-    /// After an interrupt, how long running cases may still finish.
-    pub grace: Duration,
-    /// Tools counted as exploration in `exploration_ratio`; blank names are dropped.
-    pub exploration_tools: Vec<String>,
-    /// `--dump-prompts`: each request is written under `.agentv/prompts/`.
-    pub dump_prompts: bool,
-    /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
-    pub threshold: Option<f64>,
-    /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
-    pub workspaces: crate::workspace::WorkspaceOptions,
-    /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
-    /// text is a grader error).
-    pub strict: bool,
-    /// `--batch`: which targets answer through their provider's batch API.
-    pub batch: crate::run::BatchMode,
-}
 
 /// A finished run, ready for [`report`].
 #[derive(Debug)]
@@ -600,17 +673,95 @@ pub async fn run(
         ..
     } = plan;
     let secrets = resolved.secrets.clone();
-    let run_options = crate::run::RunOptions {
+    let state = batch_state(writer.path(), resume.is_some());
+    let setup = run_setup(ws, options, &resolved, workers, budget_usd, state);
+    let started = std::time::Instant::now();
+    let mut stats = RunStats::default();
+    if let Some(prior) = &resume {
+        carry_over(prior, &mut stats, sinks, observer, &secrets);
+    }
+    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer, &secrets);
+    let mut report = {
+        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
+        all.push(&mut writer);
+        for sink in sinks.iter_mut() {
+            let sink: &mut dyn Sink = &mut **sink;
+            all.push(sink);
+        }
+        all.push(&mut stats);
+        let jobs = resolved.into_jobs(expansion, total);
+        crate::run::run(jobs, &setup, &mut all, observer, interrupt).await
+    };
+    if let Some(prior) = &resume {
+        // The outcome covers the whole file: what an uninterrupted run would have decided.
+        if let Ok(records) = prior.carried() {
+            records.for_each(|r| report.summary.add(&r));
+        }
+    }
+    invalid.iter().for_each(|r| report.summary.add(r));
+    report.unwritten += unwritten_invalid;
+    let kept_workspaces = match &setup.workspaces {
+        Some(workspaces) => workspaces.finish().await,
+        None => Vec::new(),
+    };
+    let stats = stats.compute();
+    metadata.finished_at = Some(jiff::Timestamp::now().to_string());
+    let summary_path = write_final_summary(summary_path, &metadata, &stats, &secrets, observer);
+    report.unfinished += usize::from(summary_path.is_none());
+    Finished {
+        run: report,
+        results_path: writer.path().to_path_buf(),
+        skipped,
+        unread,
+        cache: cache.map(|c| c.stats()),
+        elapsed: started.elapsed(),
+        cwd: ws.cwd.clone(),
+        stats,
+        summary_path,
+        suite_threshold,
+        gate_on_verdicts,
+        kept_workspaces,
+        secrets,
+    }
+}
+
+/// The run summary's last version; `None` (and a warning) when it cannot be written.
+fn write_final_summary(
+    path: PathBuf,
+    metadata: &RunMetadata,
+    stats: &StatsReport,
+    secrets: &Secrets,
+    observer: &mut dyn RunObserver,
+) -> Option<PathBuf> {
+    match write_summary(&path, metadata, stats, secrets) {
+        Ok(()) => Some(path),
+        Err(e) => {
+            observer.warning(&format!("cannot write the run summary {}: {e}", path.display()));
+            None
+        }
+    }
+}
+
+/// What the runner works with: `options` as asked (blank exploration tools dropped) and what
+/// the plan decided.
+fn run_setup(
+    ws: &Workspace,
+    options: &RunOptions,
+    resolved: &crate::resolve::Resolved,
+    workers: usize,
+    budget_usd: Option<f64>,
+    batch_state: PathBuf,
+) -> RunSetup {
+    let secrets = &resolved.secrets;
+    let mut asked = options.clone();
+    asked.exploration_tools = options
+        .exploration_tools
+        .iter()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect();
+    RunSetup {
         workers,
-        max_retries: options.max_retries,
-        threshold: options.threshold,
-        grace: options.grace,
-        exploration_tools: options
-            .exploration_tools
-            .iter()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-            .collect(),
         context: RunContext {
             timeout: options.timeout,
             child_env: resolved.child_env.clone(),
@@ -626,70 +777,10 @@ pub async fn run(
             resolved.suites.iter().flat_map(|(s, _)| &s.cases).map(|c| &c.case),
             &options.workspaces,
             &resolved.child_env,
-            &secrets,
+            secrets,
         ),
-        batch: options.batch,
-        batch_state: Some(batch_state(writer.path(), resume.is_some())),
-    };
-    let started = std::time::Instant::now();
-    let mut stats = RunStats::default();
-    if let Some(prior) = &resume {
-        carry_over(prior, &mut stats, sinks, observer, &secrets);
-    }
-    let unwritten_invalid = write_invalid(&invalid, &mut writer, &mut stats, sinks, observer, &secrets);
-    let mut report = {
-        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 2);
-        all.push(&mut writer);
-        for sink in sinks.iter_mut() {
-            let sink: &mut dyn Sink = &mut **sink;
-            all.push(sink);
-        }
-        all.push(&mut stats);
-        crate::run::run(
-            resolved.into_jobs(expansion, total),
-            &run_options,
-            &mut all,
-            observer,
-            interrupt,
-        )
-        .await
-    };
-    if let Some(prior) = &resume {
-        // The outcome covers the whole file: what an uninterrupted run would have decided.
-        if let Ok(records) = prior.carried() {
-            records.for_each(|r| report.summary.add(&r));
-        }
-    }
-    invalid.iter().for_each(|r| report.summary.add(r));
-    report.unwritten += unwritten_invalid;
-    let kept_workspaces = match &run_options.workspaces {
-        Some(workspaces) => workspaces.finish().await,
-        None => Vec::new(),
-    };
-    let stats = stats.compute();
-    metadata.finished_at = Some(jiff::Timestamp::now().to_string());
-    let summary_path = match write_summary(&summary_path, &metadata, &stats, &secrets) {
-        Ok(()) => Some(summary_path),
-        Err(e) => {
-            observer.warning(&format!("cannot write the run summary {}: {e}", summary_path.display()));
-            report.unfinished += 1;
-            None
-        }
-    };
-    Finished {
-        run: report,
-        results_path: writer.path().to_path_buf(),
-        skipped,
-        unread,
-        cache: cache.map(|c| c.stats()),
-        elapsed: started.elapsed(),
-        cwd: ws.cwd.clone(),
-        stats,
-        summary_path,
-        suite_threshold,
-        gate_on_verdicts,
-        kept_workspaces,
-        secrets,
+        batch_state: Some(batch_state),
+        options: asked,
     }
 }
 
@@ -835,6 +926,7 @@ pub fn report(finished: &Finished, threshold: Option<f64>) -> Report {
             cwd: Some(finished.cwd.clone()),
             elapsed: Some(finished.elapsed),
             cache: finished.cache,
+            targets: finished.stats.targets.clone(),
         },
         summary_line: summary_line(summary, &finished.results_path, &finished.secrets),
         cache: finished.cache,

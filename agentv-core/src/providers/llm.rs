@@ -131,9 +131,10 @@ pub enum Speaker {
     Assistant,
 }
 
-/// The system prompt and turns of one request.
+/// The system prompt and turns of one request, in the two-role form LLM APIs take (a case's
+/// multi-turn conversation is [`crate::model::Conversation`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Conversation {
+pub struct ChatTurns {
     pub system: String,
     /// Alternating turns (consecutive turns of one speaker are merged).
     pub turns: Vec<(Speaker, String)>,
@@ -141,7 +142,7 @@ pub struct Conversation {
 
 /// Builds the conversation: the caller's system prompt (or the default) with the guidelines
 /// block, then the chat prompt's turns or the single question.
-pub fn conversation(request: &ProviderRequest) -> Conversation {
+pub fn conversation(request: &ProviderRequest) -> ChatTurns {
     let mut system = vec![
         request
             .system_prompt
@@ -173,7 +174,7 @@ pub fn conversation(request: &ProviderRequest) -> Conversation {
     // An empty system prompt (`Some("")`) sends none: promptfoo's grading prompts say exactly
     // which messages go (`docs/promptfoo.md#model-graded-assertions`).
     system.retain(|part| !part.is_empty());
-    Conversation {
+    ChatTurns {
         system: system.join("\n\n"),
         turns,
     }

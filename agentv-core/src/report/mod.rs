@@ -53,8 +53,8 @@ pub use prior::Prior;
 pub use promptfoo::PromptfooJson;
 pub use prompts::{DumpFor, dump_prompt};
 pub use reader::{
-    Detail, Generation, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsReader, read_all, read_figures,
-    starts_with_a_result,
+    Detail, MAX_REPORTED_ERRORS, ReadError, ReadRecord, ReadSummary, ResultsFormat, ResultsReader, read_all,
+    read_figures, starts_with_a_result,
 };
 pub use run_summary::{
     MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
@@ -62,11 +62,11 @@ pub use run_summary::{
 pub(crate) use sink::output_file;
 pub use sink::{Row, Sink};
 pub use stats::{
-    CaseRef, CaseStats, GraderStats, Latency, PassAtK, RepeatStats, RunStats, StatsReport, StatusCounts, Tokens,
-    pass_at_k, pass_hat_k,
+    CaseRef, CaseStats, GraderStats, Latency, PassAtK, RepeatStats, RunStats, StatsReport, StatusCounts, TargetStats,
+    Tokens, pass_at_k, pass_hat_k,
 };
 pub use summary::{
-    BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, TargetStats, bin_for, bin_of, text,
+    BINS, DEFAULT_WIDTH, MIN_WIDTH, Stats, Summary, SummaryContext, SummaryStyle, bin_for, bin_of, text,
 };
 pub use tally::{Tallies, Tally, case_label, counted_misses, first_problem, shorten};
 pub use terminal::{escape_line, escape_text};

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::latest::{RecordKey, key_of};
-use super::reader::{Generation, ReadError, ResultsReader, read_figures};
+use super::reader::{ReadError, ResultsFormat, ResultsReader, read_figures};
 use crate::model::{EvaluationRecord, ExecutionStatus, Verdict};
 
 /// What the last record of a key says.
@@ -45,7 +45,7 @@ impl Prior {
         let mut index = HashMap::new();
         let mut ours = true;
         let summary = read_figures(path, |read| {
-            ours &= read.generation == Generation::Agentv;
+            ours &= read.generation == ResultsFormat::Agentv;
             let r = &read.record;
             index.insert(
                 key_of(r),

@@ -23,9 +23,10 @@ use super::lines::{LineEnd, LineProblem, LineRead, Next, max_line_bytes, size_te
 use super::slim::{RECORD, Top, TopSeed};
 use crate::model::{EvaluationRecord, TraceEvent};
 
-/// Which program wrote a line.
+/// Which program wrote a line of a results file: its results format (an eval file's format is
+/// [`crate::model::Generation`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Generation {
+pub enum ResultsFormat {
     /// agentv (this program): the record as `docs/architecture.md#results` defines it.
     Agentv,
     /// The TypeScript AgentV 2.x: `eval_id`, no `execution_status`.
@@ -34,7 +35,7 @@ pub enum Generation {
     AgentvTs4,
 }
 
-impl Generation {
+impl ResultsFormat {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Agentv => "agentv",
@@ -60,7 +61,7 @@ pub enum Detail {
 pub struct ReadRecord {
     /// 1-based line number in the file.
     pub line: usize,
-    pub generation: Generation,
+    pub generation: ResultsFormat,
     /// The record; its `trace` is the line's full trace when it carries one (in any generation).
     /// Read with [`Detail::Figures`], its text fields are empty.
     pub record: EvaluationRecord,
@@ -266,7 +267,7 @@ impl<R: BufRead> ResultsReader<R> {
         }
         // Ours, straight into the record: no JSON tree in between.
         if let Ok(record) = serde_json::from_slice::<EvaluationRecord>(&self.buf) {
-            return self.checked(Generation::Agentv, record).map(Some);
+            return self.checked(ResultsFormat::Agentv, record).map(Some);
         }
         let value: Value = match serde_json::from_slice(&self.buf) {
             Ok(value) => value,
@@ -324,7 +325,7 @@ impl<R: BufRead> ResultsReader<R> {
         self.checked(generation, record)
     }
 
-    fn checked(&self, generation: Generation, record: EvaluationRecord) -> Result<ReadRecord, ReadError> {
+    fn checked(&self, generation: ResultsFormat, record: EvaluationRecord) -> Result<ReadRecord, ReadError> {
         // Scores are in [0, 1] in every generation; anything else would skew every mean and delta.
         if !(0.0..=1.0).contains(&record.score) {
             return Err(self.record_error(RecordError::ScoreOutOfRange(record.score)));
@@ -463,7 +464,7 @@ pub struct ReadSummary {
     /// The last line, cut off mid-write and skipped.
     pub truncated: Option<usize>,
     /// Generations seen, in first-seen order.
-    pub generations: Vec<Generation>,
+    pub generations: Vec<ResultsFormat>,
 }
 
 /// Streams every record of `path` to `each`, whole, the last line of each record only (the
@@ -586,7 +587,7 @@ fn drain<R: BufRead>(
 
 /// Which generation wrote `obj`, and the record it holds (with the line's `trace`, in any
 /// generation).
-fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), RecordError> {
+fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(ResultsFormat, EvaluationRecord), RecordError> {
     let trace = match obj.remove("trace") {
         None | Some(Value::Null) => None,
         Some(value) => Some(serde_json::from_value::<Vec<TraceEvent>>(value).map_err(RecordError::Trace)?),
@@ -596,18 +597,18 @@ fn decode(mut obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, E
     Ok((generation, record))
 }
 
-fn decode_record(obj: Map<String, Value>, base_dir: &Path) -> Result<(Generation, EvaluationRecord), RecordError> {
+fn decode_record(obj: Map<String, Value>, base_dir: &Path) -> Result<(ResultsFormat, EvaluationRecord), RecordError> {
     if obj.contains_key("test_id") && !obj.contains_key("eval_id") {
-        return Ok((Generation::AgentvTs4, foreign::from_ts4(&obj, base_dir)?));
+        return Ok((ResultsFormat::AgentvTs4, foreign::from_ts4(&obj, base_dir)?));
     }
     if !obj.contains_key("eval_id") {
         return Err(RecordError::NoId);
     }
     if obj.contains_key("execution_status") {
         let record = serde_json::from_value::<EvaluationRecord>(Value::Object(obj)).map_err(RecordError::Invalid)?;
-        return Ok((Generation::Agentv, record));
+        return Ok((ResultsFormat::Agentv, record));
     }
-    Ok((Generation::AgentvTs2, foreign::from_ts2(&obj)?))
+    Ok((ResultsFormat::AgentvTs2, foreign::from_ts2(&obj)?))
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -810,7 +811,7 @@ mod tests {
         let read = items[0].as_ref().expect("ok");
         let trace = read.record.trace.as_ref().expect("trace");
         assert_eq!(trace[0].name.as_deref(), Some("Read"));
-        assert_eq!(read.generation, Generation::Agentv);
+        assert_eq!(read.generation, ResultsFormat::Agentv);
         assert_eq!(read.record.execution_status, ExecutionStatus::Ok);
         assert_eq!(read.record.verdict, Verdict::Fail);
     }

@@ -72,12 +72,15 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    fn add(&mut self, r: &EvaluationRecord) {
-        if let Some(u) = r.execution_metrics.as_ref().and_then(|m| m.token_usage) {
-            self.input = self.input.saturating_add(u.input);
-            self.output = self.output.saturating_add(u.output);
-            self.cached = self.cached.saturating_add(u.cached.unwrap_or(0));
-        }
+    /// Adds the record's usage; false when it reports none.
+    fn add(&mut self, r: &EvaluationRecord) -> bool {
+        let Some(u) = r.execution_metrics.as_ref().and_then(|m| m.token_usage) else {
+            return false;
+        };
+        self.input = self.input.saturating_add(u.input);
+        self.output = self.output.saturating_add(u.output);
+        self.cached = self.cached.saturating_add(u.cached.unwrap_or(0));
+        true
     }
 
     fn plus(self, other: Tokens) -> Tokens {
@@ -134,6 +137,8 @@ struct TargetAcc {
     scores: FixedSum,
     cost: FixedSum,
     tokens: Tokens,
+    /// Records that reported their token usage.
+    with_tokens: usize,
     /// `execution_metrics.duration_ms` of each record that has one.
     latencies: Vec<f64>,
 }
@@ -178,7 +183,7 @@ impl RunStats {
     pub fn add(&mut self, r: &EvaluationRecord) {
         let acc = self.targets.entry(r.target.clone()).or_default();
         acc.status.add(r);
-        acc.tokens.add(r);
+        acc.with_tokens += usize::from(acc.tokens.add(r));
         if let Some(m) = &r.execution_metrics {
             if let Some(cost) = m.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
                 acc.cost.add(cost, COST_UNIT);
@@ -315,6 +320,7 @@ impl RunStats {
             cost_usd: acc.cost.total(COST_UNIT),
             records_with_cost: usize::try_from(acc.cost.n).unwrap_or(usize::MAX),
             tokens: acc.tokens,
+            records_with_tokens: acc.with_tokens,
             latency_ms: Latency::of(&latencies),
             repeats: (repeats > 0).then(|| repeat_stats(repeats, cases)),
         }
@@ -361,7 +367,8 @@ struct Totals {
     cost: FixedSum,
 }
 
-/// One target's column of the summary.
+/// What one target did in a run: the figures of its column in the console summary and of its
+/// entry in `<results>.summary.json` (`docs/running.md#run-summary`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetStats {
     pub target: String,
@@ -387,7 +394,9 @@ pub struct TargetStats {
     /// Sum of the known costs; `records_with_cost` records had one (the others' is unknown).
     pub cost_usd: f64,
     pub records_with_cost: usize,
+    /// Sum of the reported token usages; `records_with_tokens` records reported one.
     pub tokens: Tokens,
+    pub records_with_tokens: usize,
     /// Over the records' `execution_metrics.duration_ms`; `None` when none reports one.
     pub latency_ms: Option<Latency>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -605,8 +614,8 @@ fn interval(mean: f64, variance: f64, n: usize) -> [f64; 2] {
 }
 
 impl StatsReport {
-    /// The per-target table (when the run had several targets) and the repeats (when cases
-    /// repeated), as the console prints them after the summary; empty otherwise. Names are
+    /// The repeats (when cases repeated), as the console prints them after the summary (whose
+    /// own per-target table is [`super::summary::targets_table`]'s); empty otherwise. Names are
     /// redacted and escaped.
     pub fn render_repeats(&self, secrets: &Secrets) -> String {
         let mut out = String::new();
@@ -616,53 +625,18 @@ impl StatsReport {
         out
     }
 
-    /// The per-target table (several targets) and the repeats, for `agentv merge`, which prints
-    /// no summary of its own.
+    /// The per-target table (several targets, as the console summary draws it) and the
+    /// repeats, for `agentv merge`, which prints no summary of its own.
     pub fn render(&self, secrets: &Secrets) -> String {
         let mut out = String::new();
         if self.targets.len() > 1 {
-            self.render_targets(&mut out, secrets);
+            out.push_str(&super::summary::targets_table(&self.targets, secrets));
+            out.push('\n');
         }
         if self.repeat.is_some() {
             self.render_repeats_into(&mut out, secrets);
         }
         out
-    }
-
-    /// One column per target, one row per figure: targets side by side read across.
-    fn render_targets(&self, out: &mut String, secrets: &Secrets) {
-        let _ = writeln!(out, "PER TARGET");
-        let figures: [(&str, Figure); 9] = [
-            ("graded", |t| format!("{}/{}", t.graded, t.records)),
-            ("mean", |t| opt(t.mean, |m| format!("{m:.3}"))),
-            ("95% CI", |t| opt(t.mean_ci95, |[lo, hi]| format!("{lo:.2}..{hi:.2}"))),
-            ("pass rate", |t| opt(t.pass_rate, |p| format!("{:.0}%", p * 100.0))),
-            ("errors", |t| t.errors().to_string()),
-            // An unknown cost is not $0 (docs/running.md#cost).
-            ("cost", |t| match t.records_with_cost {
-                0 => "–".to_owned(),
-                n if n == t.records => format!("${:.4}", t.cost_usd),
-                n => format!("${:.4} ({n}/{})", t.cost_usd, t.records),
-            }),
-            ("tokens", |t| (t.tokens.input + t.tokens.output).to_string()),
-            ("p50 latency", |t| opt(t.latency_ms, |l| seconds(l.p50))),
-            ("p95 latency", |t| opt(t.latency_ms, |l| seconds(l.p95))),
-        ];
-        let mut rows: Vec<Vec<String>> = Vec::with_capacity(figures.len() + 1);
-        rows.push(
-            std::iter::once(String::new())
-                .chain(self.targets.iter().map(|t| shown(secrets, &t.target)))
-                .collect(),
-        );
-        for (label, figure) in figures {
-            rows.push(
-                std::iter::once(label.to_owned())
-                    .chain(self.targets.iter().map(figure))
-                    .collect(),
-            );
-        }
-        table(out, &rows);
-        out.push('\n');
     }
 
     fn render_repeats_into(&self, out: &mut String, secrets: &Secrets) {
@@ -706,15 +680,8 @@ impl StatsReport {
     }
 }
 
-/// One row of the per-target table: a target's figure as text.
-type Figure = fn(&TargetStats) -> String;
-
 fn opt<T>(value: Option<T>, f: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "-".to_owned(), f)
-}
-
-fn seconds(ms: f64) -> String {
-    format!("{:.2}s", ms / 1000.0)
 }
 
 fn shown(secrets: &Secrets, text: &str) -> String {
@@ -839,7 +806,7 @@ mod tests {
         assert!((hi - 0.75 - 3.176_551).abs() < 1e-5 && (0.75 - lo - 3.176_551).abs() < 1e-5);
         assert_eq!(r.graders[0].results, 4);
         let text = r.render(&Secrets::default());
-        assert!(text.contains("PER TARGET"), "{text}");
+        assert!(text.contains("BY TARGET"), "the console summary's table: {text}");
         let line = |label: &str| {
             text.lines()
                 .find(|l| l.trim_start().starts_with(label))
@@ -850,10 +817,16 @@ mod tests {
                 .join(" ")
         };
         assert!(
-            text.lines().any(|l| l.split_whitespace().eq(["a", "b"])),
+            text.lines()
+                .any(|l| l.split_whitespace().eq(["BY", "TARGET", "a", "b"])),
             "a column per target: {text}"
         );
-        assert_eq!(line("graded"), "2/2 1/3", "{text}");
+        assert_eq!(line("cases"), "2 3", "{text}");
+        assert_eq!(
+            line("pass rate"),
+            "50% 100%",
+            "pass verdicts among graded cases: {text}"
+        );
         assert_eq!(line("errors"), "0 2", "{text}");
     }
 

@@ -24,7 +24,7 @@ use super::terminal::escape_line;
 use crate::model::{EvaluationRecord, ExecutionStatus, TokenUsage, Verdict};
 use crate::providers::CacheStats;
 use crate::redact::Secrets;
-pub use targets::TargetStats;
+use crate::report::stats::TargetStats;
 
 /// Width of the longest histogram bar.
 const BAR_WIDTH: usize = 30;
@@ -118,8 +118,31 @@ pub struct Summary {
     bins: [usize; 5],
     ranking: Ranking,
     failures: Failures,
-    /// Per target, in first-seen order.
-    targets: Vec<TargetStats>,
+    /// Tokens and cost of the whole run.
+    usage: Usage,
+}
+
+/// Tokens and cost of the cases, and how many cases reported each.
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    tokens: TokenUsage,
+    with_tokens: usize,
+    cost_usd: f64,
+    with_cost: usize,
+}
+
+impl Usage {
+    fn add(&mut self, record: &EvaluationRecord) {
+        let metrics = record.execution_metrics.as_ref();
+        if let Some(tokens) = metrics.and_then(|m| m.token_usage) {
+            self.tokens.add(&tokens);
+            self.with_tokens += 1;
+        }
+        if let Some(cost) = metrics.and_then(|m| m.cost_usd).filter(|c| c.is_finite()) {
+            self.cost_usd += cost;
+            self.with_cost += 1;
+        }
+    }
 }
 
 /// What the summary shows around the cases: where the results went, how long the run took,
@@ -134,6 +157,9 @@ pub struct SummaryContext {
     pub elapsed: Option<Duration>,
     /// Cache lookups, with `--cache`.
     pub cache: Option<CacheStats>,
+    /// The run statistics per target: with several, the summary draws them side by side and
+    /// names each case's target.
+    pub targets: Vec<TargetStats>,
 }
 
 /// How the summary is drawn.
@@ -155,21 +181,11 @@ impl Default for SummaryStyle {
 }
 
 impl Summary {
-    /// Adds a record whose case's wall time is unknown (latencies then come from the target's
-    /// own `duration_ms`, when it reports one).
+    /// Adds a record.
     pub fn add(&mut self, record: &EvaluationRecord) {
-        self.add_case(record, None);
-    }
-
-    /// Adds a record and its case's wall time.
-    pub fn add_timed(&mut self, record: &EvaluationRecord, elapsed: Duration) {
-        self.add_case(record, Some(elapsed));
-    }
-
-    fn add_case(&mut self, record: &EvaluationRecord, elapsed: Option<Duration>) {
         let seq = self.total as u64;
         self.total += 1;
-        self.target_mut(&record.target).add(record, elapsed);
+        self.usage.add(record);
         self.failures.add(record, seq);
         match record.execution_status {
             ExecutionStatus::ExecutionError => {
@@ -188,18 +204,6 @@ impl Summary {
                     Verdict::Fail | Verdict::Skip => 2,
                 }] += 1;
                 self.ranking.add(record, seq);
-            }
-        }
-    }
-
-    fn target_mut(&mut self, name: &str) -> &mut TargetStats {
-        // Runs have a handful of targets: a scan beats hashing every record's name.
-        match self.targets.iter().position(|t| t.name == name) {
-            Some(i) => &mut self.targets[i],
-            None => {
-                self.targets.push(TargetStats::new(name));
-                let last = self.targets.len() - 1;
-                &mut self.targets[last]
             }
         }
     }
@@ -229,11 +233,6 @@ impl Summary {
         self.invalid
     }
 
-    /// Per target, in the order they first finished a case.
-    pub fn targets(&self) -> &[TargetStats] {
-        &self.targets
-    }
-
     pub fn stats(&self) -> Option<Stats> {
         Stats::compute(&self.scores)
     }
@@ -249,7 +248,7 @@ impl Summary {
         let paint = Paint { on: style.color };
         let shown = Shown { secrets };
         let mut out = String::new();
-        let several = self.targets.len() > 1;
+        let several = context.targets.len() > 1;
         self.failures
             .render(&mut out, self.total, several, &shown, paint, columns);
         self.render_totals(&mut out, context, paint);
@@ -259,7 +258,7 @@ impl Summary {
         }
         if several {
             out.push('\n');
-            targets::render(&mut out, &self.targets, &shown, paint, columns);
+            targets::render(&mut out, &context.targets, &shown, paint, columns);
         }
         if !self.scores.is_empty() {
             out.push('\n');
@@ -317,7 +316,12 @@ impl Summary {
         if let Some(elapsed) = context.elapsed {
             row(out, "Wall time", &duration(elapsed));
         }
-        let (tokens, with_tokens, cost, with_cost) = self.usage();
+        let Usage {
+            tokens,
+            with_tokens,
+            cost_usd: cost,
+            with_cost,
+        } = self.usage;
         if with_tokens > 0 {
             let mut value = format!("{} in, {} out", count(tokens.input), count(tokens.output));
             if let Some(cached) = tokens.cached.filter(|c| *c > 0) {
@@ -336,19 +340,6 @@ impl Summary {
             );
             row(out, "Cache", &value);
         }
-    }
-
-    /// Tokens and cost of the whole run, and how many cases reported each.
-    fn usage(&self) -> (TokenUsage, usize, f64, usize) {
-        let mut tokens = TokenUsage::default();
-        let (mut with_tokens, mut cost, mut with_cost) = (0, 0.0, 0);
-        for t in &self.targets {
-            tokens.add(&t.tokens);
-            with_tokens += t.with_tokens;
-            cost += t.cost_usd;
-            with_cost += t.with_cost;
-        }
-        (tokens, with_tokens, cost, with_cost)
     }
 
     /// ` (reported by 3 of 4 cases)` when not every case reported it.
@@ -386,6 +377,20 @@ impl Summary {
             );
         }
     }
+}
+
+/// The per-target table of [`super::StatsReport::render`] (`agentv merge`): the summary's, in
+/// [`DEFAULT_WIDTH`] columns.
+pub(super) fn targets_table(targets: &[TargetStats], secrets: &Secrets) -> String {
+    let mut out = String::new();
+    targets::render(
+        &mut out,
+        targets,
+        &Shown { secrets },
+        Paint { on: false },
+        DEFAULT_WIDTH,
+    );
+    out
 }
 
 /// User text as the terminal shows it: secrets redacted (in the whole text, so a secret that

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Interrupt, Job, Prefetched, RunObserver, RunOptions};
+use super::{Interrupt, Job, Prefetched, RunObserver, RunSetup};
 use crate::providers::batch::{encoded_len, split};
 use crate::providers::{BatchApi, JobState, ProviderError, ResolvedTarget};
 
@@ -60,8 +60,8 @@ pub struct JobRecord {
 impl BatchState {
     /// The run's batch state (`--batch-state`), or a fresh one when it has none or it
     /// cannot be read (with a warning: the jobs are submitted again).
-    fn of_run(options: &RunOptions, observer: &mut dyn RunObserver) -> Self {
-        match options.batch_state.as_deref().map(Self::load) {
+    fn of_run(setup: &RunSetup, observer: &mut dyn RunObserver) -> Self {
+        match setup.batch_state.as_deref().map(Self::load) {
             Some(Ok(state)) => state,
             Some(Err(e)) => {
                 observer.warning(&format!("cannot read the batch state ({e}); submitting new jobs"));
@@ -127,13 +127,13 @@ pub struct Group<'a> {
 pub async fn answer(
     jobs: &[Job],
     group: Group<'_>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> Prefetched {
     let Group { target, api, members } = group;
     let name = &target.name;
-    let mut state = BatchState::of_run(options, observer);
+    let mut state = BatchState::of_run(setup, observer);
     let by_id: HashMap<String, usize> = members.iter().map(|&i| (custom_id(&jobs[i]), i)).collect();
     // Jobs of an earlier run holding some of these cases: reattached, not submitted again.
     let mut active: Vec<String> = state
@@ -167,7 +167,7 @@ pub async fn answer(
         &mut state,
         &mut active,
         &mut failed,
-        options,
+        setup,
         observer,
     )
     .await;
@@ -205,7 +205,7 @@ pub async fn answer(
     if interrupt.stop.is_cancelled() {
         return out;
     }
-    settle(jobs, &members, &mut out, failed, options, observer, name);
+    settle(jobs, &members, &mut out, failed, setup, observer, name);
     out
 }
 
@@ -220,7 +220,7 @@ async fn submit_all(
     state: &mut BatchState,
     active: &mut Vec<String>,
     failed: &mut Vec<(usize, ProviderError)>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
 ) {
     if fresh.is_empty() {
@@ -243,7 +243,7 @@ async fn submit_all(
                     custom_ids: ids[range.clone()].to_vec(),
                     role: None,
                 });
-                if let Some(path) = &options.batch_state
+                if let Some(path) = &setup.batch_state
                     && let Err(e) = state.save(path)
                 {
                     observer.warning(&format!(
@@ -259,7 +259,7 @@ async fn submit_all(
                 active.push(id);
             }
             Err(e) => {
-                let message = options.context.secrets.redact(&e.to_string()).into_owned();
+                let message = setup.context.secrets.redact(&e.to_string()).into_owned();
                 observer.batch_progress(&format!(
                     "batch of `{}` not submitted ({message}); its {} case(s) go online",
                     target.name,
@@ -359,11 +359,11 @@ fn settle(
     members: &[usize],
     out: &mut Prefetched,
     failed: Vec<(usize, ProviderError)>,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
     target: &str,
 ) {
-    let strict = options.batch == BatchMode::Strict;
+    let strict = setup.options.batch == BatchMode::Strict;
     let mut reasons: HashMap<usize, ProviderError> = failed.into_iter().collect();
     let mut online = 0;
     for &i in members {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Job, RunOptions};
+use super::{Job, RunSetup};
 use crate::evaluators::{self, GradeContext};
 use crate::model::{EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, TraceSummary};
 use crate::prompt::{self, PromptInputs};
@@ -52,14 +52,14 @@ fn make_request(
 async fn call_with_retries(
     job: &Job,
     inputs: &PromptInputs,
-    options: &RunOptions,
+    setup: &RunSetup,
     mut session: Option<&mut crate::workspace::Session>,
 ) -> (Result<ProviderResponse, ProviderError>, u32) {
     let mut attempt = 1;
     // `--dump-prompts` writes every request: the first as `<id>-<attempt>`, the later steps of
     // a tool loop as `<id>-<attempt>-step-<n>`.
     let dump = |request: &ProviderRequest, step: u32| {
-        if let Some(dumps) = &options.context.dump_prompts {
+        if let Some(dumps) = &setup.context.dump_prompts {
             let suffix = (step > 1).then(|| format!("step-{step}"));
             let dump_for = crate::report::DumpFor {
                 eval_file: &job.case.source.file,
@@ -71,7 +71,7 @@ async fn call_with_retries(
                 dump_for,
                 job.target.provider.as_ref(),
                 request,
-                &options.context.secrets,
+                &setup.context.secrets,
             );
         }
     };
@@ -87,12 +87,12 @@ async fn call_with_retries(
         let workspace = session.as_deref().map(crate::workspace::Session::path);
         let request = make_request(job, inputs, attempt, workspace, container);
         dump(&request, 1);
-        let result = super::tool_loop::answer(job, &request, options, &dump).await;
+        let result = super::tool_loop::answer(job, &request, setup, &dump).await;
         if let Some(s) = session.as_deref_mut() {
             s.stop_agent().await;
         }
         match (result, attempt.checked_add(1)) {
-            (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= options.max_retries => attempt = next,
+            (Err(ProviderError::Timeout(_)), Some(next)) if attempt <= setup.options.max_retries => attempt = next,
             (other, _) => return (other, attempt),
         }
     }
@@ -103,62 +103,33 @@ async fn call_with_retries(
 pub async fn run_case(
     job: &Job,
     prefetched: Option<Result<ProviderResponse, ProviderError>>,
-    options: &RunOptions,
+    setup: &RunSetup,
 ) -> EvaluationRecord {
     let case = &job.case;
     if let Some(conversation) = &case.conversation {
-        return super::conversation::run(job, conversation, options).await;
+        return super::conversation::run(job, conversation, setup).await;
     }
     // A batched answer was made outside any workspace, as AgentV 4.x makes it.
-    let mut session = match (&options.workspaces, &prefetched) {
-        (Some(workspaces), None) => match workspaces.open(case, &job.target.name).await {
-            Ok(session) => session,
-            Err(e) => {
-                let mut record = execution_error(empty_record(job, 1), case, e.message);
-                record.failure_reason_code = Some(e.reason.to_owned());
-                return record;
-            }
-        },
-        _ => None,
+    let mut session = match open_session(job, setup, prefetched.is_some()).await {
+        Ok(session) => session,
+        Err(record) => return record,
     };
     let inputs = prompt::build(case, job.target.provider.prompt_mode());
     let (result, attempt) = match prefetched {
         Some(result) => (result, 1),
-        None => call_with_retries(job, &inputs, options, session.as_mut()).await,
+        None => call_with_retries(job, &inputs, setup, session.as_mut()).await,
     };
     let mut record = empty_record(job, attempt);
-    let mut provider_request = provider_request(job, &inputs);
-    if let Ok(response) = &result
-        && let Some(metadata) = &response.metadata
-        && let Some(obj) = provider_request.as_object_mut()
-    {
-        // Log paths, HTTP attempts, session ids: where to look when an answer surprises.
-        obj.insert("response_metadata".to_owned(), Value::Object(metadata.clone()));
-    }
-    if job.target.provider.kind().is_agent() {
-        record.agent_provider_request = Some(provider_request);
-    } else {
-        record.lm_provider_request = Some(provider_request);
-    }
-    let result = super::promptfoo::after_call(case, result, &options.context).await;
+    log_request(job, &inputs, &result, &mut record);
+    let result = super::promptfoo::after_call(case, result, &setup.context).await;
     let response = match result {
         Ok(response) => response,
-        Err(e) => {
-            let timed_out = matches!(e, ProviderError::Timeout(_));
-            let message = options.context.secrets.redact(&e.to_string()).into_owned();
-            let mut record = execution_error(record, case, message);
-            match session {
-                Some(s) if timed_out => s.discard(&mut record),
-                Some(s) => s.finish(&mut record),
-                None => {}
-            }
-            return record;
-        }
+        Err(e) => return call_failed(record, case, &e, session, setup),
     };
     let mut warnings = response.warnings.clone();
     let trace = crate::trace::resolve(&response, &mut warnings).await;
     let mut summary = TraceSummary::from_events(&trace);
-    let metrics = crate::trace::metrics(&response, &summary, &options.exploration_tools);
+    let metrics = crate::trace::metrics(&response, &summary, &setup.options.exploration_tools);
     // AgentV 2.x judges read the figures in the summary (`docs/judges.md`).
     summary.token_usage = metrics.token_usage;
     summary.cost_usd = metrics.cost_usd;
@@ -182,28 +153,10 @@ pub async fn run_case(
         finish_reason: response.finish_reason.as_deref(),
         logprobs: response.logprobs.as_deref(),
         target: &job.target,
-        run: &options.context,
+        run: &setup.context,
         workspace: view.as_ref(),
     };
-    let mut results = Vec::with_capacity(job.graders.len());
-    let mut crashed = Vec::with_capacity(job.graders.len());
-    for grader in job.graders.iter() {
-        let since = super::judge_wave::calls_so_far();
-        let mut evaluated = evaluators::evaluate(grader, &ctx).await;
-        super::judge_wave::mark(&mut evaluated.result, since);
-        results.push(evaluated.result);
-        crashed.push(evaluated.crashed);
-    }
-    let scored = evaluators::score_case(
-        &job.graders,
-        &mut results,
-        &crashed,
-        case.generation,
-        evaluators::CaseThreshold {
-            own: case.threshold,
-            cli: options.threshold,
-        },
-    );
+    let (results, scored) = grade(job, &ctx, setup.options.threshold).await;
     record.score = scored.score;
     record.verdict = scored.verdict;
     record.hits = results.iter().flat_map(|r| r.hits.iter().cloned()).collect();
@@ -215,11 +168,99 @@ pub async fn run_case(
     record.evaluator_results = results;
     record.trace_summary = Some(summary);
     record.execution_metrics = (!metrics.is_empty()).then_some(metrics);
-    record_trace(&mut record, trace, response.output_messages, &options.context.secrets);
+    record_trace(&mut record, trace, response.output_messages, &setup.context.secrets);
     if let Some(session) = session {
         session.finish(&mut record);
     }
     finish(record, case)
+}
+
+/// The case's workspace (`docs/workspaces.md`), unless the run has none or the answer came
+/// from a batch; an error record when it cannot be made.
+async fn open_session(
+    job: &Job,
+    setup: &RunSetup,
+    prefetched: bool,
+) -> Result<Option<crate::workspace::Session>, EvaluationRecord> {
+    let Some(workspaces) = setup.workspaces.as_ref().filter(|_| !prefetched) else {
+        return Ok(None);
+    };
+    workspaces.open(&job.case, &job.target.name).await.map_err(|e| {
+        let mut record = execution_error(empty_record(job, 1), &job.case, e.message);
+        record.failure_reason_code = Some(e.reason.to_owned());
+        record
+    })
+}
+
+/// The record of a case whose target could not answer; a timed-out agent's workspace is
+/// discarded, any other kept as the run keeps workspaces.
+fn call_failed(
+    record: EvaluationRecord,
+    case: &EvalCase,
+    e: &ProviderError,
+    session: Option<crate::workspace::Session>,
+    setup: &RunSetup,
+) -> EvaluationRecord {
+    let message = setup.context.secrets.redact(&e.to_string()).into_owned();
+    let mut record = execution_error(record, case, message);
+    match session {
+        Some(s) if matches!(e, ProviderError::Timeout(_)) => s.discard(&mut record),
+        Some(s) => s.finish(&mut record),
+        None => {}
+    }
+    record
+}
+
+/// Puts the request sent (with the response's metadata) in the record, under the key of the
+/// target's kind.
+fn log_request(
+    job: &Job,
+    inputs: &PromptInputs,
+    result: &Result<ProviderResponse, ProviderError>,
+    record: &mut EvaluationRecord,
+) {
+    let mut provider_request = provider_request(job, inputs);
+    if let Ok(response) = result
+        && let Some(metadata) = &response.metadata
+        && let Some(obj) = provider_request.as_object_mut()
+    {
+        // Log paths, HTTP attempts, session ids: where to look when an answer surprises.
+        obj.insert("response_metadata".to_owned(), Value::Object(metadata.clone()));
+    }
+    if job.target.provider.kind().is_agent() {
+        record.agent_provider_request = Some(provider_request);
+    } else {
+        record.lm_provider_request = Some(provider_request);
+    }
+}
+
+/// Every grader's result, in order, and the case's score from them
+/// (`docs/architecture.md#scoring`).
+async fn grade(
+    job: &Job,
+    ctx: &GradeContext<'_>,
+    cli_threshold: Option<f64>,
+) -> (Vec<EvaluatorResult>, evaluators::CaseScore) {
+    let mut results = Vec::with_capacity(job.graders.len());
+    let mut crashed = Vec::with_capacity(job.graders.len());
+    for grader in job.graders.iter() {
+        let since = super::judge_wave::calls_so_far();
+        let mut evaluated = evaluators::evaluate(grader, ctx).await;
+        super::judge_wave::mark(&mut evaluated.result, since);
+        results.push(evaluated.result);
+        crashed.push(evaluated.crashed);
+    }
+    let scored = evaluators::score_case(
+        &job.graders,
+        &mut results,
+        &crashed,
+        job.case.generation,
+        evaluators::CaseThreshold {
+            own: job.case.threshold,
+            cli: cli_threshold,
+        },
+    );
+    (results, scored)
 }
 
 /// Stamps the record and fills the keys a 4.x reader looks for.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Job, RunOptions};
+use super::{Job, RunSetup};
 use crate::evaluators::across_rows::RowView;
 use crate::evaluators::{self, CaseThreshold, GradeContext, GradeVerdict};
 use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Generation, Verdict};
@@ -26,7 +26,7 @@ pub(super) fn compares(job: &Job) -> bool {
 }
 
 /// The held rows compared test by test, in the order their tests were first answered.
-pub(super) async fn settle(held: Vec<Held>, options: &RunOptions) -> Vec<(EvaluationRecord, Duration)> {
+pub(super) async fn settle(held: Vec<Held>, setup: &RunSetup) -> Vec<(EvaluationRecord, Duration)> {
     let mut groups: Vec<(GroupKey, Vec<Held>)> = Vec::new();
     for row in held {
         let key = group_key(&row.job);
@@ -38,7 +38,7 @@ pub(super) async fn settle(held: Vec<Held>, options: &RunOptions) -> Vec<(Evalua
     let mut out = Vec::new();
     for (_, mut rows) in groups {
         rows.sort_by_key(|r| row_order(&r.record));
-        compare_group(&mut rows, options).await;
+        compare_group(&mut rows, setup).await;
         out.extend(rows.into_iter().map(|r| (r.record, r.elapsed)));
     }
     out
@@ -71,7 +71,7 @@ fn row_order(record: &EvaluationRecord) -> u64 {
 }
 
 /// Grades every comparison of one test's rows and merges it into each row.
-async fn compare_group(rows: &mut [Held], options: &RunOptions) {
+async fn compare_group(rows: &mut [Held], setup: &RunSetup) {
     let answered: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].record.execution_status != ExecutionStatus::ExecutionError)
         .collect();
@@ -117,7 +117,7 @@ async fn compare_group(rows: &mut [Held], options: &RunOptions) {
                 finish_reason: None,
                 logprobs: None,
                 target: &lead.job.target,
-                run: &options.context,
+                run: &setup.context,
                 workspace: None,
             };
             comparison.compare(&ctx, &views).await
@@ -137,7 +137,7 @@ async fn compare_group(rows: &mut [Held], options: &RunOptions) {
         }
     }
     for &i in &answered {
-        rescore(&mut rows[i], options.threshold);
+        rescore(&mut rows[i], setup.options.threshold);
     }
 }
 

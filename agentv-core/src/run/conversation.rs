@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::case::run_case;
-use super::{Job, RunOptions};
+use super::{Job, RunSetup};
 use crate::evaluators::ConfiguredGrader;
 use crate::model::{
     Content, Conversation, EvalCase, EvaluationRecord, EvaluatorResult, ExecutionStatus, Message, Role,
@@ -33,7 +33,7 @@ fn part_job(job: &Job, case: EvalCase, graders: Arc<[ConfiguredGrader]>) -> Job 
 
 /// Grades the whole transcript with the case's own graders, the transcript standing as the
 /// target's answer.
-async fn grade_transcript(job: &Job, history: &[Message], options: &RunOptions) -> EvaluationRecord {
+async fn grade_transcript(job: &Job, history: &[Message], setup: &RunSetup) -> EvaluationRecord {
     let transcript = history
         .iter()
         .map(|m| format!("{}: {}", m.role.as_str(), m.text_parts().join("\n")))
@@ -45,13 +45,13 @@ async fn grade_transcript(job: &Job, history: &[Message], options: &RunOptions) 
         ..job.case.clone()
     };
     let whole = part_job(job, case, job.graders.clone());
-    Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), options)).await
+    Box::pin(run_case(&whole, Some(Ok(ProviderResponse::text(transcript))), setup)).await
 }
 
 /// Runs every turn of `job`'s conversation and grades the transcript.
-pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -> EvaluationRecord {
+pub async fn run(job: &Job, conversation: &Conversation, setup: &RunSetup) -> EvaluationRecord {
     let case = &job.case;
-    let threshold = case.pass_threshold(options.threshold);
+    let threshold = case.pass_threshold(setup.options.threshold);
     let mut history: Vec<Message> = case.input_messages.clone();
     let mut turns: Vec<EvaluatorResult> = Vec::with_capacity(conversation.turns.len());
     let mut last: Option<EvaluationRecord> = None;
@@ -78,7 +78,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
         };
         let ungraded = graders.is_empty();
         let turn_job = part_job(job, turn_case, graders);
-        let mut record = Box::pin(run_case(&turn_job, None, options)).await;
+        let mut record = Box::pin(run_case(&turn_job, None, setup)).await;
         // A turn with neither graders nor a reference answer scores 1.
         let score = if ungraded && record.execution_status != ExecutionStatus::ExecutionError {
             1.0
@@ -103,7 +103,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
     let mut scores: Vec<f64> = turns.iter().map(|t| t.score).collect();
     let mut results = turns;
     if has_own_graders(&job.graders) {
-        let record = grade_transcript(job, &history, options).await;
+        let record = grade_transcript(job, &history, setup).await;
         scores.push(record.score);
         results.push(EvaluatorResult {
             name: "conversation".to_owned(),
@@ -116,7 +116,7 @@ pub async fn run(job: &Job, conversation: &Conversation, options: &RunOptions) -
     record.score = combine(&scores, conversation.aggregation);
     let threshold = crate::evaluators::CaseThreshold {
         own: case.threshold,
-        cli: options.threshold,
+        cli: setup.options.threshold,
     };
     record.verdict = crate::evaluators::rules::case_verdict(case.generation, record.score, threshold, &results);
     if results.iter().any(|r| r.error.is_some()) && record.execution_status == ExecutionStatus::Ok {

@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use super::batch::{BatchMode, BatchState, JobRecord, JobView};
-use super::{Interrupt, Job, RunObserver, RunOptions};
+use super::{Interrupt, Job, RunObserver, RunSetup};
 use crate::model::EvaluatorResult;
 use crate::providers::{
     BatchApi, CostBasis, PromptMode, Provider, ProviderError, ProviderFuture, ProviderKind, ProviderRequest,
@@ -122,31 +122,31 @@ impl Wave {
     /// it says for the observer comes out of the receiver.
     pub fn open(
         targets: &[Arc<ResolvedTarget>],
-        options: &RunOptions,
+        setup: &RunSetup,
         interrupt: &Interrupt,
     ) -> Option<(Self, mpsc::UnboundedReceiver<Relayed>)> {
-        let batching: Vec<&Arc<ResolvedTarget>> = targets.iter().filter(|t| batches(t, options.batch)).collect();
+        let batching: Vec<&Arc<ResolvedTarget>> = targets.iter().filter(|t| batches(t, setup.options.batch)).collect();
         if batching.is_empty() {
             return None;
         }
-        let state = options
+        let state = setup
             .batch_state
             .as_deref()
             .and_then(|p| BatchState::load(p).ok())
             .unwrap_or_default();
         let (relay, rx) = mpsc::unbounded_channel();
-        let workers = options.workers.max(1);
+        let workers = setup.workers.max(1);
         let shared = Arc::new(Shared {
             counts: Mutex::default(),
             width: workers.max(WIDTH),
             queues: Mutex::default(),
             slots: Arc::new(Semaphore::new(workers)),
             state: Mutex::new(state),
-            state_path: options.batch_state.clone(),
-            strict: options.batch == BatchMode::Strict,
+            state_path: setup.batch_state.clone(),
+            strict: setup.options.batch == BatchMode::Strict,
             relay,
             interrupt: interrupt.clone(),
-            secrets: options.context.secrets.clone(),
+            secrets: setup.context.secrets.clone(),
         });
         let mut wave = Self {
             shared,

@@ -28,7 +28,7 @@ use crate::load::LoadedSuite;
 use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Row, Sink, Summary};
-use crate::resolve::Plan;
+use crate::resolve::Resolved;
 pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, JobView, state_path};
 pub use budget::{Budget, uncountable};
 pub use case::run_case;
@@ -50,18 +50,38 @@ pub struct Job {
     pub links: Option<Arc<waves::Links>>,
 }
 
-/// How a run behaves.
+/// How each case runs, as the front end asks (`agentv eval`'s flags).
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Cases in flight at once.
-    pub workers: usize,
-    /// Extra attempts after a timeout.
+    /// Extra attempts of a case whose target call timed out.
     pub max_retries: u32,
+    /// Each target call, and each code judge without its own `timeout_seconds`.
+    pub timeout: Duration,
+    /// After an interrupt, how long running cases may still finish.
+    pub grace: Duration,
+    /// Tools counted as exploration in `exploration_ratio`; blank names are dropped.
+    pub exploration_tools: Vec<String>,
+    /// `--dump-prompts`: each request is written under `.agentv/prompts/`.
+    pub dump_prompts: bool,
     /// `--threshold`: the pass threshold of cases without their own, and the exit-code gate.
     pub threshold: Option<f64>,
-    /// After an interrupt, how long in-flight cases may still finish.
-    pub grace: Duration,
-    pub exploration_tools: Vec<String>,
+    /// `--workspace-mode`, `--workspace-path`, `--keep-workspaces` (`docs/workspaces.md`).
+    pub workspaces: crate::workspace::WorkspaceOptions,
+    /// `--strict`: graders apply no generation's lenient rule (a 4.x code grader printing plain
+    /// text is a grader error).
+    pub strict: bool,
+    /// `--batch`: which targets answer through their provider's batch API (`docs/batch.md`).
+    pub batch: BatchMode,
+}
+
+/// What the runner works with: the front end's [`RunOptions`] and what the plan made of them
+/// (workers decided, the context every call honours, the workspaces, the budget).
+#[derive(Debug, Clone)]
+pub struct RunSetup {
+    /// As asked, blank exploration tools dropped.
+    pub options: RunOptions,
+    /// Cases in flight at once.
+    pub workers: usize,
     /// What every call of a case honours: the target's, the judges' and the code judges'.
     pub context: RunContext,
     /// `--budget-usd`: once the targets' reported cost reaches it, no new case starts.
@@ -69,8 +89,6 @@ pub struct RunOptions {
     /// The run's workspaces (`docs/workspaces.md`); `None` runs every case where its target
     /// says.
     pub workspaces: Option<Arc<crate::workspace::Runtime>>,
-    /// `--batch`: which targets answer through their provider's batch API (`docs/batch.md`).
-    pub batch: BatchMode,
     /// Where the ids of submitted batch jobs are written (beside the results).
     pub batch_state: Option<PathBuf>,
 }
@@ -176,7 +194,7 @@ pub struct Probe {
     pub eval_dir: PathBuf,
 }
 
-impl Plan {
+impl Resolved {
     /// The jobs, lazily: JSONL datasets are read as the run goes. `total` is how many
     /// `expansion` makes ([`Expansion::count`]).
     pub fn into_jobs(self, expansion: Expansion, total: usize) -> Jobs {
@@ -226,35 +244,24 @@ type Unhealthy = Vec<(Arc<ResolvedTarget>, String)>;
 #[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub async fn run(
     jobs: Jobs,
-    options: &RunOptions,
+    setup: &RunSetup,
     sinks: &mut [&mut dyn Sink],
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
 ) -> RunReport {
     let total = jobs.total;
-    let throttles = throttling::open(&jobs.probes, options.workers.max(1));
+    let throttles = throttling::open(&jobs.probes, setup.workers.max(1));
     let probes = jobs.probes.clone();
     let unhealthy = check_health(&jobs.probes, observer, interrupt).await;
-    // Set when the interrupt was already announced (during a batch call).
-    let mut announced = false;
-    // Cases whose batch answer arrived within the grace period of an interrupt: they were in
-    // flight, so they are still graded and written.
-    let mut finish_in_flight = false;
-    let batching = jobs.batching || options.batch != BatchMode::Targets;
-    let (jobs, mut prefetched): (Box<dyn Iterator<Item = Job> + Send>, _) = if batching {
-        let mut all: Vec<Job> = jobs.iter.collect();
-        let mut prefetched = prefetch_batches(&all, &unhealthy, options, observer, interrupt, &mut announced).await;
-        if interrupt.stop.is_cancelled() {
-            (all, prefetched) = only_answered(all, prefetched);
-            finish_in_flight = true;
-        }
-        (Box::new(all.into_iter()), prefetched)
-    } else {
-        (jobs.iter, HashMap::new())
-    };
-    let workers = options.workers.max(1);
+    let Batched {
+        jobs,
+        prefetched,
+        announced,
+        finish_in_flight,
+    } = with_batches(jobs, &unhealthy, setup, observer, interrupt).await;
+    let workers = setup.workers.max(1);
     let targets: Vec<Arc<ResolvedTarget>> = jobs_targets(&probes);
-    let (wave, mut relayed) = match judge_wave::Wave::open(&targets, options, interrupt) {
+    let (wave, mut relayed) = match judge_wave::Wave::open(&targets, setup, interrupt) {
         Some((wave, relayed)) => (Some(Arc::new(wave)), Some(relayed)),
         None => (None, None),
     };
@@ -263,70 +270,26 @@ pub async fn run(
     // from the loop below, always before they finish.
     let (started_tx, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
     let stop = interrupt.stop.clone();
-    let abort = interrupt.abort.clone();
-    let mut spending = budget::Spending::new(options.budget);
+    let mut spending = budget::Spending::new(setup.budget);
     // Shared so that the jobs left when the budget is reached can be recorded as not run.
     let source = Arc::new(std::sync::Mutex::new(jobs));
-    let exhausted = wave.clone();
-    let jobs = budget_gate(source.clone(), spending.flag()).chain(std::iter::from_fn(move || {
-        // Every case has started: what the judges wait on can go out.
-        if let Some(wave) = &exhausted {
-            wave.exhausted();
-        }
-        None
-    }));
+    let jobs = gated(source.clone(), spending.flag(), wave.clone());
+    let mut starter = Starter {
+        prefetched,
+        unhealthy: &unhealthy,
+        wave: wave.clone(),
+        started: started_tx,
+        setup,
+        abort: interrupt.abort.clone(),
+    };
     let stream = judge_wave::paced(jobs.enumerate(), wave.as_deref())
         .take_while(move |_| futures::future::ready(finish_in_flight || !stop.is_cancelled()))
-        .map(|((index, job), slot)| {
-            let early = prefetched.remove(&index).map(|held| held.and_then(Held::take));
-            let abort = abort.clone();
-            let sick = unhealthy
-                .iter()
-                .find(|(t, _)| Arc::ptr_eq(t, &job.target))
-                .map(|(_, message)| message.clone());
-            let (job, seat) = match &wave {
-                Some(wave) => {
-                    let (job, seat) = wave.seat(job, slot);
-                    (job, Some(seat))
-                }
-                None => (job, None),
-            };
-            let _ = started_tx.send((job.case.id.clone(), job.target.name.clone()));
-            let held = compare::compares(&job);
-            async move {
-                let started = Instant::now();
-                let failed = match &job.links {
-                    Some(links) => tokio::select! {
-                        failed = judge_wave::parked(seat.as_ref(), links.wait()) => failed,
-                        _ = abort.cancelled() => return None,
-                    },
-                    None => Vec::new(),
-                };
-                let blocked = job.links.as_ref().and_then(|links| links.blocked(&failed));
-                let record = if let Some(message) = blocked {
-                    case::dependency_failed_record(&job, &message)
-                } else if let Some(message) = sick {
-                    case::unhealthy_target_record(&job, &message)
-                } else {
-                    tokio::select! {
-                        record = judge_wave::seated(seat, run_case(&job, early, options)) => record,
-                        _ = abort.cancelled() => return None,
-                    }
-                };
-                if let Some(links) = &job.links {
-                    links.finish(record.execution_status);
-                }
-                Some((record, started.elapsed(), held.then_some(job)))
-            }
-        })
+        .map(|((index, job), slot)| starter.start(index, job, slot))
         .buffer_unordered(width);
     tokio::pin!(stream);
 
-    let mut summary = Summary::default();
+    let mut tally = Tally::new(sinks.len(), total, &setup.context.secrets);
     let mut batch_savings = BatchSavings::default();
-    let mut unwritten = 0;
-    let mut failed_sinks = vec![false; sinks.len()];
-    let mut done = 0;
     let mut interrupted = false;
     let mut held: Vec<compare::Held> = Vec::new();
     let grace_timer = tokio::time::sleep(Duration::MAX);
@@ -339,11 +302,11 @@ pub async fn run(
             _ = interrupt.stop.cancelled(), if !interrupted => {
                 interrupted = true;
                 if !announced {
-                    observer.interrupted(workers.min(total.saturating_sub(done)), options.grace);
+                    observer.interrupted(workers.min(total.saturating_sub(tally.done)), setup.options.grace);
                 }
                 let now = tokio::time::Instant::now();
                 // An unrepresentable deadline (a huge grace) means: wait for the cases.
-                if let Some(deadline) = now.checked_add(options.grace) {
+                if let Some(deadline) = now.checked_add(setup.options.grace) {
                     grace_timer.as_mut().reset(deadline);
                 }
             }
@@ -358,12 +321,7 @@ pub async fn run(
                     while let Ok((id, target)) = started_rx.try_recv() {
                         observer.case_started(&id, &target);
                     }
-                    done += 1;
-                    if !write_to_sinks(sinks, &Row::redact(&record, &options.context.secrets), &mut failed_sinks, observer) {
-                        unwritten += 1;
-                    }
-                    observer.case_finished(&record, elapsed, done, total);
-                    summary.add_timed(&record, elapsed);
+                    tally.add(&record, elapsed, sinks, observer);
                     batch_savings.add(&record);
                     spending.add(&record);
                 }
@@ -379,45 +337,231 @@ pub async fn run(
     while let Ok((id, target)) = started_rx.try_recv() {
         observer.case_started(&id, &target);
     }
-    for (record, elapsed) in compare::settle(held, options).await {
-        done += 1;
-        if !write_to_sinks(
-            sinks,
-            &Row::redact(&record, &options.context.secrets),
-            &mut failed_sinks,
-            observer,
-        ) {
-            unwritten += 1;
-        }
-        observer.case_finished(&record, elapsed, done, total);
-        summary.add_timed(&record, elapsed);
+    for (record, elapsed) in compare::settle(held, setup).await {
+        tally.add(&record, elapsed, sinks, observer);
         batch_savings.add(&record);
         spending.add(&record);
     }
     if let Some(warning) = spending.uncounted_warning() {
         observer.warning(&warning);
     }
-    let mut over_budget = 0;
-    if spending.reached() && !interrupted {
-        let message = spending.not_run_message();
-        // Lazily, as they were going to run: a large dataset is still never held.
-        let mut rest = source.lock().ok();
-        for job in rest.iter_mut().flat_map(|jobs| jobs.by_ref()) {
-            let record = case::not_run_record(&job, &message);
-            done += 1;
-            over_budget += 1;
-            if !write_to_sinks(
-                sinks,
-                &Row::redact(&record, &options.context.secrets),
-                &mut failed_sinks,
-                observer,
-            ) {
-                unwritten += 1;
+    let over_budget = match spending.reached() && !interrupted {
+        true => record_not_run(&source, &spending.not_run_message(), &mut tally, sinks, observer),
+        false => 0,
+    };
+    let unfinished = finish_sinks(sinks, observer);
+    RunReport {
+        summary: tally.summary,
+        // Decided by the token, not by which branch won: the cases may have run out just as
+        // the signal came.
+        interrupted: interrupted || interrupt.stop.is_cancelled(),
+        not_run: total.saturating_sub(tally.done),
+        unwritten: tally.unwritten,
+        unfinished,
+        over_budget,
+        throttling: throttling::report(&throttles),
+        batch_savings,
+    }
+}
+
+/// The jobs as the budget lets them start; once they are all out, the judge wave hears that
+/// what the judges wait on can go.
+fn gated(
+    source: Arc<std::sync::Mutex<Box<dyn Iterator<Item = Job> + Send>>>,
+    reached: Arc<std::sync::atomic::AtomicBool>,
+    wave: Option<Arc<judge_wave::Wave>>,
+) -> impl Iterator<Item = Job> + Send {
+    budget_gate(source, reached).chain(std::iter::from_fn(move || {
+        if let Some(wave) = &wave {
+            wave.exhausted();
+        }
+        None
+    }))
+}
+
+/// Records every job left when the budget was reached as not run; returns how many.
+fn record_not_run(
+    source: &std::sync::Mutex<Box<dyn Iterator<Item = Job> + Send>>,
+    message: &str,
+    tally: &mut Tally<'_>,
+    sinks: &mut [&mut dyn Sink],
+    observer: &mut dyn RunObserver,
+) -> usize {
+    let mut count = 0;
+    // Lazily, as they were going to run: a large dataset is still never held.
+    let mut rest = source.lock().ok();
+    for job in rest.iter_mut().flat_map(|jobs| jobs.by_ref()) {
+        count += 1;
+        tally.add(&case::not_run_record(&job, message), Duration::ZERO, sinks, observer);
+    }
+    count
+}
+
+/// Starts the jobs the stream pulls: each with its batch answer, its target's health, its seat
+/// in the judge wave, told to the loop (which tells the observer) as it starts.
+struct Starter<'a> {
+    prefetched: Prefetched,
+    unhealthy: &'a Unhealthy,
+    wave: Option<Arc<judge_wave::Wave>>,
+    started: tokio::sync::mpsc::UnboundedSender<(String, String)>,
+    setup: &'a RunSetup,
+    abort: CancellationToken,
+}
+
+impl<'a> Starter<'a> {
+    fn start(
+        &mut self,
+        index: usize,
+        job: Job,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> impl Future<Output = Option<Ran>> + use<'a> {
+        let early = self.prefetched.remove(&index).map(|held| held.and_then(Held::take));
+        let sick = self
+            .unhealthy
+            .iter()
+            .find(|(t, _)| Arc::ptr_eq(t, &job.target))
+            .map(|(_, message)| message.clone());
+        let (job, seat) = match &self.wave {
+            Some(wave) => {
+                let (job, seat) = wave.seat(job, slot);
+                (job, Some(seat))
             }
-            observer.case_finished(&record, Duration::ZERO, done, total);
-            summary.add(&record);
+            None => (job, None),
+        };
+        let _ = self.started.send((job.case.id.clone(), job.target.name.clone()));
+        run_job(job, early, sick, seat, self.setup, self.abort.clone())
+    }
+}
+
+/// A job's record and its wall time, and the job itself when its row waits for the other rows
+/// of its test to be compared (`docs/promptfoo.md#select-best`).
+type Ran = (EvaluationRecord, Duration, Option<Job>);
+
+/// Runs one job to its record and its wall time: after the cases it depends on, unless one of
+/// them failed or its target is unhealthy. `None` when `abort` cancels it.
+async fn run_job(
+    job: Job,
+    early: Option<Result<ProviderResponse, ProviderError>>,
+    sick: Option<String>,
+    seat: Option<Arc<judge_wave::Seat>>,
+    setup: &RunSetup,
+    abort: CancellationToken,
+) -> Option<Ran> {
+    let started = Instant::now();
+    let held = compare::compares(&job);
+    let failed = match &job.links {
+        Some(links) => tokio::select! {
+            failed = judge_wave::parked(seat.as_ref(), links.wait()) => failed,
+            _ = abort.cancelled() => return None,
+        },
+        None => Vec::new(),
+    };
+    let blocked = job.links.as_ref().and_then(|links| links.blocked(&failed));
+    let record = if let Some(message) = blocked {
+        case::dependency_failed_record(&job, &message)
+    } else if let Some(message) = sick {
+        case::unhealthy_target_record(&job, &message)
+    } else {
+        tokio::select! {
+            record = judge_wave::seated(seat, run_case(&job, early, setup)) => record,
+            _ = abort.cancelled() => return None,
+        }
+    };
+    if let Some(links) = &job.links {
+        links.finish(record.execution_status);
+    }
+    Some((record, started.elapsed(), held.then_some(job)))
+}
+
+/// What the run has recorded so far: each finished case is written to every sink, told to the
+/// observer and counted in the summary.
+struct Tally<'a> {
+    summary: Summary,
+    /// Cases whose record could not be written to some sink.
+    unwritten: usize,
+    /// Sinks that failed already (reported once each).
+    failed_sinks: Vec<bool>,
+    done: usize,
+    total: usize,
+    secrets: &'a crate::redact::Secrets,
+}
+
+impl<'a> Tally<'a> {
+    fn new(sinks: usize, total: usize, secrets: &'a crate::redact::Secrets) -> Self {
+        Self {
+            summary: Summary::default(),
+            unwritten: 0,
+            failed_sinks: vec![false; sinks],
+            done: 0,
+            total,
+            secrets,
         }
     }
+
+    fn add(
+        &mut self,
+        record: &EvaluationRecord,
+        elapsed: Duration,
+        sinks: &mut [&mut dyn Sink],
+        observer: &mut dyn RunObserver,
+    ) {
+        self.done += 1;
+        if !write_to_sinks(
+            sinks,
+            &Row::redact(record, self.secrets),
+            &mut self.failed_sinks,
+            observer,
+        ) {
+            self.unwritten += 1;
+        }
+        observer.case_finished(record, elapsed, self.done, self.total);
+        self.summary.add(record);
+    }
+}
+
+/// The jobs as the run pulls them, and their batch answers.
+struct Batched {
+    jobs: Box<dyn Iterator<Item = Job> + Send>,
+    prefetched: Prefetched,
+    /// The interrupt was already announced (during a batch call).
+    announced: bool,
+    /// Cases whose batch answer arrived within the grace period of an interrupt: they were in
+    /// flight, so they are still graded and written.
+    finish_in_flight: bool,
+}
+
+/// When some target batches (or `--batch` asks), every job is collected and the batch answers
+/// fetched first, so the cases go out in one call (`docs/batch.md`); otherwise the jobs stay
+/// lazy.
+async fn with_batches(
+    jobs: Jobs,
+    unhealthy: &Unhealthy,
+    setup: &RunSetup,
+    observer: &mut dyn RunObserver,
+    interrupt: &Interrupt,
+) -> Batched {
+    let mut batched = Batched {
+        jobs: jobs.iter,
+        prefetched: HashMap::new(),
+        announced: false,
+        finish_in_flight: false,
+    };
+    if !jobs.batching && setup.options.batch == BatchMode::Targets {
+        return batched;
+    }
+    let mut all: Vec<Job> = batched.jobs.collect();
+    let mut prefetched = prefetch_batches(&all, unhealthy, setup, observer, interrupt, &mut batched.announced).await;
+    if interrupt.stop.is_cancelled() {
+        (all, prefetched) = only_answered(all, prefetched);
+        batched.finish_in_flight = true;
+    }
+    batched.jobs = Box::new(all.into_iter());
+    batched.prefetched = prefetched;
+    batched
+}
+
+/// Finishes every sink; returns how many failed (each reported to `observer`).
+fn finish_sinks(sinks: &mut [&mut dyn Sink], observer: &mut dyn RunObserver) -> usize {
     let mut unfinished = 0;
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.finish() {
@@ -425,18 +569,7 @@ pub async fn run(
             unfinished += 1;
         }
     }
-    RunReport {
-        summary,
-        // Decided by the token, not by which branch won: the cases may have run out just as
-        // the signal came.
-        interrupted: interrupted || interrupt.stop.is_cancelled(),
-        not_run: total.saturating_sub(done),
-        unwritten,
-        unfinished,
-        over_budget,
-        throttling: throttling::report(&throttles),
-        batch_savings,
-    }
+    unfinished
 }
 
 /// The distinct targets of a run's probes.
@@ -582,15 +715,15 @@ fn hold(answer: Result<ProviderResponse, ProviderError>) -> Result<Held, Provide
 async fn prefetch_batches(
     jobs: &[Job],
     unhealthy: &Unhealthy,
-    options: &RunOptions,
+    setup: &RunSetup,
     observer: &mut dyn RunObserver,
     interrupt: &Interrupt,
     announced: &mut bool,
 ) -> Prefetched {
     let mut groups: Vec<(Arc<ResolvedTarget>, Vec<usize>)> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        let asked =
-            job.target.batching || (options.batch != BatchMode::Targets && job.target.provider.batch_api().is_some());
+        let asked = job.target.batching
+            || (setup.options.batch != BatchMode::Targets && job.target.provider.batch_api().is_some());
         if !asked || unhealthy.iter().any(|(t, _)| Arc::ptr_eq(t, &job.target)) {
             continue;
         }
@@ -611,7 +744,7 @@ async fn prefetch_batches(
                 api,
                 members,
             };
-            out.extend(batch::answer(jobs, group, options, observer, interrupt).await);
+            out.extend(batch::answer(jobs, group, setup, observer, interrupt).await);
             continue;
         }
         if !target.provider.supports_batch() {
@@ -632,9 +765,9 @@ async fn prefetch_batches(
         let result = tokio::select! {
             result = &mut batch => result,
             _ = interrupt.stop.cancelled() => {
-                observer.interrupted(members.len(), options.grace);
+                observer.interrupted(members.len(), setup.options.grace);
                 *announced = true;
-                let grace = tokio::time::sleep(options.grace);
+                let grace = tokio::time::sleep(setup.options.grace);
                 tokio::select! {
                     result = &mut batch => result,
                     _ = grace => break,
@@ -653,7 +786,7 @@ async fn prefetch_batches(
             Err(e) => observer.warning(&format!(
                 "batch for `{}` failed ({}); running per case",
                 target.name,
-                options.context.secrets.redact(&e.to_string())
+                setup.context.secrets.redact(&e.to_string())
             )),
         }
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{Job, RunOptions};
+use super::{Job, RunSetup};
 use crate::model::{
     INPUT_ERROR, OutputMessage, TokenUsage, ToolChoice, ToolExchange, ToolOutcome, ToolReply, ToolRequest,
     ToolSettings, TraceEvent, TraceEventKind,
@@ -52,16 +52,16 @@ pub fn first_request(job: &Job) -> Option<ToolRequest> {
 pub async fn answer(
     job: &Job,
     request: &ProviderRequest,
-    options: &RunOptions,
+    setup: &RunSetup,
     dump: &(dyn Fn(&ProviderRequest, u32) + Sync),
 ) -> Result<ProviderResponse, ProviderError> {
     let provider = job.target.provider.as_ref();
-    let timeout = options.context.timeout;
+    let timeout = setup.context.timeout;
     if request.tools.is_none() {
         return bounded(provider, request, timeout).await;
     }
     let settings = settings(job);
-    let cwd = options
+    let cwd = setup
         .context
         .cwd
         .clone()
@@ -70,7 +70,7 @@ pub async fn answer(
         runner: ToolRunner {
             settings: &settings,
             cwd: &cwd,
-            run: &options.context,
+            run: &setup.context,
         },
         max_steps: settings.max_steps(),
         timeout,

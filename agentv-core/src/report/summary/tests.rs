@@ -63,17 +63,44 @@ impl Rec {
         self
     }
 
+    /// The record, its case's time as the target's `duration_ms`.
     fn record(&self) -> EvaluationRecord {
-        serde_json::from_value(self.value.clone()).expect("record")
+        let mut value = self.value.clone();
+        if !value["execution_metrics"].is_object() {
+            value["execution_metrics"] = json!({});
+        }
+        value["execution_metrics"]["duration_ms"] = json!(self.elapsed_ms);
+        serde_json::from_value(value).expect("record")
     }
 }
 
-fn summary(records: impl IntoIterator<Item = Rec>) -> Summary {
-    let mut s = Summary::default();
-    for r in records {
-        s.add_timed(&r.record(), Duration::from_millis(r.elapsed_ms));
+/// The summary of some records, and the run statistics of the same records, which the summary
+/// draws its per-target table from.
+struct Fed {
+    summary: Summary,
+    targets: Vec<crate::report::TargetStats>,
+}
+
+impl std::ops::Deref for Fed {
+    type Target = Summary;
+
+    fn deref(&self) -> &Summary {
+        &self.summary
     }
-    s
+}
+
+fn summary(records: impl IntoIterator<Item = Rec>) -> Fed {
+    let mut s = Summary::default();
+    let mut stats = crate::report::RunStats::default();
+    for r in records {
+        let record = r.record();
+        s.add(&record);
+        stats.add(&record);
+    }
+    Fed {
+        summary: s,
+        targets: stats.compute().targets,
+    }
 }
 
 fn context() -> SummaryContext {
@@ -83,21 +110,25 @@ fn context() -> SummaryContext {
         )),
         cwd: Some(PathBuf::from("/home/dev/project")),
         elapsed: Some(Duration::from_millis(83_400)),
-        cache: None,
+        ..SummaryContext::default()
     }
 }
 
 /// The summary as printed, after checking that every line fits 80 columns.
-fn rendered(s: &Summary, context: &SummaryContext) -> String {
-    let text = s.render(context, SummaryStyle::default(), &Secrets::default());
+fn rendered(s: &Fed, context: &SummaryContext) -> String {
+    let context = SummaryContext {
+        targets: s.targets.clone(),
+        ..context.clone()
+    };
+    let text = s.render(&context, SummaryStyle::default(), &Secrets::default());
     for line in text.lines() {
         assert!(width(line) <= 80, "{} columns: {line}", width(line));
     }
     text
 }
 
-fn plain(s: &Summary) -> String {
-    s.render(&SummaryContext::default(), SummaryStyle::default(), &Secrets::default())
+fn plain(s: &Fed) -> String {
+    rendered(s, &SummaryContext::default())
 }
 
 fn snapshot(name: &str, text: &str) {
