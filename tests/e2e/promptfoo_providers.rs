@@ -382,7 +382,12 @@ fn output_transforms_of_every_row_run_in_one_warm_worker() {
     assert_eq!(rows.len(), 6, "{rows:?}");
     let pids: std::collections::BTreeSet<&str> = rows
         .iter()
-        .filter_map(|r| r["response"]["output"].as_str()?.rsplit_once(" pid=").map(|(_, pid)| pid))
+        .filter_map(|r| {
+            r["response"]["output"]
+                .as_str()?
+                .rsplit_once(" pid=")
+                .map(|(_, pid)| pid)
+        })
         .collect();
     assert_eq!(pids.len(), 1, "one node process for every row: {rows:?}");
 }
