@@ -8,8 +8,11 @@
 # One OpenAI-compatible call per test to `fake-model-server`; both tools run the one config
 # file. Prints wall time, CPU per case (user + sys of the tool and its children) and peak
 # memory for both, and agentv's ratios next to the targets (wall <= 1/10 of promptfoo's, CPU
-# per case <= 1/20, peak memory <= 1/10). A run counts only when the server saw the expected
-# number of calls and every row passed. promptfoo is a test-only npm install in
+# per case <= 1/20, peak memory <= 1/10). Peak memory is the whole process tree's, summed
+# (`tree_rss.py`: agentv's node workers count), next to the largest single process
+# (`/usr/bin/time`). A run counts only when the server saw the expected
+# number of calls and every row passed. PROFILE=debug measures the debug build; NO_BUILD=1
+# measures what is already built. promptfoo is a test-only npm install in
 # compat/promptfoo/.npm (as compat/promptfoo/agreement.sh does), never part of the build.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,7 +26,9 @@ if [ ! -x "$pf" ]; then
   (cd "$pf_dir" && npm install --no-audit --no-fund > install.log 2>&1)
 fi
 profile="${PROFILE:-release}"
-if [ "$profile" = release ]; then
+if [ -n "${NO_BUILD:-}" ]; then
+  : # measure the binaries already in target/$profile
+elif [ "$profile" = release ]; then
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
 else
   cargo build --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
@@ -67,11 +72,13 @@ requests() { python3 -c "import json,urllib.request; print(json.load(urllib.requ
 measure() { # NAME RESULTS_JSON COMMAND...
   local name="$1" results="$2"; shift 2
   local before; before="$(requests)"
-  (cd "$work" && /usr/bin/time -v "$@" > "$work/$name.out" 2> "$work/$name.time") || true
+  (cd "$work" && python3 "$root/bench/tree_rss.py" "$work/$name.tree" /usr/bin/time -v "$@" \
+    > "$work/$name.out" 2> "$work/$name.time") || true
   local served=$(( $(requests) - before ))
-  python3 - "$work/$name.time" "$name" "$served" "$(( cases * calls_per_case ))" "$cases" "$work/$results" <<'PY' >> "$work/figures"
+  python3 - "$work/$name.time" "$name" "$served" "$(( cases * calls_per_case ))" "$cases" "$work/$results" \
+    "$work/$name.tree" <<'PY' >> "$work/figures"
 import json, re, sys
-path, name, served, expected, n, results = sys.argv[1:]
+path, name, served, expected, n, results, tree = sys.argv[1:]
 t = open(path).read()
 f = lambda k: re.search(rf"{re.escape(k)}: (.+)", t).group(1).strip()
 wall = sum(float(p) * 60 ** i for i, p in enumerate(reversed(f("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"))))
@@ -83,31 +90,36 @@ try:
 except (OSError, ValueError, KeyError):
     passed = -1
 ok = int(served) == int(expected) and passed == int(n)
-print(f"{name} {wall} {cpu} {rss} {served} {expected} {passed} {int(ok)}")
+tree_rss = float(open(tree).read())
+print(f"{name} {wall} {cpu} {rss} {tree_rss} {served} {expected} {passed} {int(ok)}")
 PY
 }
 
 export PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 PROMPTFOO_CONFIG_DIR="$work/.promptfoo"
 export PROMPTFOO_DISABLE_SHARING=1 PROMPTFOO_CACHE_ENABLED=false
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 measure agentv agentv.json "$bin/agentv" eval promptfooconfig.yaml --workers "$workers" --out agentv.json
 measure promptfoo promptfoo.json "$pf" eval -c promptfooconfig.yaml -j "$workers" --no-cache --no-write \
   --no-table --no-progress-bar -o promptfoo.json
 
-python3 - "$work/figures" "$cases" "$latency" "$workers" "$assertions" <<'PY'
-import sys
-path, n, latency, workers, kinds = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+python3 - "$work/figures" "$cases" "$latency" "$workers" "$assertions" "$load_before" "$calls_per_case" <<'PY'
+import os, sys
+path, n, latency, workers, kinds, load_before, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
 rows = {}
 for line in open(path):
-    name, wall, cpu, rss, served, expected, passed, ok = line.split()
-    rows[name] = dict(wall=float(wall), cpu=float(cpu), rss=float(rss), served=served, expected=expected,
-                      passed=int(passed), ok=ok == "1")
-print(f"scenario: {n} tests ({kinds}), model latency {latency} ms, {workers} workers")
+    name, wall, cpu, rss, tree, served, expected, passed, ok = line.split()
+    rows[name] = dict(wall=float(wall), cpu=float(cpu), rss=float(rss), tree=float(tree), served=served,
+                      expected=expected, passed=int(passed), ok=ok == "1")
+load = " ".join(open("/proc/loadavg").read().split()[:3])
+print(f"load average (1, 5, 15 min): {load_before} before, {load} after, on {os.cpu_count()} CPUs")
+print(f"scenario: {n} tests ({kinds}), model latency {latency} ms, {workers} workers;"
+      f" ideal wall (the model calls alone, {calls} per test) {n * calls * int(latency) / int(workers) / 1000:.2f} s")
 for name, r in rows.items():
     note = "" if r["ok"] else "   NOT COUNTED (calls or passes differ)"
     print(f"{name:<10} wall {r['wall']:7.2f} s   cpu {r['cpu']:7.2f} s ({r['cpu'] / n * 1000:6.2f} ms/case)"
-          f"   peak rss {r['rss']:7.1f} MB   calls {r['served']}/{r['expected']}   passed {r['passed']}/{n}{note}")
+          f"   peak rss {r['tree']:7.1f} MB (largest process {r['rss']:6.1f} MB)   calls {r['served']}/{r['expected']}   passed {r['passed']}/{n}{note}")
 a, p = rows["agentv"], rows["promptfoo"]
-for what, key, target in [("wall", "wall", 10), ("cpu per case", "cpu", 20), ("peak memory", "rss", 10)]:
+for what, key, target in [("wall", "wall", 10), ("cpu per case", "cpu", 20), ("peak memory", "tree", 10)]:
     ratio = a[key] / p[key] if p[key] else float("inf")
     verdict = "meets" if ratio <= 1 / target else "misses"
     print(f"agentv/promptfoo {what:<13} {ratio:6.3f}  (1/{1 / ratio if ratio else float('inf'):.1f}; target <= 1/{target}: {verdict})")

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::judge_pool::JudgePool;
 use crate::redact::Secrets;
 
 /// Run-wide settings of the calls a case makes (the target, LLM judges, code judges).
@@ -25,6 +26,24 @@ pub struct RunContext {
     /// The working directory of the case being run when it has one of its own (its
     /// workspace): tool commands run there. `None`: the eval file's directory.
     pub cwd: Option<PathBuf>,
+    /// Warm worker pools that no grader or provider owns (promptfoo's `options.transform`
+    /// runs in node workers), held until the run ends.
+    pub held_pools: Arc<HeldPools>,
+}
+
+/// Pools held for the run: a pool lives only as long as something holds it
+/// (`judge_pool.rs`), and one taken for a single call would otherwise start a process per case.
+#[derive(Debug, Default)]
+pub struct HeldPools(Mutex<Vec<Arc<JudgePool>>>);
+
+impl HeldPools {
+    /// Holds `pool` until the run ends.
+    pub fn hold(&self, pool: &Arc<JudgePool>) {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !held.iter().any(|p| Arc::ptr_eq(p, pool)) {
+            held.push(pool.clone());
+        }
+    }
 }
 
 /// Where `--dump-prompts` writes, and the file names this run has given out. Names come from

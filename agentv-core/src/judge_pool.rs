@@ -13,6 +13,11 @@
 //! per case (case-level `evaluators`) share their processes too, and a pool lives exactly as
 //! long as the graders using it.
 //!
+//! agentv's own warm workers (the `javascript` and `python` assertions, JavaScript providers
+//! and transforms: docs/promptfoo.md#javascript) are **multiplexed** instead ([`lanes`]): they
+//! answer requests as they finish, in any order, so one process takes many requests at once and
+//! a few processes (one per CPU at most) serve every case graded at the same time.
+//!
 //! A judge that grows without bound (a cache never emptied, a leak) is **recycled**: after a
 //! case, a process that has served `max_cases` cases, or whose resident memory (with its
 //! children's, read from `/proc`) passed `max_memory_mb`, is stopped, and the next case starts
@@ -33,6 +38,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::redact::Secrets;
+
+mod lanes;
 
 /// A response line longer than this is a protocol error (a judge printing without end).
 const MAX_LINE: u64 = crate::process::MAX_CAPTURE as u64;
@@ -80,6 +87,8 @@ pub struct JudgePool {
     refused: Mutex<Option<String>>,
     starts: AtomicU64,
     recycled: AtomicU64,
+    /// Set for agentv's own workers, which answer many requests at once ([`lanes`]).
+    lanes: Option<lanes::Lanes>,
 }
 
 impl std::fmt::Debug for JudgePool {
@@ -99,38 +108,50 @@ impl Drop for JudgePool {
     /// agentv's children's. A pool dropped on a runtime thread waits on a blocking thread
     /// instead (the runtime's shutdown waits for it), so no worker stalls for the grace.
     fn drop(&mut self) {
-        let mut idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
-        if idle.is_empty() {
-            return;
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        // Dropping a process's stdin closes it.
+        let mut groups: Vec<Group> = idle.into_iter().map(|process| process.child).collect();
+        if let Some(lanes) = &mut self.lanes {
+            groups.extend(lanes.close());
         }
-        for process in &mut idle {
-            process.stdin = None;
+        if groups.is_empty() {
+            return;
         }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn_blocking(move || close(idle));
+                runtime.spawn_blocking(move || close(groups));
             }
-            Err(_) => close(idle),
+            Err(_) => close(groups),
         }
     }
 }
 
 /// Waits up to [`CLOSE_GRACE`] for judges whose stdin is closed, then kills what is left.
-fn close(mut idle: Vec<JudgeProcess>) {
+fn close(mut groups: Vec<Group>) {
     let deadline = std::time::Instant::now() + CLOSE_GRACE;
-    for process in &mut idle {
+    for group in &mut groups {
         while std::time::Instant::now() < deadline {
-            match process.child.try_wait() {
+            match group.0.try_wait() {
                 Ok(None) => std::thread::sleep(Duration::from_millis(2)),
                 Ok(Some(_)) | Err(_) => break,
             }
         }
     }
     // Dropping each one kills its group (whatever is left of it).
-    drop(idle);
+    drop(groups);
 }
 
-type Registry = Mutex<HashMap<(Vec<String>, PathBuf, Recycle), Weak<JudgePool>>>;
+/// A judge's process group, killed when dropped: a judge's own children must not outlive it.
+pub(crate) struct Group(Box<dyn ChildWrapper>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // ESRCH (already gone) is fine.
+        let _ = self.0.start_kill();
+    }
+}
+
+type Registry = Mutex<HashMap<(Vec<String>, PathBuf, Recycle, bool), Weak<JudgePool>>>;
 static POOLS: LazyLock<Registry> = LazyLock::new(Registry::default);
 
 /// Everything a case needs to be graded by a pooled judge.
@@ -174,7 +195,18 @@ impl JudgePool {
     /// The pool of `argv` run in `cwd`, shared with every grader of the same program (and the
     /// same `recycle` limits).
     pub fn shared(argv: &[String], cwd: &Path, recycle: Recycle) -> Arc<Self> {
-        let key = (argv.to_vec(), cwd.to_path_buf(), recycle);
+        Self::registered(argv, cwd, recycle, false)
+    }
+
+    /// The pool of one of agentv's own workers (`argv` run in `cwd`): each process takes many
+    /// requests at once and answers them as they finish, so a few processes serve all the cases
+    /// graded at the same time ([`lanes`]).
+    pub fn multiplexed(argv: &[String], cwd: &Path, recycle: Recycle) -> Arc<Self> {
+        Self::registered(argv, cwd, recycle, true)
+    }
+
+    fn registered(argv: &[String], cwd: &Path, recycle: Recycle, multiplexed: bool) -> Arc<Self> {
+        let key = (argv.to_vec(), cwd.to_path_buf(), recycle, multiplexed);
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(pool) = pools.get(&key).and_then(Weak::upgrade) {
             return pool;
@@ -188,6 +220,7 @@ impl JudgePool {
             refused: Mutex::new(None),
             starts: AtomicU64::new(0),
             recycled: AtomicU64::new(0),
+            lanes: multiplexed.then(lanes::Lanes::new),
         });
         pools.insert(key, Arc::downgrade(&pool));
         pool
@@ -198,6 +231,12 @@ impl JudgePool {
         self.starts.load(Ordering::Relaxed)
     }
 
+    /// How many processes a multiplexed pool runs at once at most; `None` for a judge's pool,
+    /// which runs one per case graded at the same time.
+    pub fn max_processes(&self) -> Option<usize> {
+        self.lanes.as_ref().map(lanes::Lanes::max)
+    }
+
     /// How many processes this pool has recycled (stopped after a case for their limits).
     pub fn recycled(&self) -> u64 {
         self.recycled.load(Ordering::Relaxed)
@@ -205,14 +244,16 @@ impl JudgePool {
 
     /// Why `process`, which has just answered a case, must not serve another: `None` when it
     /// may.
-    fn worn_out(&self, process: &JudgeProcess) -> Option<String> {
+    /// `served` is how many cases the process answered; `pid` is `None` to skip the memory
+    /// check.
+    fn worn_out(&self, served: u64, pid: Option<u32>) -> Option<String> {
         if let Some(max) = self.recycle.max_cases
-            && process.served >= max
+            && served >= max
         {
             return Some(format!("it served max_cases = {max} cases"));
         }
         let ceiling = self.recycle.max_rss_bytes?;
-        let rss = process.child.id().and_then(tree_rss_bytes)?;
+        let rss = pid.and_then(tree_rss_bytes)?;
         (rss > ceiling).then(|| {
             format!(
                 "its memory ({} MB) is over max_memory_mb = {}",
@@ -227,6 +268,9 @@ impl JudgePool {
         if let Some(message) = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Err(PoolError::NotPersistent(message));
         }
+        if let Some(lanes) = &self.lanes {
+            return lanes.grade(self, case).await;
+        }
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut process = match idle {
             Some(process) => process,
@@ -237,11 +281,10 @@ impl JudgePool {
             // The process answered in step: it can serve the next case, unless it is worn out.
             Ok(_) | Err(PoolError::Judge(_)) => {
                 process.served += 1;
-                match self.worn_out(&process) {
+                match self.worn_out(process.served, process.child.0.id()) {
                     None => self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(process),
                     Some(why) => {
-                        self.recycled.fetch_add(1, Ordering::Relaxed);
-                        tracing::info!(judge = ?self.argv, "persistent judge recycled: {why}; the next case starts a fresh one");
+                        self.note_recycled(&why);
                         drop(process);
                     }
                 }
@@ -252,6 +295,16 @@ impl JudgePool {
         answer
     }
 
+    fn note_recycled(&self, why: &str) {
+        self.recycled.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(judge = ?self.argv, "persistent judge recycled: {why}; the next case starts a fresh one");
+    }
+
+    /// Every later case fails at once with `message`.
+    fn refuse(&self, message: &str) {
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.to_owned());
+    }
+
     async fn start(&self, case: &CaseRequest<'_>) -> Result<JudgeProcess, PoolError> {
         self.starts.fetch_add(1, Ordering::Relaxed);
         let mut process = JudgeProcess::spawn(&self.argv, &self.cwd, case.env)?;
@@ -259,7 +312,7 @@ impl JudgePool {
             Ok(()) => Ok(process),
             Err(e) => {
                 if let PoolError::NotPersistent(message) = &e {
-                    *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.clone());
+                    self.refuse(message);
                 }
                 Err(e)
             }
@@ -270,7 +323,7 @@ impl JudgePool {
 /// One running judge: its process group, the request and response pipes, and the end of its
 /// stderr (read all along so a chatty judge never blocks on a full pipe).
 struct JudgeProcess {
-    child: Box<dyn ChildWrapper>,
+    child: Group,
     /// `None` once closed, at the end of the run.
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -280,14 +333,6 @@ struct JudgeProcess {
     next_id: u64,
     /// Cases answered.
     served: u64,
-}
-
-impl Drop for JudgeProcess {
-    fn drop(&mut self) {
-        // The whole group: a judge's own children must not outlive it. ESRCH (already gone) is
-        // fine.
-        let _ = self.child.start_kill();
-    }
 }
 
 impl JudgeProcess {
@@ -330,7 +375,7 @@ impl JudgeProcess {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let stderr_reader = Some(tokio::spawn(keep_tail(stderr_pipe, stderr.clone())));
         Ok(Self {
-            child,
+            child: Group(child),
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
@@ -379,7 +424,7 @@ impl JudgeProcess {
                     self.stderr_suffix(case.secrets),
                 ))
             }
-            Ok(Err(Broken::Bad(e))) => Err(PoolError::Protocol(e)),
+            Ok(Err(Broken::Bad(e) | Broken::NotReady(e) | Broken::Stray(e))) => Err(PoolError::Protocol(e)),
             Ok(Ok(answer)) => read_response(&answer, &id, case.secrets),
         }
     }
@@ -405,52 +450,69 @@ impl JudgeProcess {
         }
     }
 
-    /// "exited with code N" / "was killed by signal N", once the process has ended (or "closed
-    /// its output" when it does not end within [`EXIT_GRACE`]).
     async fn exit_text(&mut self) -> String {
-        match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
-            Ok(Ok(status)) => match status.code() {
-                Some(code) => format!("exited with code {code}"),
-                None => {
-                    use std::os::unix::process::ExitStatusExt as _;
-                    match status.signal() {
-                        Some(signal) => format!("was killed by signal {signal}"),
-                        None => "exited".to_owned(),
-                    }
-                }
-            },
-            _ => "closed its stdout".to_owned(),
-        }
+        exit_text(&mut self.child).await
     }
 
-    /// Waits (briefly) until everything a judge that ended wrote on stderr is read, so the
-    /// message about its end quotes it.
     async fn read_stderr_to_end(&mut self) {
-        if let Some(reader) = self.stderr_reader.take() {
-            let _ = tokio::time::timeout(EXIT_GRACE, reader).await;
-        }
+        read_stderr_to_end(self.stderr_reader.take()).await;
     }
 
-    /// `; stderr: …` with the end of what the judge wrote there, redacted; empty when nothing.
     fn stderr_suffix(&self, secrets: &Secrets) -> String {
-        let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let text = String::from_utf8_lossy(&bytes);
-        let shown = crate::process::tail(&text, STDERR_SHOWN, secrets);
-        if shown.is_empty() {
-            String::new()
-        } else {
-            format!("; stderr: {shown}")
-        }
+        stderr_suffix(&self.stderr, secrets)
+    }
+}
+
+/// "exited with code N" / "was killed by signal N", once the process has ended (or "closed
+/// its output" when it does not end within [`EXIT_GRACE`]).
+async fn exit_text(child: &mut Group) -> String {
+    match tokio::time::timeout(EXIT_GRACE, child.0.wait()).await {
+        Ok(Ok(status)) => match status.code() {
+            Some(code) => format!("exited with code {code}"),
+            None => {
+                use std::os::unix::process::ExitStatusExt as _;
+                match status.signal() {
+                    Some(signal) => format!("was killed by signal {signal}"),
+                    None => "exited".to_owned(),
+                }
+            }
+        },
+        _ => "closed its stdout".to_owned(),
+    }
+}
+
+/// Waits (briefly) until everything a judge that ended wrote on stderr is read, so the message
+/// about its end quotes it.
+async fn read_stderr_to_end(reader: Option<tokio::task::JoinHandle<()>>) {
+    if let Some(reader) = reader {
+        let _ = tokio::time::timeout(EXIT_GRACE, reader).await;
+    }
+}
+
+/// `; stderr: …` with the end of what the judge wrote there, redacted; empty when nothing.
+fn stderr_suffix(stderr: &Mutex<Vec<u8>>, secrets: &Secrets) -> String {
+    let bytes = stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let text = String::from_utf8_lossy(&bytes);
+    let shown = crate::process::tail(&text, STDERR_SHOWN, secrets);
+    if shown.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr: {shown}")
     }
 }
 
 const NOT_PERSISTENT_HINT: &str = " (a persistent judge first prints `{\"ready\": true, \"protocol\": 1}` when started with AGENTV_JUDGE_PERSISTENT=1, as the SDK runners `run_judge` and `defineCodeJudge` do; remove `persistent: true` to run it once per case)";
 
+#[derive(Debug, Clone)]
 enum Broken {
     /// The judge closed its end: it exited or crashed.
     Closed,
     /// A line that cannot be read.
     Bad(String),
+    /// A multiplexed worker's first line, which is not the ready line.
+    NotReady(String),
+    /// A multiplexed worker's line that answers no request.
+    Stray(String),
 }
 
 /// The next line without its `\n` (and `\r`); `None` at the end of the stream.
@@ -567,7 +629,7 @@ pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), String> {
 /// Reads a response line to request `id`: its `result` object, or the judge's `error`.
 pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value, PoolError> {
     let shown = || crate::process::tail(line, 200, secrets);
-    let Ok(Value::Object(mut response)) = serde_json::from_str::<Value>(line) else {
+    let Ok(Value::Object(response)) = serde_json::from_str::<Value>(line) else {
         return Err(PoolError::Protocol(format!(
             "its response is not a JSON object (got: {:?})",
             shown()
@@ -583,6 +645,13 @@ pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value,
             )));
         }
     }
+    answer_of(response, line, secrets)
+}
+
+/// The `result` of a response object to the right request (`line` is its text, for messages),
+/// or the judge's `error`.
+fn answer_of(mut response: serde_json::Map<String, Value>, line: &str, secrets: &Secrets) -> Result<Value, PoolError> {
+    let shown = || crate::process::tail(line, 200, secrets);
     if let Some(error) = response.remove("error").filter(|e| !e.is_null()) {
         let message = match error {
             Value::String(s) => s,

@@ -1,12 +1,16 @@
 // The persistent protocol every warm node worker speaks (`judge_pool.rs`): announce it, then
-// answer one request per line ({id, payload}) with {id, result}, where `await answer(payload)`
-// gives the result and `failed(error)` the result of an error it throws. Prepended to each
-// worker's own code, which ends by calling `serve`.
+// answer each request line ({id, payload}) with {id, result}, where `await answer(payload)`
+// gives the result and `failed(error)` the result of an error it throws. Requests are answered
+// as they finish, in any order (a multiplexed pool sends many at once); what the scripts print
+// goes to stderr, so it never breaks the protocol. Prepended to each worker's own code, which
+// ends by calling `serve`.
 'use strict';
 const readline = require('node:readline');
 
 function serve(answer, failed) {
-  const send = (line) => process.stdout.write(JSON.stringify(line) + '\n');
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr);
+  const send = (line) => write(JSON.stringify(line) + '\n');
   send({ ready: true, protocol: 1 });
   readline.createInterface({ input: process.stdin }).on('line', async (line) => {
     let request;
@@ -24,4 +28,3 @@ function serve(answer, failed) {
     send({ id: request.id, result });
   });
 }
-

@@ -356,6 +356,38 @@ tests:
     );
 }
 
+/// A test's transform runs in a node worker held for the whole run: one process serves every
+/// row, where a pool taken for one call and dropped would start a process per row.
+#[test]
+fn output_transforms_of_every_row_run_in_one_warm_worker() {
+    if !agentv_testkit::toolchains::require("node", "the output transforms") {
+        return;
+    }
+    let tests: String = (0..6)
+        .map(|i| format!("  - vars: {{name: n{i}}}\n    assert: [{{type: contains, value: n{i}}}]\n"))
+        .collect();
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            "prompts: ['hi {{{{name}}}}']\nproviders: [echo]\ndefaultTest:\n  options: {{transform: \"output + ' pid=' + process.pid\"}}\ntests:\n{tests}"
+        ),
+    );
+    p.run(&["eval", "promptfooconfig.yaml", "--workers", "1", "--out", "out.json"])
+        .code(0);
+    let rows = rows(&p, "out.json");
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    let pids: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter_map(|r| {
+            r["response"]["output"]
+                .as_str()?
+                .rsplit_once(" pid=")
+                .map(|(_, pid)| pid)
+        })
+        .collect();
+    assert_eq!(pids.len(), 1, "one node process for every row: {rows:?}");
+}
+
 #[test]
 fn evaluate_options_repeat_and_test_globs_shape_the_rows() {
     let p = Project::new()

@@ -3,9 +3,10 @@
 //! called with promptfoo's `output` and `context`, returning a boolean, a number or a grading
 //! result `{pass, score, reason}`.
 //!
-//! The code runs in warm node workers: a persistent node process per concurrently graded case,
-//! started once and reused, through the same pool and line protocol as persistent code judges
-//! ([`super::judge_pool`]). A worker that dies or hangs is replaced; node missing is a grader
+//! The code runs in warm node workers through the same pool and line protocol as persistent code
+//! judges ([`super::judge_pool`]), multiplexed: each node process takes many assertions at once
+//! and answers them as they finish, and a run starts one process per CPU at most, never a
+//! process per assertion. A worker that dies or hangs is replaced; node missing is a grader
 //! error, never a pass.
 
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         threshold: script.threshold,
         config: script.config,
         inverse: script.inverse,
-        pool: JudgePool::shared(&worker_argv(), cx.eval_dir, Recycle::default()),
+        pool: JudgePool::multiplexed(&worker_argv(), cx.eval_dir, Recycle::default()),
     }))
 }
 
@@ -234,7 +235,7 @@ mod tests {
             threshold,
             config: json!({"limit": 5}),
             inverse,
-            pool: JudgePool::shared(&worker_argv(), dir, Recycle::default()),
+            pool: JudgePool::multiplexed(&worker_argv(), dir, Recycle::default()),
         }
     }
 
@@ -335,5 +336,46 @@ mod tests {
             assert_eq!(grade_in(&rt, &js, "x").reasoning.as_deref(), Some("Assertion passed"));
         }
         assert_eq!(js.pool.starts(), 1, "one node process serves every assertion in turn");
+    }
+
+    /// Assertions graded at the same time run at the same time, on a few warm workers: each
+    /// one waits (a file as the barrier, shared by every process) until all of them have
+    /// started, so a pool that runs them one after another, or one per worker process in turn,
+    /// never lets any pass; and the pool starts at most one process per CPU, never one per
+    /// assertion.
+    #[test]
+    fn concurrent_javascript_assertions_share_a_few_workers_and_run_at_once() {
+        if !agentv_testkit::toolchains::require("node", "JavaScript assertions") {
+            return;
+        }
+        const AT_ONCE: usize = 24;
+        let dir = tempfile::tempdir().expect("dir");
+        let barrier = dir.path().join("arrived");
+        let code = "const fs = require('fs');\n\
+            fs.appendFileSync(context.config.barrier, 'x');\n\
+            const deadline = Date.now() + 60000;\n\
+            return new Promise((resolve) => {\n\
+              const tick = () => {\n\
+                const all = fs.statSync(context.config.barrier).size >= context.config.n;\n\
+                if (all || Date.now() > deadline) resolve(all); else setTimeout(tick, 5);\n\
+              };\n\
+              tick();\n\
+            });";
+        let mut js = check(code, None, false, dir.path());
+        js.config = json!({"barrier": barrier, "n": AT_ONCE});
+        let rt = runtime();
+        let answered: Vec<_> = (0..AT_ONCE)
+            .map(|i| Answered::new("What is the capital?", "", &format!("Paris {i}"), FakeProvider::llm(&["unused"])))
+            .collect();
+        let contexts: Vec<_> = answered.iter().map(Answered::context).collect();
+        let grades = rt.block_on(futures::future::join_all(contexts.iter().map(|cx| js.grade(cx))));
+        for grade in &grades {
+            assert_eq!(grade.error, None);
+            assert_eq!(grade.reasoning.as_deref(), Some("Assertion passed"), "every assertion saw all the others start");
+        }
+        let most = js.pool.max_processes().expect("a multiplexed pool");
+        assert!(most < AT_ONCE, "at most one process per CPU: {most}");
+        assert!((1..=most as u64).contains(&js.pool.starts()), "{} processes for {AT_ONCE} assertions", js.pool.starts());
+        assert_eq!(std::fs::read(&barrier).expect("barrier").len(), AT_ONCE, "each assertion ran once");
     }
 }

@@ -16,6 +16,18 @@ function load(file, name) {
   return fn;
 }
 
+// Each distinct body is compiled once: a suite repeats the same assertion on every test.
+const functions = new Map();
+
+function compiled(body) {
+  let fn = functions.get(body);
+  if (!fn) {
+    fn = new Function('output', 'context', 'process', body);
+    functions.set(body, fn);
+  }
+  return fn;
+}
+
 function isGradingResult(r) {
   return typeof r === 'object' && r !== null && typeof r.pass === 'boolean' &&
     typeof r.score === 'number' && typeof r.reason === 'string';
@@ -25,7 +37,7 @@ async function run(payload) {
   const { code, output, context } = payload;
   let result = code.file
     ? load(code.file, code.function)(output, context)
-    : new Function('output', 'context', 'process', code.body)(output, context, process);
+    : compiled(code.body)(output, context, process);
   result = await Promise.resolve(result);
   if (typeof result === 'boolean') return { kind: 'boolean', value: result };
   if (typeof result === 'number') return { kind: 'number', value: result };

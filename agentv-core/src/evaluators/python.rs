@@ -4,7 +4,8 @@
 //! (`pass`, `score`, `reason`, snake_case keys accepted) or its JSON text.
 //!
 //! The code runs in warm python3 workers through the persistent judges' pool
-//! ([`super::judge_pool`]): one process per case graded at once, reused across assertions.
+//! ([`super::judge_pool`]), multiplexed: each process takes many assertions at once and runs
+//! them on a few threads, and a run starts one process per CPU at most.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,7 +57,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
         threshold: script.threshold,
         config: script.config,
         inverse: script.inverse,
-        pool: JudgePool::shared(&worker_argv(), cx.eval_dir, Recycle::default()),
+        pool: JudgePool::multiplexed(&worker_argv(), cx.eval_dir, Recycle::default()),
     }))
 }
 
@@ -225,7 +226,7 @@ mod tests {
             threshold,
             config: json!({"limit": 5}),
             inverse,
-            pool: JudgePool::shared(&worker_argv(), dir, Recycle::default()),
+            pool: JudgePool::multiplexed(&worker_argv(), dir, Recycle::default()),
         }
     }
 
@@ -293,5 +294,39 @@ mod tests {
             assert_eq!(grade_in(&rt, &warm, "x").reasoning.as_deref(), Some("Assertion passed"));
         }
         assert_eq!(warm.pool.starts(), 1, "one python process serves every assertion in turn");
+    }
+
+    /// Python assertions graded at the same time run at the same time (threads of a few warm
+    /// workers): each waits until all of them have started (a file as the barrier), which a
+    /// worker answering one request after another never allows; and the pool starts at most one
+    /// process per CPU.
+    #[test]
+    fn concurrent_python_assertions_share_a_few_workers_and_run_at_once() {
+        if !agentv_testkit::toolchains::require("python3", "Python assertions") {
+            return;
+        }
+        const AT_ONCE: usize = 12;
+        let dir = tempfile::tempdir().expect("dir");
+        let barrier = dir.path().join("arrived");
+        let code = "import os, time\n\
+            with open(context['config']['barrier'], 'a') as f:\n    f.write('x')\n\
+            deadline = time.time() + 60\n\
+            while os.path.getsize(context['config']['barrier']) < context['config']['n'] and time.time() < deadline:\n    time.sleep(0.005)\n\
+            return os.path.getsize(context['config']['barrier']) >= context['config']['n']";
+        let mut py = check(code, None, false, dir.path());
+        py.config = json!({"barrier": barrier, "n": AT_ONCE});
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let answered: Vec<_> = (0..AT_ONCE)
+            .map(|i| Answered::new("What is the capital?", "", &format!("Paris {i}"), FakeProvider::llm(&["unused"])))
+            .collect();
+        let contexts: Vec<_> = answered.iter().map(Answered::context).collect();
+        let grades = rt.block_on(futures::future::join_all(contexts.iter().map(|cx| py.grade(cx))));
+        for grade in &grades {
+            assert_eq!(grade.error, None);
+            assert_eq!(grade.reasoning.as_deref(), Some("Assertion passed"), "every assertion saw all the others start");
+        }
+        let most = py.pool.max_processes().expect("a multiplexed pool");
+        assert!((1..=most as u64).contains(&py.pool.starts()), "{} processes for {AT_ONCE} assertions", py.pool.starts());
+        assert_eq!(std::fs::read(&barrier).expect("barrier").len(), AT_ONCE, "each assertion ran once");
     }
 }

@@ -193,6 +193,7 @@ impl Answered {
                 dump_prompts: None,
                 strict: false,
                 cwd: None,
+                held_pools: Default::default(),
             },
             trace: Vec::new(),
             summary: TraceSummary::default(),

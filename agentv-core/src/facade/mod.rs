@@ -771,6 +771,7 @@ fn run_setup(
                 .then(|| Arc::new(PromptDumps::new(ws.cwd.join(".agentv").join("prompts")))),
             strict: options.strict,
             cwd: None,
+            held_pools: Default::default(),
         },
         budget: budget_usd.map(|limit_usd| Budget { limit_usd }),
         workspaces: crate::workspace::runtime_for(

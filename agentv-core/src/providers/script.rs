@@ -3,9 +3,11 @@
 //! `call_api(prompt, options, context)`, or a JavaScript module's class with
 //! `callApi(prompt, context, options)`, answers `{output, error, tokenUsage, cost}`.
 //!
-//! The scripts run in warm workers: one persistent python3 or node process per case answered
-//! at the same time, started once and reused, through the pool and line protocol of persistent
-//! judges (`docs/judges.md`), never a process per call. The same node workers run promptfoo's
+//! The scripts run in warm workers, started once and reused through the pool and line protocol
+//! of persistent judges (`docs/judges.md`), never a process per call: one python3 process per
+//! call answered at the same time (a module's `call_api` may keep state that is not safe across
+//! threads), and node workers that each take many calls at once (a few per run, one per CPU at
+//! most), as promptfoo's own calls share one node process. The same node workers run promptfoo's
 //! JavaScript transforms ([`run_js`]).
 
 use std::path::{Path, PathBuf};
@@ -122,7 +124,10 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, language: Language)
     }
     let cwd = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let pool = match language {
-        Language::Python => worker_pool(&["python3", "-c", PYTHON_WORKER], &cwd),
+        Language::Python => {
+            let argv = ["python3", "-c", PYTHON_WORKER].map(str::to_owned);
+            JudgePool::shared(&argv, &cwd, Recycle::default())
+        }
         Language::JavaScript => node_pool(&cwd),
     };
     Some(Arc::new(ScriptProvider {
@@ -138,14 +143,10 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, language: Language)
     }))
 }
 
-fn worker_pool(argv: &[&str], cwd: &Path) -> Arc<JudgePool> {
-    let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
-    JudgePool::shared(&argv, cwd, Recycle::default())
-}
-
-/// The warm node workers that run JavaScript providers and transforms in `cwd`.
+/// The warm node workers that run JavaScript providers and transforms in `cwd`: multiplexed,
+/// as promptfoo's own calls are concurrent in one node process.
 pub(crate) fn node_pool(cwd: &Path) -> Arc<JudgePool> {
-    worker_pool(&["node", "-e", JS_WORKER], cwd)
+    JudgePool::multiplexed(&["node", "-e", JS_WORKER].map(str::to_owned), cwd, Recycle::default())
 }
 
 /// One exchange with a warm worker: what the code returned, or why there is nothing.

@@ -1,8 +1,8 @@
 //! What a promptfoo row does between its provider and its assertions
 //! (`docs/promptfoo.md#test-options`): the test's `options.transform` rewrites the answer
-//! (JavaScript, in the warm node workers of script providers), and `evaluateOptions.delay`
-//! pauses after the call. Both are row keys the loader puts in the case's metadata; other
-//! cases pass through untouched.
+//! (JavaScript, in the warm node workers of script providers, held for the whole run), and
+//! `evaluateOptions.delay` pauses after the call. Both are row keys the loader puts in the
+//! case's metadata; other cases pass through untouched.
 
 use std::time::Duration;
 
@@ -54,6 +54,7 @@ async fn transformed(
         form: JsForm::Output,
     };
     let pool = script::node_pool(case.eval_dir());
+    context.held_pools.hold(&pool);
     let value = script::run_js(&pool, call, &context.child_env, &context.secrets)
         .await
         .map_err(|e| ProviderError::Transform(format!("Error in output transform: {e}")))?;

@@ -442,6 +442,7 @@ mod tests {
             dump_prompts: None,
             strict: false,
             cwd: None,
+            held_pools: Default::default(),
         };
         let dir = std::env::temp_dir();
         let l = Loop {

@@ -183,6 +183,7 @@ mod tests {
             dump_prompts: None,
             strict: false,
             cwd: None,
+            held_pools: Default::default(),
         }
     }
 
