@@ -7,6 +7,8 @@ const readline = require('node:readline');
 
 function serve(answer, failed) {
   const send = (line) => process.stdout.write(JSON.stringify(line) + '\n');
+  // The protocol owns stdout; what the scripts log goes to stderr.
+  globalThis.console = new console.Console({ stdout: process.stderr, stderr: process.stderr });
   send({ ready: true, protocol: 1 });
   readline.createInterface({ input: process.stdin }).on('line', async (line) => {
     let request;

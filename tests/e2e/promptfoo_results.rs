@@ -72,3 +72,59 @@ tests:
     assert_eq!(row["provider"]["id"], "openai:chat:target-model", "{row}");
     assert!(row["success"].as_bool().unwrap_or_default(), "{row}");
 }
+
+/// promptfoo reads a `python` or `javascript` assertion's result apart from what it prints;
+/// agentv's warm workers keep their protocol on stdout and send what the code prints to
+/// stderr, so an assertion that prints is graded as promptfoo grades it.
+#[test]
+fn python_and_javascript_assertions_that_print_are_graded_as_promptfoo_grades_them() {
+    if !agentv_testkit::toolchains::require("python3", "python assertions")
+        || !agentv_testkit::toolchains::require("node", "javascript assertions")
+    {
+        return;
+    }
+    let p = Project::new()
+        .file(
+            "promptfooconfig.yaml",
+            r#"prompts: ["{{ fruit }}"]
+providers: [echo]
+tests:
+  - vars: {fruit: Bananas}
+    assert:
+      - type: python
+        value: file://assert.py
+      - type: python
+        value: |
+          print("inline:", output)
+          return output.startswith("Ban")
+      - type: javascript
+        value: |
+          console.log('checking', output);
+          console.info(output);
+          return output.length > 3
+  - vars: {fruit: Durian}
+    assert:
+      - type: python
+        value: file://assert.py
+"#,
+        )
+        .file(
+            "assert.py",
+            "def get_assert(output, context):\n    print('Prompt:', context['prompt'])\n    print('Vars', context['vars']['fruit'])\n    return 'bananas' in output.lower()\n",
+        );
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "results.jsonl"])
+        .code(1);
+    let rows: Vec<(String, f64)> = p
+        .results("results.jsonl")
+        .iter()
+        .map(|r| {
+            (
+                r["verdict"].as_str().unwrap_or_default().to_owned(),
+                r["score"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    let mut rows = rows;
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(rows, vec![("fail".to_owned(), 0.0), ("pass".to_owned(), 1.0)]);
+}
