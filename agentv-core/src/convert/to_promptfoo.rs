@@ -400,7 +400,9 @@ fn test_of(
         .flat_map(|n| n.as_seq().unwrap_or_default())
         .collect();
     let mut list: Vec<&Node> = own.clone();
-    if !(skip_defaults && !own.is_empty()) {
+    // `skip_defaults` leaves the suite's out (a case left without any is judged by 4.x's
+    // default llm-grader: an error below).
+    if !skip_defaults {
         list.extend(suite_asserts.iter().copied());
     }
     let mut asserts = Vec::new();
