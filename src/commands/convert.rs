@@ -35,7 +35,7 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
     };
     let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     if args.to == Some(ConvertTo::Promptfoo) {
-        return to_promptfoo(&path, part, body, bom, &args, &printer);
+        return to_promptfoo(&path, part, body, &args, &printer);
     }
     if args.targets.is_some() {
         printer.error("`--targets` goes with `--to promptfoo`");
@@ -66,7 +66,7 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
 }
 
 /// `--to promptfoo`: an AgentV 4.x suite as a promptfoo config (`docs/convert.md#to-promptfoo`).
-fn to_promptfoo(path: &Path, part: Part, body: &str, bom: &str, args: &ConvertArgs, printer: &Printer) -> ExitStatus {
+fn to_promptfoo(path: &Path, part: Part, body: &str, args: &ConvertArgs, printer: &Printer) -> ExitStatus {
     if part != Part::Suite || convert::is_promptfoo(body, path) {
         printer.error(&format!(
             "{}: `--to promptfoo` converts an AgentV 4.x suite (a .yaml eval file)",
@@ -85,8 +85,9 @@ fn to_promptfoo(path: &Path, part: Part, body: &str, bom: &str, args: &ConvertAr
             return ExitStatus::Config;
         }
     };
+    // The config is a new file: the suite's byte-order mark is not carried over.
     let converted = convert::v4_to_promptfoo(path, args.targets.as_deref(), &ws);
-    write(converted, Generation::Promptfoo, path, bom, args, printer)
+    write(converted, Generation::Promptfoo, path, "", args, printer)
 }
 
 /// Reports a conversion and writes its text where `args` say.

@@ -391,7 +391,7 @@ pub(super) fn js_escape(text: &str) -> String {
 }
 
 /// A value as YAML text: JSON, which YAML reads as written.
-fn json(value: &Value) -> String {
+pub(super) fn json(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 

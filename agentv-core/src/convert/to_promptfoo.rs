@@ -16,6 +16,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::Converted;
+use super::from_promptfoo::json as json_text;
 use crate::config::node::parse_yaml;
 use crate::config::{Diagnostic, Diagnostics, Node, Pos, Severity};
 use crate::evaluators::Generation;
@@ -252,26 +253,16 @@ fn target_provider(def: &TargetDef, diags: &mut Diagnostics) -> Option<Provider>
     let allowed: &[&str] = match kind {
         "echo" => &[],
         "openai" | "anthropic" => &["model", "base_url", "api_key", "temperature", "max_output_tokens"],
-        // promptfoo's `exec:` trims the command's answer, a `cli` target keeps it as written.
-        "cli" => {
+        other => {
+            // promptfoo's `exec:` trims the command's answer, a `cli` target keeps it as written.
+            let why = match other {
+                "cli" => "a `cli` target's answer is kept as written, promptfoo's `exec:` trims it".to_owned(),
+                _ => format!("(provider `{other}`) has no promptfoo provider agentv runs alike"),
+            };
             diags.error(
                 def.provider_pos,
-                format!(
-                    "target `{}`: a `cli` target's answer is kept as written, promptfoo's `exec:` trims it",
-                    def.name
-                ),
+                format!("target `{}`: {why}", def.name),
                 Some("convert a suite run on an echo, openai or anthropic target".to_owned()),
-            );
-            return None;
-        }
-        _ => {
-            diags.error(
-                def.provider_pos,
-                format!(
-                    "target `{}` (provider `{kind}`) has no promptfoo provider agentv runs alike",
-                    def.name
-                ),
-                Some("use an echo, openai or anthropic target".to_owned()),
             );
             return None;
         }
@@ -664,11 +655,6 @@ fn list_value(node: &Node, diags: &mut Diagnostics) -> Option<Value> {
         return None;
     }
     Some(Value::from(texts))
-}
-
-/// A value as YAML text: JSON, which YAML reads as written.
-fn json_text(value: &Value) -> String {
-    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// The config's top: where it came from, its description, prompt and provider, `tests:`.
