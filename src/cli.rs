@@ -676,6 +676,11 @@ pub struct ConvertArgs {
     /// Replace the file with its conversion.
     #[arg(long)]
     pub in_place: bool,
+
+    /// With `--to promptfoo`: the targets file the suite's target is read from (default: the
+    /// one `agentv eval` finds).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
 }
 
 /// The generations `agentv convert` writes.
@@ -685,6 +690,8 @@ pub enum ConvertTo {
     V4,
     /// AgentV 2.x (the spec): `evalcases`, `expected_outcome`, `evaluators`, snake_case types.
     V2,
+    /// A promptfoo config (`promptfooconfig.yaml`) from an AgentV 4.x suite.
+    Promptfoo,
 }
 
 #[derive(Debug, Args)]

@@ -34,6 +34,13 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
         None => ("", text.as_str()),
     };
     let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    if args.to == Some(ConvertTo::Promptfoo) {
+        return to_promptfoo(&path, part, body, &args, &printer);
+    }
+    if args.targets.is_some() {
+        printer.error("`--targets` goes with `--to promptfoo`");
+        return ExitStatus::Config;
+    }
     if part == Part::Suite && convert::is_promptfoo(body, &path) {
         if args.to == Some(ConvertTo::V2) {
             printer.error(&format!(
@@ -48,6 +55,7 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
     let to = match args.to {
         Some(ConvertTo::V4) => Generation::V4,
         Some(ConvertTo::V2) => Generation::V2,
+        Some(ConvertTo::Promptfoo) => return ExitStatus::Config,
         None => match convert::convert(body, &path, &dir, part, Generation::V4) {
             Ok(c) if c.from == Generation::V4 => Generation::V2,
             _ => Generation::V4,
@@ -55,6 +63,31 @@ pub fn run(args: ConvertArgs, printer: Printer) -> ExitStatus {
     };
     let converted = convert::convert(body, &path, &dir, part, to);
     write(converted, to, &path, bom, &args, &printer)
+}
+
+/// `--to promptfoo`: an AgentV 4.x suite as a promptfoo config (`docs/convert.md#to-promptfoo`).
+fn to_promptfoo(path: &Path, part: Part, body: &str, args: &ConvertArgs, printer: &Printer) -> ExitStatus {
+    if part != Part::Suite || convert::is_promptfoo(body, path) {
+        printer.error(&format!(
+            "{}: `--to promptfoo` converts an AgentV 4.x suite (a .yaml eval file)",
+            path.display()
+        ));
+        return ExitStatus::Config;
+    }
+    if args.in_place {
+        printer.error("`--in-place` would replace the suite by a promptfoo config: give `--out promptfooconfig.yaml`");
+        return ExitStatus::Config;
+    }
+    let ws = match agentv_core::paths::Workspace::discover() {
+        Ok(ws) => ws,
+        Err(e) => {
+            printer.error(&format!("cannot read the working directory: {e}"));
+            return ExitStatus::Config;
+        }
+    };
+    // The config is a new file: the suite's byte-order mark is not carried over.
+    let converted = convert::v4_to_promptfoo(path, args.targets.as_deref(), &ws);
+    write(converted, Generation::Promptfoo, path, "", args, printer)
 }
 
 /// Reports a conversion and writes its text where `args` say.

@@ -33,6 +33,7 @@ mod promptfoo_configs;
 mod promptfoo_convert;
 mod promptfoo_model_graded;
 mod promptfoo_providers;
+mod promptfoo_results;
 mod proxy_judges;
 mod rate_limits;
 mod readme;

@@ -185,3 +185,126 @@ fn the_deterministic_promptfoo_example_says_its_assertion_set_does_not_convert()
     run.code(1)
         .stderr_has("promptfooconfig.yaml:46:15: error: `assert-set` cannot be converted");
 }
+
+/// A 4.x suite on an `echo` target with every construct `--to promptfoo` maps: suite
+/// assertions (and `skip_defaults`), `negate`, `weight`, `name`, a case threshold, the default
+/// threshold, `equals`/`starts-with`/`ends-with` (trimmed, so written as anchored patterns).
+const SUITE: &str = r#"description: capitals
+execution:
+  target: echo
+assertions:
+  - type: icontains
+    value: capital
+tests:
+  - id: c1
+    input: "  What is the capital of France?  "
+    criteria: Paris
+    assertions:
+      - {type: contains, value: France, weight: 2}
+      - {type: equals, value: "What is the capital of Spain?", negate: true}
+      - {type: starts-with, value: "What (is)"}
+  - id: c2
+    input: "Peru (c.p)?"
+    execution: {threshold: 0.5}
+    assertions:
+      - {type: contains-any, value: [lima, LIMA]}
+      - {type: regex, value: "c.p+"}
+      - {type: is-json}
+  - id: c3
+    input: "The capital of Chile "
+    execution: {skip_defaults: true}
+    assertions:
+      - {type: ends-with, value: "Chile"}
+      - {type: icontains-all, value: [CHI, le], name: parts}
+      - {type: equals, value: " The capital of Chile"}
+  - id: c4
+    input: '{"capital": "Lima"}'
+    assertions:
+      - {type: is-json, weight: 3}
+      - {type: contains, value: Quito, negate: true}
+"#;
+
+#[test]
+fn a_4x_suite_and_its_promptfoo_conversion_give_the_same_verdicts_and_scores() {
+    let p = Project::new()
+        .file("suite.yaml", SUITE)
+        .file(".agentv/targets.yaml", "targets:\n  - name: echo\n    provider: echo\n");
+    p.run(&[
+        "convert",
+        "suite.yaml",
+        "--to",
+        "promptfoo",
+        "--out",
+        "promptfooconfig.yaml",
+    ])
+    .code(0)
+    .stderr_has("wrote promptfooconfig.yaml (a promptfoo config)");
+    let config = std::fs::read_to_string(p.path().join("promptfooconfig.yaml")).expect("config");
+    assert!(
+        config.contains("  - \"{{ input }}\"\n") && config.contains("threshold: 0.5"),
+        "{config}"
+    );
+    p.run(&["eval", "suite.yaml", "--out", "v4.jsonl"]);
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "pf.jsonl"]);
+    let strip = |rows: Vec<(String, String, f64)>| rows.into_iter().map(|(_, v, s)| (v, s)).collect::<Vec<_>>();
+    let (suite, converted) = (verdicts(&p, "v4.jsonl"), verdicts(&p, "pf.jsonl"));
+    assert_eq!(suite.len(), 4, "{suite:?}");
+    assert_eq!(
+        strip(suite.clone()),
+        strip(converted),
+        "the suite's rows, then its conversion's"
+    );
+    let passes = suite.iter().filter(|r| r.1 == "pass").count();
+    assert!(passes > 0 && passes < suite.len(), "both verdicts occur: {suite:?}");
+}
+
+#[test]
+fn a_suite_without_an_exact_promptfoo_equivalent_lists_its_lines_and_writes_nothing() {
+    let p = Project::new()
+        .file(
+            "suite.yaml",
+            r#"execution:
+  target: agent
+tests:
+  - id: a
+    input: "Hi {{ name }}"
+    assertions:
+      - type: llm-grader
+        prompt: Is it kind?
+      - {type: contains, value: a, required: true}
+      - {type: regex, value: a, flags: i}
+    execution: {threshold: 0}
+"#,
+        )
+        .file(
+            ".agentv/targets.yaml",
+            "targets:\n  - name: agent\n    provider: cli\n    command_template: ./a.sh {PROMPT} > {OUTPUT_FILE}\n",
+        );
+    p.run(&[
+        "convert",
+        "suite.yaml",
+        "--to",
+        "promptfoo",
+        "--out",
+        "promptfooconfig.yaml",
+    ])
+    .code(1)
+    .stderr_has("targets.yaml:3:15: error: target `agent`: a `cli` target's answer is kept as written")
+    .stderr_has("nothing was written");
+    assert!(!p.path().join("promptfooconfig.yaml").exists(), "nothing is written");
+    std::fs::write(
+        p.path().join(".agentv/targets.yaml"),
+        "targets:\n  - name: agent\n    provider: echo\n",
+    )
+    .expect("targets");
+    p.run(&["convert", "suite.yaml", "--to", "promptfoo"])
+        .code(1)
+        .stderr_has("suite.yaml:5:12: error: the input holds a template tag")
+        .stderr_has("suite.yaml:7:15: error: `llm-grader` cannot be converted")
+        .stderr_has("suite.yaml:9:36: error: `required` of this `contains` assertion")
+        .stderr_has("suite.yaml:10:33: error: `flags` of this `regex` assertion")
+        .stderr_has("suite.yaml:11:28: error: a threshold of 0 always passes");
+    p.run(&["convert", "suite.yaml", "--to", "promptfoo", "--in-place"])
+        .code(2)
+        .stderr_has("`--in-place` would replace the suite");
+}

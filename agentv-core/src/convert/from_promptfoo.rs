@@ -358,10 +358,7 @@ fn list_value(value: &Value, node: &Node, out: &mut Problems) -> Option<Vec<Valu
 /// A `regex` pattern both tools read alike: one that compiles and has no inline flag group,
 /// which promptfoo (V8) refuses.
 fn regex_value(pattern: &str, node: &Node, out: &mut Problems) -> Option<String> {
-    let inline_group = pattern
-        .match_indices("(?")
-        .any(|(i, _)| !matches!(pattern.as_bytes().get(i + 2), Some(b':' | b'=' | b'!' | b'<')));
-    if inline_group || crate::evaluators::js_regex::compile(pattern, "").is_err() {
+    if !is_js_pattern(pattern) {
         out.error(
             node.pos,
             format!("the pattern `{pattern}` is not a valid JavaScript regular expression"),
@@ -372,8 +369,17 @@ fn regex_value(pattern: &str, node: &Node, out: &mut Problems) -> Option<String>
     Some(pattern.to_owned())
 }
 
+/// Whether promptfoo (V8) and agentv read `pattern` alike: it compiles and has no inline
+/// flag group, which V8 refuses.
+pub(super) fn is_js_pattern(pattern: &str) -> bool {
+    let inline_group = pattern
+        .match_indices("(?")
+        .any(|(i, _)| !matches!(pattern.as_bytes().get(i + 2), Some(b':' | b'=' | b'!' | b'<')));
+    !inline_group && crate::evaluators::js_regex::compile(pattern, "").is_ok()
+}
+
 /// `text` as a JavaScript regular expression matching it literally.
-fn js_escape(text: &str) -> String {
+pub(super) fn js_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\^$.*+?()[]{}|".contains(c) {
@@ -385,7 +391,7 @@ fn js_escape(text: &str) -> String {
 }
 
 /// A value as YAML text: JSON, which YAML reads as written.
-fn json(value: &Value) -> String {
+pub(super) fn json(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 

@@ -9,6 +9,7 @@
 
 mod edit;
 mod from_promptfoo;
+mod to_promptfoo;
 mod to_v2;
 mod to_v4;
 
@@ -62,6 +63,18 @@ pub fn is_promptfoo(text: &str, file: &Path) -> bool {
 /// each with its position, or the config's own errors.
 pub fn promptfoo_to_v4(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Diagnostic>> {
     from_promptfoo::convert(text, file, dir)
+}
+
+/// Converts the AgentV 4.x suite `file` to a promptfoo config
+/// (`docs/convert.md#to-promptfoo`); its target is read from `targets`, else from the targets
+/// file `agentv eval` finds. Errors: every construct without an exact promptfoo equivalent,
+/// each with its position, or the suite's own errors.
+pub fn v4_to_promptfoo(
+    file: &Path,
+    targets: Option<&Path>,
+    ws: &crate::paths::Workspace,
+) -> Result<Converted, Vec<Diagnostic>> {
+    to_promptfoo::convert(file, targets, ws)
 }
 
 /// Converts the YAML `text` of `file` to generation `to`. `dir` is the directory relative

@@ -392,12 +392,22 @@ impl Calls {
 
     /// `grade` with what was asked (its `request`) and what it cost (`details.grading`).
     pub fn record(self, mut grade: Grade) -> Grade {
-        grade.request = Some(json!({"target": self.target, "prompts": self.prompts}));
+        // What is not known is left out, never null (docs/results.md).
+        let mut request = Map::new();
+        if let Some(target) = self.target {
+            request.insert("target".to_owned(), Value::from(target));
+        }
+        request.insert("prompts".to_owned(), Value::Array(self.prompts));
+        let calls = request.get("prompts").and_then(Value::as_array).map_or(0, Vec::len);
+        grade.request = Some(Value::Object(request));
+        let mut grading = Map::new();
+        grading.insert("calls".to_owned(), json!(calls));
+        if let Some(cost) = self.cost_usd {
+            grading.insert("cost_usd".to_owned(), json!(cost));
+        }
+        grading.insert("tokens".to_owned(), json!(self.tokens));
         let details = grade.details.get_or_insert_with(Map::new);
-        details.insert(
-            "grading".to_owned(),
-            json!({"calls": self.prompts.len(), "cost_usd": self.cost_usd, "tokens": self.tokens}),
-        );
+        details.insert("grading".to_owned(), Value::Object(grading));
         grade
     }
 }

@@ -12,7 +12,7 @@ pub mod batch;
 mod cache;
 mod entry;
 mod gemini_batch;
-mod llm;
+pub(crate) mod llm;
 mod openai_batch;
 mod priced;
 pub mod pricing;

@@ -393,7 +393,14 @@ impl Row<'_> {
             Value::Array(
                 self.providers
                     .iter()
-                    .map(|p| json!({"id": p.id, "label": p.label, "target": p.target}))
+                    .map(|p| {
+                        let mut entry = json!({"id": p.id, "target": p.target});
+                        // Absent rather than null (docs/results.md).
+                        if let (Some(label), Some(map)) = (&p.label, entry.as_object_mut()) {
+                            map.insert("label".into(), Value::from(label.clone()));
+                        }
+                        entry
+                    })
                     .collect(),
             ),
         );
