@@ -55,13 +55,17 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
             ambiguous: Vec::new(),
         };
     }
-    let cases: Vec<(usize, CaseId)> = suites
+    let cases: Vec<(usize, CaseId, Option<Arc<[String]>>)> = suites
         .iter()
         .enumerate()
-        .flat_map(|(i, (suite, _))| suite.cases().map(move |c| (i, (c.case.dataset.clone(), c.case.id))))
+        .flat_map(|(i, (suite, _))| {
+            suite
+                .cases()
+                .map(move |c| (i, (c.case.dataset.clone(), c.case.id), c.case.excluded_targets))
+        })
         .collect();
-    let ambiguous = duplicates(cases.iter().map(|(_, c)| c));
-    let all: Vec<CaseId> = cases.iter().map(|(_, c)| c.clone()).collect();
+    let ambiguous = duplicates(cases.iter().map(|(_, c, _)| c));
+    let all: Vec<CaseId> = cases.iter().map(|(_, c, _)| c.clone()).collect();
     let shard_set: Option<Arc<HashSet<(String, String)>>> = choice.shard.map(|shard| {
         Arc::new(
             members(&all, shard)
@@ -80,8 +84,9 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
     });
     let trials = plain.trials();
     let (mut planned, mut to_run) = (0, 0);
-    for (suite, (dataset, id)) in &cases {
-        for target in &suites[*suite].1 {
+    for (suite, (dataset, id), excluded) in &cases {
+        let runs = |name: &str| excluded.as_deref().is_none_or(|ex| !ex.iter().any(|t| t == name));
+        for target in suites[*suite].1.iter().filter(|t| runs(&t.name)) {
             for trial in 1..=trials {
                 let key = JobKey {
                     dataset,

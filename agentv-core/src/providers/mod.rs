@@ -14,6 +14,7 @@ mod entry;
 mod gemini_batch;
 mod llm;
 mod openai_batch;
+mod openai_responses;
 mod priced;
 pub mod pricing;
 mod provider;

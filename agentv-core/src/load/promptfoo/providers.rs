@@ -18,6 +18,39 @@ pub struct Provider {
     pub label: Option<String>,
     /// The agentv target's name: the label, else the id (made unique).
     pub target: String,
+    /// Its `prompts`: the references (labels, ids, `Group:*`) of the only prompts it runs;
+    /// `None` runs every prompt (`docs/promptfoo.md#providers`).
+    pub prompts: Option<Vec<String>>,
+}
+
+impl Provider {
+    /// Whether this provider runs `prompt`.
+    pub fn runs(&self, prompt: &super::prompts::Prompt) -> bool {
+        self.prompts
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|s| prompt.is_selected_by(s)))
+    }
+}
+
+/// A provider's `prompts`: a list of prompt references; `None` (reported) when it is not one.
+fn selectors(node: &Node, id: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
+    let list: Option<Vec<String>> = match &node.value {
+        NodeValue::Seq(items) => items.iter().map(|n| n.as_str().map(str::to_owned)).collect(),
+        NodeValue::Str(text) => Some(vec![text.clone()]),
+        _ => None,
+    };
+    if list.is_none() {
+        diags.error(
+            node.pos,
+            format!(
+                "`prompts` of provider `{id}` must be a list of prompt labels or ids, found {}",
+                describe(node)
+            ),
+            Some("write `prompts: [my-label, \"file.txt:*\"]`".to_owned()),
+        );
+        return None;
+    }
+    list
 }
 
 /// The providers of `node` (the `providers` value) and the targets file they make.
@@ -62,15 +95,12 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
                 continue;
             }
         };
-        if let Some(prompts) = item.get("prompts") {
-            // Rows a provider does not run would otherwise run: refuse rather than differ.
-            diags.error(
-                prompts.pos,
-                format!("`prompts` on provider `{id}` is not supported by agentv yet"),
-                Some("remove it to run every prompt on this provider, or split the config".to_owned()),
-            );
-            continue;
-        }
+        let prompts = match item.get("prompts").map(|n| selectors(n, &id, diags)) {
+            Some(Some(list)) => Some(list),
+            // A provider that would run prompts it was not given does not run.
+            Some(None) => continue,
+            None => None,
+        };
         let Some(settings) = settings_of(&id, config, item.pos, diags) else {
             continue;
         };
@@ -105,7 +135,12 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         if let Some(label) = &label {
             targets.aliases.push((label.clone(), target.clone()));
         }
-        providers.push(Provider { id, label, target });
+        providers.push(Provider {
+            id,
+            label,
+            target,
+            prompts,
+        });
     }
     (providers, targets)
 }
@@ -183,7 +218,12 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         );
         set("api_key", cfg("apiKey").or_else(|| key_ref(&["OPENAI_API_KEY"])));
         set("organization", cfg("organization"));
-        set("passthrough", passthrough(config, pos));
+        if id.starts_with("openai:responses:") {
+            set("api", text("responses".to_owned()));
+            set("passthrough", passthrough_with(config, RESPONSES_KEYS, pos));
+        } else {
+            set("passthrough", passthrough(config, pos));
+        }
         openai_tools(config, &mut set);
     } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
         .iter()
@@ -260,7 +300,10 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         set("temperature", cfg("temperature"));
         set(
             "max_output_tokens",
-            cfg("max_tokens").or_else(|| cfg("max_completion_tokens")),
+            cfg("max_tokens")
+                .or_else(|| cfg("max_completion_tokens"))
+                .or_else(|| cfg("max_output_tokens"))
+                .or_else(|| cfg("maxOutputTokens")),
         );
     }
     Some(out)
@@ -279,11 +322,29 @@ const BODY_KEYS: &[&str] = &[
     "reasoning_effort",
 ];
 
+/// Request fields of the Responses API promptfoo also sends from `config` as written
+/// (`openai:responses:<model>`).
+const RESPONSES_KEYS: &[&str] = &[
+    "instructions",
+    "reasoning",
+    "max_tool_calls",
+    "truncation",
+    "metadata",
+    "store",
+    "previous_response_id",
+];
+
 /// The body fields of an OpenAI `config`: [`BODY_KEYS`], then `passthrough` over them.
 fn passthrough(config: Option<&Node>, pos: Pos) -> Option<Node> {
+    passthrough_with(config, &[], pos)
+}
+
+/// [`passthrough`] with the fields `extra` as well.
+fn passthrough_with(config: Option<&Node>, extra: &[&str], pos: Pos) -> Option<Node> {
     let config = config?;
     let mut entries: Vec<(Node, Node)> = BODY_KEYS
         .iter()
+        .chain(extra)
         .filter_map(|k| Some((text_node((*k).to_owned(), pos), with_env_refs(config.get(k)?))))
         .collect();
     for (k, v) in config.get("passthrough").and_then(Node::as_map).unwrap_or_default() {
