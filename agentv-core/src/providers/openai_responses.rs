@@ -167,17 +167,33 @@ pub fn wire_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// An earlier step: its text as an assistant message, each call as a `function_call` item and
-/// each result as a `function_call_output` naming the call's `call_id`.
+/// An earlier step: the answer's `output` items replayed as they came (reasoning items
+/// included, which reasoning models need back), else its text as an assistant message and each
+/// call as a `function_call` item; then each result as a `function_call_output` naming the
+/// call's `call_id`.
 fn push_exchange(items: &mut Vec<Value>, exchange: &ToolExchange) {
-    if let Some(text) = exchange.message.text().filter(|t| !t.is_empty()) {
-        items.push(json!({"role": "assistant", "content": text}));
-    }
-    for (i, call) in exchange.message.tool_calls.iter().enumerate() {
-        let id = call.id.clone().unwrap_or_else(|| format!("call_{i}"));
-        items.push(
-            json!({"type": "function_call", "call_id": id, "name": call.tool, "arguments": arguments_text(call)}),
-        );
+    let replayed = exchange
+        .raw
+        .as_ref()
+        .and_then(|raw| raw.get("output"))
+        .and_then(Value::as_array)
+        .filter(|output| {
+            output
+                .iter()
+                .any(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
+        });
+    if let Some(output) = replayed {
+        items.extend(output.iter().cloned());
+    } else {
+        if let Some(text) = exchange.message.text().filter(|t| !t.is_empty()) {
+            items.push(json!({"role": "assistant", "content": text}));
+        }
+        for (i, call) in exchange.message.tool_calls.iter().enumerate() {
+            let id = call.id.clone().unwrap_or_else(|| format!("call_{i}"));
+            items.push(
+                json!({"type": "function_call", "call_id": id, "name": call.tool, "arguments": arguments_text(call)}),
+            );
+        }
     }
     for (i, reply) in exchange.replies.iter().enumerate() {
         let id = reply.id.clone().unwrap_or_else(|| format!("call_{i}"));
@@ -408,6 +424,30 @@ mod tests {
         assert_eq!(
             input[2],
             json!({"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{bad"})
+        );
+        assert_eq!(
+            input[3],
+            json!({"type": "function_call_output", "call_id": "c1", "output": "bad arguments"})
+        );
+    }
+
+    #[test]
+    fn an_earlier_answer_is_replayed_as_its_output_items() {
+        let raw = json!({"output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "id": "fc_0_0", "call_id": "c1", "name": "lookup", "arguments": "{bad"}]});
+        let tools = testing::tools(
+            ToolDialect::OpenAi,
+            json!({"type": "function", "function": {"name": "n"}}),
+        );
+        let body = provider(json!({}))
+            .http_call(&testing::request(tools, None, None, Some(raw.clone())))
+            .body;
+        let input = body["input"].as_array().expect("items");
+        assert_eq!(
+            input[1..3],
+            raw["output"].as_array().expect("output")[..],
+            "as they came"
         );
         assert_eq!(
             input[3],
