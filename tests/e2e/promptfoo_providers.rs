@@ -675,3 +675,105 @@ tests:
         assert!(!text.contains(secret), "{} holds the key", file.display());
     }
 }
+
+#[tokio::test]
+async fn vertex_providers_call_generate_content_by_api_key_or_access_token() {
+    let server = agentv_testkit::llm::FakeLlm::start().await;
+    let key = "AQ.vertex-'\"$(key)";
+    let token = "ya29.token-'\"$(tok)";
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            r#"prompts: ['Capital of {{{{country}}}}?']
+providers:
+  - id: vertex:gemini-2.5-flash
+    label: express
+    config: {{apiBaseUrl: '{base}', apiKey: '{{{{ env.VKEY }}}}', generationConfig: {{temperature: 0.2, maxOutputTokens: 40}}}}
+  - id: vertex:chat:gemini-2.5-pro
+    label: oauth
+    config: {{apiBaseUrl: '{base}', projectId: proj-1, region: europe-west4, apiVersion: v1beta1}}
+tests:
+  - vars: {{country: France}}
+    assert: [{{type: icontains, value: '4'}}]
+"#,
+            base = server.uri()
+        ),
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    cmd.env("VKEY", key).env("VERTEX_ACCESS_TOKEN", token);
+    cmd.env_remove("VERTEX_API_KEY").env_remove("GOOGLE_API_KEY");
+    p.output_async(cmd).await.code(0);
+    let sent = server.requests().await;
+    let express = sent
+        .iter()
+        .find(|r| r.headers.get("x-goog-api-key").is_some())
+        .expect("the express-mode call");
+    assert_eq!(
+        express.url.path(),
+        "/v1/publishers/google/models/gemini-2.5-flash:generateContent"
+    );
+    assert_eq!(
+        express.headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
+        Some(key)
+    );
+    let body: Value = serde_json::from_slice(&express.body).expect("json");
+    assert_eq!(
+        body["generationConfig"],
+        json!({"temperature": 0.2, "maxOutputTokens": 40})
+    );
+    assert_eq!(body["contents"][0]["parts"][0]["text"], "Capital of France?");
+    let oauth = sent
+        .iter()
+        .find(|r| r.headers.get("authorization").is_some())
+        .expect("the access-token call");
+    assert_eq!(
+        oauth.url.path(),
+        "/v1beta1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent"
+    );
+    assert_eq!(
+        oauth.headers.get("authorization").and_then(|v| v.to_str().ok()),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(sent.len(), 2);
+    let outputs: Vec<String> = rows(&p, "out.json")
+        .iter()
+        .map(|r| r["response"]["output"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outputs, ["2+2 is 4.", "2+2 is 4."]);
+    for file in agentv_testkit::walk(p.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+        assert!(
+            !text.contains(key) && !text.contains(token),
+            "{} holds a credential",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn a_vertex_service_account_or_missing_token_is_a_clear_error() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {credentials: file://sa.json, projectId: p}\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("`credentials` (a service account for Google's auth library) is not supported by agentv")
+        .stderr_has("VERTEX_ACCESS_TOKEN");
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {projectId: p}\ntests: [{vars: {}}]\n",
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml"]);
+    for var in ["VERTEX_API_KEY", "GOOGLE_API_KEY", "VERTEX_ACCESS_TOKEN"] {
+        cmd.env_remove(var);
+    }
+    p.output(&mut cmd).code(2).stderr_has("VERTEX_ACCESS_TOKEN");
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: ['vertex:claude-sonnet-4@20250514']\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("agentv runs Gemini models on Vertex AI");
+}

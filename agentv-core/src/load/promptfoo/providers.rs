@@ -275,6 +275,18 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             "api_key",
             cfg("apiKey").or_else(|| env_ref(&["GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"])),
         );
+    } else if let Some(model) = vertex_model(id) {
+        if !model.contains("gemini") {
+            diags.error(
+                pos,
+                format!("provider `{id}`: agentv runs Gemini models on Vertex AI, not `{model}`"),
+                Some("use a `vertex:gemini-…` model, or `anthropic:messages:<model>` for Claude".to_owned()),
+            );
+            return None;
+        }
+        set("provider", text("vertex".to_owned()));
+        set("model", text(model.to_owned()));
+        vertex_settings(config, pos, &mut set, diags)?;
     } else if let Some(model) = id.strip_prefix("anthropic:messages:") {
         set("provider", text("anthropic".to_owned()));
         set("model", text(model.to_owned()));
@@ -289,21 +301,32 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
             format!("provider `{id}` is not supported by agentv"),
             Some(
                 "use echo, exec:<command>, python:<file>, file://<provider>.js, http, webhook:<url>, google:<model>, \
-                 openai:chat:<model>, azureopenai:chat:<deployment> or anthropic:messages:<model>"
+                 vertex:<gemini model>, openai:chat:<model>, openai:responses:<model>, \
+                 azureopenai:chat:<deployment> or anthropic:messages:<model>"
                     .to_owned(),
             ),
         );
         return None;
     }
-    let llm = ["openai:", "azureopenai:", "azure:", "anthropic:", "google:", "gemini:"];
+    let llm = [
+        "openai:",
+        "azureopenai:",
+        "azure:",
+        "anthropic:",
+        "google:",
+        "gemini:",
+        "vertex:",
+    ];
     if llm.iter().any(|p| id.starts_with(p)) {
-        set("temperature", cfg("temperature"));
+        let generation = |k: &str| config_value(config.and_then(|c| c.get("generationConfig")), k);
+        set("temperature", cfg("temperature").or_else(|| generation("temperature")));
         set(
             "max_output_tokens",
             cfg("max_tokens")
                 .or_else(|| cfg("max_completion_tokens"))
                 .or_else(|| cfg("max_output_tokens"))
-                .or_else(|| cfg("maxOutputTokens")),
+                .or_else(|| cfg("maxOutputTokens"))
+                .or_else(|| generation("maxOutputTokens")),
         );
     }
     Some(out)
@@ -435,6 +458,81 @@ fn env_refs_in(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The model of a Vertex AI id: `vertex:<model>` or `vertex:chat:<model>` (not the
+/// `vertex:embedding:`, `vertex:video:` and other kinds).
+fn vertex_model(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix("vertex:")?;
+    let model = rest.strip_prefix("chat:").unwrap_or(rest);
+    (!model.is_empty() && !model.contains(':')).then_some(model)
+}
+
+/// The first of `vars` set in the environment, as its value (for settings that are not
+/// secrets: a project, a region, a host).
+fn env_text(vars: &[&str]) -> Option<String> {
+    vars.iter()
+        .find_map(|v| std::env::var(v).ok().filter(|x| !x.is_empty()))
+}
+
+/// A `vertex:` provider's settings, read as promptfoo 0.121 reads them: express mode with an
+/// API key (`apiKey`, `VERTEX_API_KEY`, `GOOGLE_API_KEY`) unless `expressMode: false` or a
+/// service account is configured; otherwise an OAuth access token for `projectId` in
+/// `region`. promptfoo gets that token from Google's auth library; agentv takes it from
+/// `VERTEX_ACCESS_TOKEN` (`docs/promptfoo.md#providers`). `None` (reported) when the config
+/// asks for what agentv cannot do.
+fn vertex_settings(
+    config: Option<&Node>,
+    pos: Pos,
+    set: &mut impl FnMut(&str, Option<Node>),
+    diags: &mut Diagnostics,
+) -> Option<()> {
+    let cfg = |k: &str| config_value(config, k);
+    let text = |t: String| Some(text_node(t, pos));
+    let service_account = ["credentials", "keyFilename", "googleAuthOptions"]
+        .iter()
+        .find(|k| config.and_then(|c| c.get(k)).is_some());
+    let express_off = config
+        .and_then(|c| c.get("expressMode"))
+        .is_some_and(|n| n.to_json() == serde_json::Value::Bool(false));
+    let key = cfg("apiKey").or_else(|| env_ref(&["VERTEX_API_KEY", "GOOGLE_API_KEY"]).and_then(text));
+    match (key, service_account, express_off) {
+        (Some(key), None, false) => set("api_key", Some(key)),
+        (_, Some(key), _) => {
+            diags.error(
+                pos,
+                format!("`{key}` (a service account for Google's auth library) is not supported by agentv"),
+                Some(
+                    "remove it and set VERTEX_ACCESS_TOKEN to an access token                      (`gcloud auth print-access-token`), or use an express-mode API key (`apiKey`, VERTEX_API_KEY)"
+                        .to_owned(),
+                ),
+            );
+            return None;
+        }
+        _ => set("access_token", text("${{ VERTEX_ACCESS_TOKEN }}".to_owned())),
+    }
+    let project = cfg("projectId")
+        .or_else(|| env_text(&["VERTEX_PROJECT_ID", "GOOGLE_PROJECT_ID", "GOOGLE_CLOUD_PROJECT"]).and_then(text));
+    set("project", project);
+    set(
+        "region",
+        cfg("region").or_else(|| env_text(&["VERTEX_REGION", "GOOGLE_CLOUD_LOCATION"]).and_then(text)),
+    );
+    let host = cfg("apiHost")
+        .and_then(|h| h.scalar_text())
+        .or_else(|| env_text(&["VERTEX_API_HOST"]))
+        .and_then(|h| text(format!("https://{h}")));
+    // `apiBaseUrl` (a whole URL, `http://` allowed) is agentv's, for proxies and tests.
+    set("base_url", cfg("apiBaseUrl").or(host));
+    set(
+        "api_version",
+        cfg("apiVersion").or_else(|| env_text(&["VERTEX_API_VERSION"]).and_then(text)),
+    );
+    set(
+        "publisher",
+        cfg("publisher").or_else(|| env_text(&["VERTEX_PUBLISHER"]).and_then(text)),
+    );
+    Some(())
 }
 
 /// The model of an OpenAI id: `openai:chat:<m>`, `openai:responses:<m>` or `openai:<m>`.
