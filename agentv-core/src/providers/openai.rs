@@ -492,7 +492,16 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
         .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
     let model = s.string("model", true);
     let organization = s.string("organization", false);
-    let responses = s.string("api", false).is_some_and(|api| api.eq_ignore_ascii_case("responses"));
+    let api = s.string("api", false);
+    let responses = api.as_deref().is_some_and(|api| api.eq_ignore_ascii_case("responses"));
+    if let Some(other) = api.filter(|a| !responses && !a.eq_ignore_ascii_case("chat")) {
+        s.error(
+            ctx.pos,
+            format!("openai target `{}`: unknown `api: {other}`", ctx.target),
+            Some("use `api: chat` (Chat Completions, the default) or `api: responses`".to_owned()),
+        );
+        return None;
+    }
     // A compatible server may need no key; api.openai.com always does.
     let api_key = if base_url == OPENAI_BASE_URL || s.has("api_key") {
         s.credential("api_key", "OPENAI_API_KEY", ctx.pos)

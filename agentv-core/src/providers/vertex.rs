@@ -1,6 +1,6 @@
 //! `vertex`: Gemini models on Google Vertex AI, through the same generateContent request and
 //! answer as `gemini` (`gemini.rs`), at Vertex's URL and with Vertex's authentication
-//! (`docs/targets.md#vertex`):
+//! (`docs/promptfoo.md#vertex-ai`, and the provider table of `README.md`):
 //!
 //! - express mode, an API key (`api_key`, sent as `x-goog-api-key`):
 //!   `{base_url}/{api_version}/publishers/{publisher}/models/{model}:generateContent`;

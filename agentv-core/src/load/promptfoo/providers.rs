@@ -605,6 +605,56 @@ mod tests {
     }
 
     #[test]
+    fn responses_and_vertex_ids_become_their_targets() {
+        let yaml = r#"
+- id: openai:responses:gpt-x
+  config: {apiBaseUrl: "http://127.0.0.1:9/v1", apiKey: k, instructions: Be brief., max_output_tokens: 9}
+- id: vertex:gemini-2.5-flash
+  config: {apiKey: "{{ env.VK }}", region: europe-west4, apiHost: proxy.example:8443}
+- id: vertex:chat:gemini-2.5-pro
+  config: {projectId: proj, expressMode: false, apiKey: unused, generationConfig: {temperature: 0.3}}
+- vertex:embedding:text-embedding-005
+- id: vertex:gemini-2.5-flash
+  config: {keyFilename: sa.json}
+"#;
+        let node = parse_yaml(yaml).expect("yaml");
+        let file: Arc<Path> = Arc::from(Path::new("/x/promptfooconfig.yaml"));
+        let mut diags = Diagnostics::new(Path::new("promptfooconfig.yaml"));
+        let (_, targets) = read(&node, &file, &mut diags);
+        let shown: Vec<String> = targets.targets.iter().map(settings).collect();
+        assert_eq!(
+            shown[0],
+            "name=openai:responses:gpt-x provider=openai model=gpt-x base_url=http://127.0.0.1:9/v1 api_key=k \
+             api=responses passthrough= max_output_tokens=9"
+        );
+        let passthrough = targets.targets[0].settings.get("passthrough").map(Node::to_json);
+        assert_eq!(passthrough, Some(serde_json::json!({"instructions": "Be brief."})));
+        assert_eq!(
+            shown[1],
+            "name=vertex:gemini-2.5-flash provider=vertex model=gemini-2.5-flash api_key=${{ VK }} \
+             region=europe-west4 base_url=https://proxy.example:8443"
+        );
+        assert!(
+            shown[2].starts_with(
+                "name=vertex:chat:gemini-2.5-pro provider=vertex model=gemini-2.5-pro \
+                 access_token=${{ VERTEX_ACCESS_TOKEN }} project=proj"
+            ),
+            "`expressMode: false` asks for a token: {}",
+            shown[2]
+        );
+        assert!(shown[2].ends_with("temperature=0.3"), "{}", shown[2]);
+        assert_eq!(
+            shown.len(),
+            3,
+            "the embedding model and the service account make no target"
+        );
+        let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("provider `vertex:embedding:text-embedding-005` is not supported"));
+        assert!(problems[1].contains("`keyFilename` (a service account"), "{problems:?}");
+    }
+
+    #[test]
     fn an_unknown_provider_is_an_error_naming_the_ones_agentv_has() {
         let node = parse_yaml("- bedrock:claude\n").expect("yaml");
         let file: Arc<Path> = Arc::from(Path::new("/x/promptfooconfig.yaml"));
