@@ -39,7 +39,7 @@ pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
                 let declared = declared.clone();
                 // Not on the providers whose `prompts` leave the row's prompt out.
                 let runs = |t: &Option<Arc<str>>| {
-                    let excluded = case.excluded_targets.as_deref().unwrap_or_default();
+                    let excluded = case.excluded_targets.as_deref().map_or(&[][..], Vec::as_slice);
                     t.as_deref().is_none_or(|t| !excluded.iter().any(|e| e == t))
                 };
                 let targets: Vec<Option<Arc<str>>> = targets.iter().filter(|t| runs(t)).cloned().collect();

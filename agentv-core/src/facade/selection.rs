@@ -38,6 +38,9 @@ pub(crate) struct Selection {
 
 type Suites = [(LoadedSuite, Vec<Arc<ResolvedTarget>>)];
 
+/// A case of a suite: the suite's index, the case, and the targets it does not run on.
+type SelectedCase = (usize, CaseId, Option<Arc<Vec<String>>>);
+
 /// Chooses the jobs of `suites`. Without a shard, a rerun or a resume, nothing is read again;
 /// otherwise every case's dataset and id are read once (a JSONL dataset once more).
 pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
@@ -55,7 +58,7 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
             ambiguous: Vec::new(),
         };
     }
-    let cases: Vec<(usize, CaseId, Option<Arc<[String]>>)> = suites
+    let cases: Vec<SelectedCase> = suites
         .iter()
         .enumerate()
         .flat_map(|(i, (suite, _))| {

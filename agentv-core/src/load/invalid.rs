@@ -21,7 +21,7 @@ pub struct InvalidCase {
     /// where promptfoo lists an errored row: `docs/promptfoo.md#results`).
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// The targets whose row it is not (`EvalCase::excluded_targets`).
-    pub excluded_targets: Option<std::sync::Arc<[String]>>,
+    pub excluded_targets: Option<std::sync::Arc<Vec<String>>>,
 }
 
 impl InvalidCase {

@@ -276,7 +276,7 @@ pub struct EvalCase {
     pub tool_use: Option<Arc<super::ToolSettings>>,
     /// Targets of its suite the case does not run against: the providers of a promptfoo config
     /// whose `prompts` leave its prompt out (`docs/promptfoo.md#providers`).
-    pub excluded_targets: Option<Arc<[String]>>,
+    pub excluded_targets: Option<Arc<Vec<String>>>,
 }
 
 /// Where a case stands in its suite's dependency graph: the cases it waits for, its wave, and

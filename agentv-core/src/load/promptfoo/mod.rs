@@ -211,7 +211,7 @@ pub fn load(
             if !providers.is_empty() && excluded.len() == providers.len() {
                 continue;
             }
-            let excluded: Option<Arc<[String]>> = (!excluded.is_empty()).then(|| Arc::from(excluded));
+            let excluded: Option<Arc<Vec<String>>> = (!excluded.is_empty()).then(|| Arc::new(excluded));
             let row = Row {
                 test,
                 test_index,
@@ -328,7 +328,7 @@ struct Row<'r> {
     /// Every prompt of the config.
     prompts: &'r [prompts::Prompt],
     /// The targets of the providers that do not run this prompt.
-    excluded: Option<Arc<[String]>>,
+    excluded: Option<Arc<Vec<String>>>,
     providers: &'r [Provider],
     /// The config's `description`.
     description: Option<&'r str>,
