@@ -185,6 +185,8 @@ impl Provider for VertexProvider {
 /// A `vertex` target from its settings.
 fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let model = s.string("model", true);
+    // Written, even when its variable is not set (that is reported with the other variables).
+    let has_project = s.has("project");
     let project = s.string("project", true);
     let region = s.string("region", true);
     let base_url = s.string("base_url", true);
@@ -196,10 +198,10 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
     let token = if has_token { s.string("access_token", true) } else { None };
     let llm = s.llm();
     let tools = llm::tool_settings(s);
-    let problem = match (has_key, has_token, &project) {
+    let problem = match (has_key, has_token, has_project) {
         (true, true, _) => Some("takes `api_key` (express mode) or `access_token`, not both"),
         (false, false, _) => Some("needs `api_key` (express mode) or `access_token`"),
-        (false, true, None) => Some("needs `project` with `access_token`"),
+        (false, true, false) => Some("needs `project` with `access_token`"),
         _ => None,
     };
     if let Some(problem) = problem {
