@@ -458,14 +458,96 @@ fn a_config_key_agentv_cannot_honour_stops_the_run() {
 }
 
 #[test]
-fn per_provider_prompts_are_refused_rather_than_ignored() {
+fn per_provider_prompts_choose_the_rows_each_provider_runs() {
+    let p = Project::new().file("p.txt", "One {{name}}\n---\nTwo {{name}}\n").file(
+        "promptfooconfig.yaml",
+        r#"prompts:
+  - {raw: 'Hi {{name}}', label: a}
+  - {raw: 'Yo {{name}}', label: b}
+  - file://p.txt
+  - {raw: 'Unused {{name}}', label: z}
+providers:
+  - id: echo
+    label: only-a
+    prompts: [a]
+  - id: echo
+    label: file-group
+    prompts: ['p.txt:*']
+  - id: echo
+    label: by-wildcard
+    prompts: ['a*', 'p.txt']
+  - id: echo
+    label: none
+    prompts: [no-such-prompt]
+tests:
+  - vars: {name: Bob}
+    assert: [{type: contains, value: Bob}]
+  - vars: {name: Ann}
+    assert: [{type: contains, value: Ann}]
+"#,
+    );
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(0);
+    let mut got: Vec<(String, String)> = p
+        .results("out.jsonl")
+        .iter()
+        .map(|r| {
+            (
+                r["eval_id"].as_str().unwrap_or_default().to_owned(),
+                r["target"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    got.sort();
+    let mut want: Vec<(String, String)> = Vec::new();
+    for test in 1..=2 {
+        let row = |prompt: u32, target: &str| (format!("test-{test}-prompt-{prompt}"), target.to_owned());
+        want.extend([
+            row(1, "only-a"),
+            row(1, "by-wildcard"),
+            row(3, "file-group"),
+            row(3, "by-wildcard"),
+            row(4, "file-group"),
+            row(4, "by-wildcard"),
+        ]);
+    }
+    want.sort();
+    assert_eq!(got, want, "`b` and `z` run on no provider; `none` runs nothing");
+    // promptfoo numbers the (provider, prompt) pairs each provider runs, providers outermost.
+    let mut idx: Vec<(String, String, u64)> = rows(&p, "out.json")
+        .iter()
+        .filter(|r| r["testIdx"] == 0)
+        .map(|r| {
+            (
+                r["provider"]["label"].as_str().unwrap_or_default().to_owned(),
+                r["response"]["output"].as_str().unwrap_or_default().to_owned(),
+                r["promptIdx"].as_u64().unwrap_or(99),
+            )
+        })
+        .collect();
+    idx.sort_by_key(|r| r.2);
+    let idx: Vec<(&str, &str, u64)> = idx.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), *c)).collect();
+    assert_eq!(
+        idx,
+        vec![
+            ("only-a", "Hi Bob", 0),
+            ("file-group", "One Bob", 1),
+            ("file-group", "Two Bob", 2),
+            ("by-wildcard", "Hi Bob", 3),
+            ("by-wildcard", "One Bob", 4),
+            ("by-wildcard", "Two Bob", 5),
+        ]
+    );
+}
+
+#[test]
+fn per_provider_prompts_that_are_not_a_list_of_names_stop_the_run() {
     let p = Project::new().file(
         "promptfooconfig.yaml",
-        "prompts: [{raw: hi, label: a}, {raw: yo, label: b}]\nproviders:\n  - id: echo\n    prompts: [a]\ntests: [{vars: {}}]\n",
+        "prompts: [{raw: hi, label: a}]\nproviders:\n  - id: echo\n    prompts: {a: 1}\ntests: [{vars: {}}]\n",
     );
     p.run(&["eval", "promptfooconfig.yaml"])
         .code(2)
-        .stderr_has("`prompts` on provider `echo` is not supported by agentv yet");
+        .stderr_has("`prompts` of provider `echo` must be a list of prompt labels or ids");
 }
 
 #[tokio::test]
@@ -510,4 +592,216 @@ tests:
     assert_eq!(body["service_tier"], "flex");
     assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
     assert_eq!(body["tool_choice"], "auto");
+}
+
+#[tokio::test]
+async fn openai_responses_provider_speaks_the_responses_api() {
+    use agentv_testkit::llm::{FakeLlm, Script};
+    let script = r#"
+- when: "weather in Oslo"
+  steps:
+    - calls: [{name: get_weather, arguments: {city: Oslo}}]
+"#;
+    let server = FakeLlm::builder()
+        .script(Script::parse(script).expect("script"))
+        .answer("It is sunny.")
+        .start()
+        .await;
+    let secret = "sk-resp-'\"$(x)";
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            r#"prompts: ['What is the weather in {{{{city}}}}?']
+providers:
+  - id: openai:responses:gpt-fake
+    config:
+      apiBaseUrl: {base}/v1
+      apiKey: '{{{{ env.RESP_KEY }}}}'
+      instructions: Answer in one line.
+      max_output_tokens: 50
+      reasoning_effort: low
+      response_format:
+        type: json_schema
+        json_schema: {{name: weather, schema: {{type: object}}}}
+      tools:
+        - type: function
+          name: get_weather
+          parameters: {{type: object, properties: {{city: {{type: string}}}}, required: [city]}}
+      tool_choice: auto
+tests:
+  - vars: {{city: Oslo}}
+  - vars: {{city: Rome}}
+    assert: [{{type: contains, value: sunny}}]
+"#,
+            base = server.uri()
+        ),
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    cmd.env("RESP_KEY", secret);
+    p.output_async(cmd).await.code(0);
+    let sent = server.requests().await;
+    assert_eq!(sent.len(), 2, "one call per row, as promptfoo makes");
+    for request in &sent {
+        assert_eq!(request.url.path(), "/v1/responses");
+        assert_eq!(
+            request.headers.get("authorization").and_then(|v| v.to_str().ok()),
+            Some(format!("Bearer {secret}").as_str())
+        );
+    }
+    let body: Value = serde_json::from_slice(&sent[0].body).expect("json body");
+    assert_eq!(body["model"], "gpt-fake");
+    assert!(
+        body["input"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("What is the weather in ")),
+        "{body}"
+    );
+    assert_eq!(body["instructions"], "Answer in one line.");
+    assert_eq!(body["max_output_tokens"], 50);
+    assert_eq!(body["reasoning"], json!({"effort": "low"}));
+    assert_eq!(
+        body["text"],
+        json!({"format": {"type": "json_schema", "name": "weather", "schema": {"type": "object"}, "strict": true}})
+    );
+    assert_eq!(
+        body["tools"],
+        json!([{"type": "function", "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
+    );
+    assert_eq!(body["tool_choice"], "auto");
+    assert!(body.get("messages").is_none() && body.get("response_format").is_none());
+    let records = p.results("out.jsonl");
+    let oslo = records.iter().find(|r| r["eval_id"] == "test-1").expect("the Oslo row");
+    let calls: Vec<&Value> = oslo["output_messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(calls.len(), 1, "{oslo}");
+    assert_eq!(calls[0]["tool"], "get_weather");
+    assert_eq!(calls[0]["input"], json!({"city": "Oslo"}));
+    let traced: Vec<&Value> = oslo["trace"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "tool_call")
+        .collect();
+    assert_eq!(traced.len(), 1, "the call is in the trace");
+    assert_eq!(
+        (&traced[0]["name"], &traced[0]["id"]),
+        (&json!("get_weather"), &json!("call_0_0"))
+    );
+    let rome = records.iter().find(|r| r["eval_id"] == "test-2").expect("the Rome row");
+    assert_eq!(
+        rome["token_usage"]["input"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{rome}"
+    );
+    for file in agentv_testkit::walk(p.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+        assert!(!text.contains(secret), "{} holds the key", file.display());
+    }
+}
+
+#[tokio::test]
+async fn vertex_providers_call_generate_content_by_api_key_or_access_token() {
+    let server = agentv_testkit::llm::FakeLlm::start().await;
+    let key = "AQ.vertex-'\"$(key)";
+    let token = "ya29.token-'\"$(tok)";
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        &format!(
+            r#"prompts: ['Capital of {{{{country}}}}?']
+providers:
+  - id: vertex:gemini-2.5-flash
+    label: express
+    config: {{apiBaseUrl: '{base}', apiKey: '{{{{ env.VKEY }}}}', generationConfig: {{temperature: 0.2, maxOutputTokens: 40}}}}
+  - id: vertex:chat:gemini-2.5-pro
+    label: oauth
+    config: {{apiBaseUrl: '{base}', projectId: proj-1, region: europe-west4, apiVersion: v1beta1}}
+tests:
+  - vars: {{country: France}}
+    assert: [{{type: icontains, value: '4'}}]
+"#,
+            base = server.uri()
+        ),
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    cmd.env("VKEY", key).env("VERTEX_ACCESS_TOKEN", token);
+    cmd.env_remove("VERTEX_API_KEY").env_remove("GOOGLE_API_KEY");
+    p.output_async(cmd).await.code(0);
+    let sent = server.requests().await;
+    let express = sent
+        .iter()
+        .find(|r| r.headers.get("x-goog-api-key").is_some())
+        .expect("the express-mode call");
+    assert_eq!(
+        express.url.path(),
+        "/v1/publishers/google/models/gemini-2.5-flash:generateContent"
+    );
+    assert_eq!(
+        express.headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
+        Some(key)
+    );
+    let body: Value = serde_json::from_slice(&express.body).expect("json");
+    assert_eq!(
+        body["generationConfig"],
+        json!({"temperature": 0.2, "maxOutputTokens": 40})
+    );
+    assert_eq!(body["contents"][0]["parts"][0]["text"], "Capital of France?");
+    let oauth = sent
+        .iter()
+        .find(|r| r.headers.get("authorization").is_some())
+        .expect("the access-token call");
+    assert_eq!(
+        oauth.url.path(),
+        "/v1beta1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent"
+    );
+    assert_eq!(
+        oauth.headers.get("authorization").and_then(|v| v.to_str().ok()),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(sent.len(), 2);
+    let outputs: Vec<String> = rows(&p, "out.json")
+        .iter()
+        .map(|r| r["response"]["output"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outputs, ["2+2 is 4.", "2+2 is 4."]);
+    for file in agentv_testkit::walk(p.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+        assert!(
+            !text.contains(key) && !text.contains(token),
+            "{} holds a credential",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn a_vertex_service_account_or_missing_token_is_a_clear_error() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {credentials: file://sa.json, projectId: p}\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("`credentials` (a service account for Google's auth library) is not supported by agentv")
+        .stderr_has("VERTEX_ACCESS_TOKEN");
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {projectId: p}\ntests: [{vars: {}}]\n",
+    );
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml"]);
+    for var in ["VERTEX_API_KEY", "GOOGLE_API_KEY", "VERTEX_ACCESS_TOKEN"] {
+        cmd.env_remove(var);
+    }
+    p.output(&mut cmd).code(2).stderr_has("VERTEX_ACCESS_TOKEN");
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: [hi]\nproviders: ['vertex:claude-sonnet-4@20250514']\ntests: [{vars: {}}]\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("agentv runs Gemini models on Vertex AI");
 }

@@ -679,3 +679,55 @@ fn a_case_never_runs_without_the_suite_s_tools_when_they_are_invalid() {
         .stderr_has("e.yaml:1:8: error: tools file `missing-tools.json` not found")
         .stderr_has("e.yaml:3:5: error: case inherits the eval file's invalid tool settings");
 }
+
+#[tokio::test]
+async fn an_openai_target_with_api_responses_runs_the_tool_loop_on_the_responses_api() {
+    let server = fake().await;
+    let targets = format!(
+        "targets:\n  - name: default\n    provider: openai\n    api: responses\n    base_url: {}/v1\n    model: gpt-4.1-mini\n    api_key: ${{{{ E2E_PROVIDER_KEY }}}}\n",
+        server.uri()
+    );
+    let p = Project::new().file("targets.yaml", &targets).file("e.yaml", SUITE);
+    run(&p, &["eval", "e.yaml", "--eval-id", "three-steps", "--out", "r.jsonl"])
+        .await
+        .code(0);
+    let sent = server.requests().await;
+    assert_eq!(sent.len(), 3, "two tool steps, then the answer");
+    assert!(sent.iter().all(|r| r.url.path() == "/v1/responses"));
+    let last: Value = serde_json::from_slice(&sent[2].body).expect("json");
+    let kinds: Vec<&str> = last["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| i["type"].as_str().or(i["role"].as_str()).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "function_call",
+            "function_call_output",
+            "function_call",
+            "function_call_output"
+        ],
+        "{last}"
+    );
+    assert_eq!(
+        last["tools"][0]["name"], "find_customer",
+        "the Responses shape: no `function` wrapper"
+    );
+    let record = &p.results("r.jsonl")[0];
+    let names: Vec<&str> = record["trace"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "tool_call")
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(names, ["find_customer", "lookup_order"]);
+    assert_eq!(record["candidate_answer"], "Order A-1001 has shipped.");
+    for file in agentv_testkit::walk(p.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+        assert!(!text.contains(KEY), "{} holds the key", file.display());
+    }
+}

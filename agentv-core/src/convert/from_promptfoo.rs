@@ -51,6 +51,18 @@ pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Dia
         }
     }
     check_env_reads(&root, &parts, &mut out);
+    let providers_pos = root.get("providers").map_or(root.pos, |n| n.pos);
+    for p in parts.providers.iter().filter(|p| p.prompts.is_some()) {
+        // A 4.x suite runs every case on every target.
+        out.error(
+            providers_pos,
+            format!(
+                "provider `{}` runs only some prompts (`prompts`), which a 4.x suite cannot say",
+                p.id
+            ),
+            Some("convert a config per provider, each with its own prompts"),
+        );
+    }
     let ws = crate::paths::Workspace::from_cwd(dir.to_path_buf());
     let mut cases = String::new();
     for (test_index, test) in parts.tests.iter().enumerate() {

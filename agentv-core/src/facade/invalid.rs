@@ -37,7 +37,13 @@ pub(super) fn collect(suites: &[LoadedSuite]) -> Vec<Invalid> {
             };
             s.invalid.iter().flat_map(move |case| {
                 let declared = declared.clone();
-                targets.clone().into_iter().map(move |target| Invalid {
+                // Not on the providers whose `prompts` leave the row's prompt out.
+                let runs = |t: &Option<Arc<str>>| {
+                    let excluded = case.excluded_targets.as_deref().map_or(&[][..], Vec::as_slice);
+                    t.as_deref().is_none_or(|t| !excluded.iter().any(|e| e == t))
+                };
+                let targets: Vec<Option<Arc<str>>> = targets.iter().filter(|t| runs(t)).cloned().collect();
+                targets.into_iter().map(move |target| Invalid {
                     dataset: s.dataset.clone(),
                     target,
                     declared: declared.clone(),
@@ -118,6 +124,7 @@ mod tests {
                 line,
                 errors: vec!["evals/d.yaml:4:5: error: unknown grader type\n  help: use one of …".to_owned()],
                 metadata: None,
+                excluded_targets: None,
             },
         }
     }

@@ -38,6 +38,9 @@ pub(crate) struct Selection {
 
 type Suites = [(LoadedSuite, Vec<Arc<ResolvedTarget>>)];
 
+/// A case of a suite: the suite's index, the case, and the targets it does not run on.
+type SelectedCase = (usize, CaseId, Option<Arc<Vec<String>>>);
+
 /// Chooses the jobs of `suites`. Without a shard, a rerun or a resume, nothing is read again;
 /// otherwise every case's dataset and id are read once (a JSONL dataset once more).
 pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
@@ -55,13 +58,17 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
             ambiguous: Vec::new(),
         };
     }
-    let cases: Vec<(usize, CaseId)> = suites
+    let cases: Vec<SelectedCase> = suites
         .iter()
         .enumerate()
-        .flat_map(|(i, (suite, _))| suite.cases().map(move |c| (i, (c.case.dataset.clone(), c.case.id))))
+        .flat_map(|(i, (suite, _))| {
+            suite
+                .cases()
+                .map(move |c| (i, (c.case.dataset.clone(), c.case.id), c.case.excluded_targets))
+        })
         .collect();
-    let ambiguous = duplicates(cases.iter().map(|(_, c)| c));
-    let all: Vec<CaseId> = cases.iter().map(|(_, c)| c.clone()).collect();
+    let ambiguous = duplicates(cases.iter().map(|(_, c, _)| c));
+    let all: Vec<CaseId> = cases.iter().map(|(_, c, _)| c.clone()).collect();
     let shard_set: Option<Arc<HashSet<(String, String)>>> = choice.shard.map(|shard| {
         Arc::new(
             members(&all, shard)
@@ -80,8 +87,9 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
     });
     let trials = plain.trials();
     let (mut planned, mut to_run) = (0, 0);
-    for (suite, (dataset, id)) in &cases {
-        for target in &suites[*suite].1 {
+    for (suite, (dataset, id), excluded) in &cases {
+        let runs = |name: &str| excluded.as_deref().is_none_or(|ex| !ex.iter().any(|t| t == name));
+        for target in suites[*suite].1.iter().filter(|t| runs(&t.name)) {
             for trial in 1..=trials {
                 let key = JobKey {
                     dataset,

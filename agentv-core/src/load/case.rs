@@ -146,6 +146,7 @@ impl Loader {
             dependencies,
             strict: self.settings.strict,
             tool_use,
+            excluded_targets: None,
         };
         Some(LoadedCase {
             case,

@@ -272,6 +272,7 @@ impl Tally {
                         line,
                         errors: vec![why],
                         metadata: case.case.metadata,
+                        excluded_targets: case.case.excluded_targets,
                     });
                 }
             }

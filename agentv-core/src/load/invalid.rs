@@ -20,6 +20,8 @@ pub struct InvalidCase {
     /// What its record carries as `metadata` (a promptfoo row's keys, so the row is listed
     /// where promptfoo lists an errored row: `docs/promptfoo.md#results`).
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The targets whose row it is not (`EvalCase::excluded_targets`).
+    pub excluded_targets: Option<std::sync::Arc<Vec<String>>>,
 }
 
 impl InvalidCase {
@@ -39,6 +41,7 @@ impl InvalidCase {
             line,
             errors,
             metadata: None,
+            excluded_targets: None,
         }
     }
 

@@ -274,6 +274,9 @@ pub struct EvalCase {
     /// Tools, tool choice, steps and tool results of the case over its suite's
     /// (`docs/tools.md`); the target's fill in what neither sets.
     pub tool_use: Option<Arc<super::ToolSettings>>,
+    /// Targets of its suite the case does not run against: the providers of a promptfoo config
+    /// whose `prompts` leave its prompt out (`docs/promptfoo.md#providers`).
+    pub excluded_targets: Option<Arc<Vec<String>>>,
 }
 
 /// Where a case stands in its suite's dependency graph: the cases it waits for, its wave, and
@@ -306,6 +309,13 @@ impl EvalCase {
     /// (`docs/architecture.md#generations`).
     pub fn pass_threshold(&self, cli: Option<f64>) -> f64 {
         self.threshold.or(cli).unwrap_or(DEFAULT_THRESHOLD)
+    }
+
+    /// Whether the case runs against target `name` (see `excluded_targets`).
+    pub fn runs_on(&self, name: &str) -> bool {
+        self.excluded_targets
+            .as_ref()
+            .is_none_or(|ex| !ex.iter().any(|t| t == name))
     }
 
     /// Directory of the eval file the case comes from.

@@ -81,37 +81,6 @@ impl GeminiProvider {
 
     pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
         let c = &self.config;
-        let conversation = llm::conversation(request);
-        let mut contents: Vec<Value> = conversation
-            .turns
-            .iter()
-            .map(|(speaker, text)| {
-                let role = if *speaker == Speaker::User { "user" } else { "model" };
-                json!({"role": role, "parts": [{"text": text}]})
-            })
-            .collect();
-        if let Some(tools) = &request.tools {
-            for exchange in &tools.exchanges {
-                push_exchange(&mut contents, exchange);
-            }
-        }
-        let mut generation = serde_json::Map::new();
-        if let Some(t) = request.temperature.or(c.llm.temperature) {
-            generation.insert("temperature".into(), json!(t));
-        }
-        if let Some(m) = c.llm.max_output_tokens {
-            generation.insert("maxOutputTokens".into(), json!(m));
-        }
-        let mut body = json!({
-            "systemInstruction": {"parts": [{"text": conversation.system}]},
-            "contents": contents,
-        });
-        if !generation.is_empty() {
-            body["generationConfig"] = Value::Object(generation);
-        }
-        if let Some(tools) = &request.tools {
-            add_tools(&mut body, tools);
-        }
         HttpCall {
             // The key goes in a header, never in the URL.
             url: format!(
@@ -123,12 +92,49 @@ impl GeminiProvider {
                 ("content-type", "application/json".to_owned()),
                 ("x-goog-api-key", c.api_key.expose().to_owned()),
             ],
-            body,
+            body: generate_body(&c.llm, request),
             timeout: c.llm.timeout,
             secrets: c.llm.secrets.clone(),
             throttle: Some(c.llm.throttle.clone()),
         }
     }
+}
+
+/// The generateContent body for `request`: shared with Vertex AI (`vertex.rs`), which takes
+/// the same request at another URL.
+pub(super) fn generate_body(settings: &LlmSettings, request: &ProviderRequest) -> Value {
+    let conversation = llm::conversation(request);
+    let mut contents: Vec<Value> = conversation
+        .turns
+        .iter()
+        .map(|(speaker, text)| {
+            let role = if *speaker == Speaker::User { "user" } else { "model" };
+            json!({"role": role, "parts": [{"text": text}]})
+        })
+        .collect();
+    if let Some(tools) = &request.tools {
+        for exchange in &tools.exchanges {
+            push_exchange(&mut contents, exchange);
+        }
+    }
+    let mut generation = serde_json::Map::new();
+    if let Some(t) = request.temperature.or(settings.temperature) {
+        generation.insert("temperature".into(), json!(t));
+    }
+    if let Some(m) = settings.max_output_tokens {
+        generation.insert("maxOutputTokens".into(), json!(m));
+    }
+    let mut body = json!({
+        "systemInstruction": {"parts": [{"text": conversation.system}]},
+        "contents": contents,
+    });
+    if !generation.is_empty() {
+        body["generationConfig"] = Value::Object(generation);
+    }
+    if let Some(tools) = &request.tools {
+        add_tools(&mut body, tools);
+    }
+    body
 }
 
 /// `tools` (one entry holding every declaration) and `toolConfig`. Gemini has no switch for

@@ -14,6 +14,7 @@ mod entry;
 mod gemini_batch;
 pub(crate) mod llm;
 mod openai_batch;
+mod openai_responses;
 mod priced;
 pub mod pricing;
 mod provider;
@@ -58,6 +59,7 @@ provider_table! {
     openai,
     anthropic,
     gemini,
+    vertex,
     claude_code,
     codex,
     vscode,
@@ -126,7 +128,7 @@ mod tests {
     fn messages_list_the_table() {
         assert_eq!(
             known_providers(),
-            "openai, azure, anthropic, gemini, claude-code, codex, vscode, vscode-insiders, cli, python, javascript, http, mock or echo"
+            "openai, azure, anthropic, gemini, vertex, claude-code, codex, vscode, vscode-insiders, cli, python, javascript, http, mock or echo"
         );
     }
 

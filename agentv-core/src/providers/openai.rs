@@ -1,4 +1,5 @@
-//! `openai` (Chat Completions on any compatible server) and `azure` (deployment URLs).
+//! `openai` (Chat Completions on any compatible server, or the Responses API with
+//! `api: responses`: `openai_responses.rs`) and `azure` (deployment URLs).
 //!
 //! Tools go in the Chat Completions shape (`docs/tools.md#openai-and-azure-openai`): `tools`
 //! of `{type: function, function: {name, description, parameters}}`, `tool_choice`,
@@ -52,6 +53,11 @@ const OPENAI_OWN: &[Key] = &[
     Key::new("base_url", Kind::Url, "Server URL (default https://api.openai.com/v1)."),
     Key::new("model", Kind::Text, "Model name, e.g. gpt-4o-mini.").required(),
     Key::new("organization", Kind::Text, "OpenAI organization id."),
+    Key::new(
+        "api",
+        Kind::Enum(&["chat", "responses"]),
+        "`chat` (Chat Completions, the default) or `responses` (the Responses API, `POST {base_url}/responses`).",
+    ),
     Key::new(
         "passthrough",
         Kind::Map(&Kind::Any),
@@ -486,6 +492,16 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
         .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
     let model = s.string("model", true);
     let organization = s.string("organization", false);
+    let api = s.string("api", false);
+    let responses = api.as_deref().is_some_and(|api| api.eq_ignore_ascii_case("responses"));
+    if let Some(other) = api.filter(|a| !responses && !a.eq_ignore_ascii_case("chat")) {
+        s.error(
+            ctx.pos,
+            format!("openai target `{}`: unknown `api: {other}`", ctx.target),
+            Some("use `api: chat` (Chat Completions, the default) or `api: responses`".to_owned()),
+        );
+        return None;
+    }
     // A compatible server may need no key; api.openai.com always does.
     let api_key = if base_url == OPENAI_BASE_URL || s.has("api_key") {
         s.credential("api_key", "OPENAI_API_KEY", ctx.pos)
@@ -510,6 +526,9 @@ fn build_openai(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Ar
         tools,
         passthrough,
     };
+    if responses {
+        return Some(Arc::new(super::openai_responses::ResponsesProvider::new(ctx.target, config)));
+    }
     Some(Arc::new(OpenAiProvider::new(ctx.target, config)))
 }
 

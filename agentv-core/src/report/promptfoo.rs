@@ -55,7 +55,21 @@ pub(crate) fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value
         }),
         None => json!({"id": target, "label": ""}),
     };
-    (position.unwrap_or(0) as u64 * count + prompt_index, provider)
+    // A provider with `prompts` numbers only the prompts it runs (`prompt_indices`).
+    let runs = |p: &Value| -> Option<Vec<u64>> {
+        let list = p.get("prompt_indices")?.as_array()?;
+        Some(list.iter().filter_map(Value::as_u64).collect())
+    };
+    let before: u64 = providers
+        .iter()
+        .take(position.unwrap_or(0))
+        .map(|p| runs(p).map_or(count, |l| l.len() as u64))
+        .sum();
+    let own = match position.and_then(|i| providers.get(i)).and_then(runs) {
+        Some(list) => list.iter().position(|i| *i == prompt_index).unwrap_or(0) as u64,
+        None => prompt_index,
+    };
+    (before + own, provider)
 }
 
 /// promptfoo's named scores of a row: per `metric`, the weighted mean of its assertions'
@@ -305,5 +319,20 @@ mod tests {
         let keys = keys.as_object().expect("object");
         assert_eq!(prompt_idx(keys, "e2"), (3, json!({"id": "echo", "label": "e2"})));
         assert_eq!(prompt_idx(keys, "echo"), (1, json!({"id": "echo", "label": ""})));
+    }
+
+    #[test]
+    fn prompt_idx_counts_only_the_prompts_a_provider_runs() {
+        // Three prompts; `a` runs prompts 0 and 2, `b` all of them.
+        let keys = |prompt_index: u64| {
+            json!({
+                "prompt_index": prompt_index, "prompt_count": 3,
+                "providers": [{"id": "echo", "label": "a", "target": "a", "prompt_indices": [0, 2]},
+                              {"id": "echo", "label": "b", "target": "b"}]
+            })
+        };
+        let idx = |i: u64, target: &str| prompt_idx(keys(i).as_object().expect("object"), target).0;
+        assert_eq!((idx(0, "a"), idx(2, "a")), (0, 1));
+        assert_eq!((idx(0, "b"), idx(1, "b"), idx(2, "b")), (2, 3, 4));
     }
 }

@@ -61,12 +61,15 @@ impl Expansion {
     pub fn count(&self, suites: &[(LoadedSuite, Vec<Arc<ResolvedTarget>>)]) -> usize {
         let trials = self.trials() as usize;
         if self.filter.is_none() {
-            return suites.iter().map(|(s, t)| s.case_count * t.len() * trials).sum();
+            return suites
+                .iter()
+                .map(|(s, t)| (s.case_count * t.len() - left_out(s, t)) * trials)
+                .sum();
         }
         let mut n = 0;
         for (suite, targets) in suites {
             for loaded in suite.cases() {
-                for target in targets {
+                for target in targets.iter().filter(|t| loaded.case.runs_on(&t.name)) {
                     for trial in 1..=self.trials() {
                         let key = JobKey {
                             dataset: &loaded.case.dataset,
@@ -81,6 +84,17 @@ impl Expansion {
         }
         n
     }
+}
+
+/// The (case, target) pairs of `suite` a case's `excluded_targets` leave out (only cases held
+/// in memory have any: a promptfoo config's).
+fn left_out(suite: &LoadedSuite, targets: &[Arc<ResolvedTarget>]) -> usize {
+    suite
+        .cases
+        .iter()
+        .filter(|c| c.case.excluded_targets.is_some())
+        .map(|c| targets.iter().filter(|t| !c.case.runs_on(&t.name)).count())
+        .sum()
 }
 
 /// The jobs of `suites` in plan order: suite by suite, case by case in file order, then each
@@ -108,7 +122,7 @@ pub fn expand(
 /// The jobs of one case: each target, each repeat, less those the filter leaves out.
 fn case_jobs(loaded: LoadedCase, targets: &[Arc<ResolvedTarget>], expansion: &Expansion) -> Vec<Job> {
     let mut kept: Vec<(&Arc<ResolvedTarget>, u32)> = Vec::new();
-    for target in targets {
+    for target in targets.iter().filter(|t| loaded.case.runs_on(&t.name)) {
         for trial in 1..=expansion.trials() {
             let key = JobKey {
                 dataset: &loaded.case.dataset,

@@ -1,6 +1,7 @@
-//! The OpenAI Responses API (`POST /v1/responses`, streamed), as the Codex CLI speaks it: a
-//! script's step becomes `function_call` output items (or an assistant `message`), sent as the
-//! `response.created`, `response.output_item.added` / `.done` and `response.completed` events.
+//! The OpenAI Responses API (`POST /v1/responses`): a script's step becomes `function_call`
+//! output items (or an assistant `message`). A `stream: true` request (the Codex CLI's) gets
+//! them as the `response.created`, `response.output_item.added` / `.done` and
+//! `response.completed` events; any other the response object as JSON.
 //!
 //! The step is the number of model turns with calls already in the request's `input`: the fake
 //! names each call `fc_<step>_<i>`, and the client replays them.
@@ -34,11 +35,27 @@ pub fn reply(body: &[u8], script: Option<&Script>, answer: &str) -> Reply {
         Some(step) => vec![message(step.text.as_deref().unwrap_or_default())],
         None => vec![message(answer)],
     };
+    if parsed["stream"] != true {
+        // Without `stream`, the whole response as one JSON object.
+        let body = json!({"id": "resp_fake", "object": "response", "status": "completed",
+                          "model": parsed["model"], "output": items, "usage": usage()});
+        return Reply {
+            status: 200,
+            content_type: "application/json",
+            body: body.to_string(),
+        };
+    }
     Reply {
         status: 200,
         content_type: "text/event-stream",
         body: events(&items),
     }
+}
+
+fn usage() -> Value {
+    json!({"input_tokens": USAGE.input, "input_tokens_details": {"cached_tokens": 0},
+           "output_tokens": USAGE.output, "output_tokens_details": {"reasoning_tokens": 0},
+           "total_tokens": USAGE.input + USAGE.output})
 }
 
 /// Model turns with calls the request replays: the distinct steps of its `fc_<step>_<i>` ids.
@@ -69,11 +86,8 @@ fn events(items: &[Value]) -> String {
         event(json!({"type": "response.output_item.added", "output_index": index, "item": item}));
         event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
     }
-    let usage = json!({"input_tokens": USAGE.input, "input_tokens_details": {"cached_tokens": 0},
-                       "output_tokens": USAGE.output, "output_tokens_details": {"reasoning_tokens": 0},
-                       "total_tokens": USAGE.input + USAGE.output});
     event(
-        json!({"type": "response.completed", "response": {"id": "resp_fake", "status": "completed", "output": items, "usage": usage}}),
+        json!({"type": "response.completed", "response": {"id": "resp_fake", "status": "completed", "output": items, "usage": usage()}}),
     );
     out
 }

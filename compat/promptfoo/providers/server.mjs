@@ -1,4 +1,5 @@
-// The HTTP API the `http` and `webhook:` providers of this config call, on 127.0.0.1:18731.
+// The HTTP API the `http`, `webhook:` and `openai:responses:` providers of these configs call,
+// on 127.0.0.1:18731.
 import http from 'node:http';
 import fs from 'node:fs';
 
@@ -12,7 +13,17 @@ http
     req.on('end', () => {
       const json = body ? JSON.parse(body) : {};
       res.setHeader('content-type', 'application/json');
-      if (req.url === '/hook') {
+      if (req.url === '/v1/responses') {
+        // The Responses API, as `openai:responses:` calls it: the answer as one message item.
+        const c = find(JSON.stringify(json.input));
+        const text = c ? `${capitals[c]}, of course.` : 'unknown';
+        res.end(JSON.stringify({
+          id: 'resp_1', object: 'response', status: 'completed', model: json.model,
+          output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed',
+                     content: [{ type: 'output_text', text, annotations: [] }] }],
+          usage: { input_tokens: 12, output_tokens: 4, total_tokens: 16 },
+        }));
+      } else if (req.url === '/hook') {
         const c = find(json.prompt);
         res.end(JSON.stringify({ output: c ? `Capital: ${capitals[c]}` : 'unknown' }));
       } else {

@@ -139,6 +139,7 @@ fn default_prompts() -> Vec<prompts::Prompt> {
     vec![prompts::Prompt {
         raw: "{{prompt}}".to_owned(),
         label: "{{prompt}}".to_owned(),
+        id: None,
     }]
 }
 
@@ -200,12 +201,24 @@ pub fn load(
         let graders = graders_of(test, ws, dir, &mut grading, diags);
         let grader_errors = diags.since(test_mark).to_vec();
         for (prompt_index, prompt) in prompts.iter().enumerate() {
+            // A provider's `prompts` leave it out of the rows of the other prompts; a prompt no
+            // provider runs makes no row.
+            let excluded: Vec<String> = providers
+                .iter()
+                .filter(|p| !p.runs(prompt))
+                .map(|p| p.target.clone())
+                .collect();
+            if !providers.is_empty() && excluded.len() == providers.len() {
+                continue;
+            }
+            let excluded: Option<Arc<Vec<String>>> = (!excluded.is_empty()).then(|| Arc::new(excluded));
             let row = Row {
                 test,
                 test_index,
                 prompt,
                 prompt_index,
-                prompt_count: prompts.len(),
+                prompts: &prompts,
+                excluded: excluded.clone(),
                 providers: &providers,
                 description: description.as_deref(),
                 delay_ms: evaluate.delay_ms,
@@ -224,6 +237,7 @@ pub fn load(
                 .ok_or_else(|| {
                     let reported: Vec<_> = grader_errors.iter().chain(diags.since(row_mark)).cloned().collect();
                     let mut invalid = InvalidCase::new(Some(row.id()), file, test.pos.line, &reported);
+                    invalid.excluded_targets = excluded;
                     let keys = row.keys(file, &row.prompt.raw);
                     invalid.metadata = Some(Map::from_iter([("promptfoo".to_owned(), keys)]));
                     invalid
@@ -311,7 +325,10 @@ struct Row<'r> {
     test_index: usize,
     prompt: &'r prompts::Prompt,
     prompt_index: usize,
-    prompt_count: usize,
+    /// Every prompt of the config.
+    prompts: &'r [prompts::Prompt],
+    /// The targets of the providers that do not run this prompt.
+    excluded: Option<Arc<Vec<String>>>,
     providers: &'r [Provider],
     /// The config's `description`.
     description: Option<&'r str>,
@@ -321,7 +338,7 @@ struct Row<'r> {
 
 impl Row<'_> {
     fn id(&self) -> String {
-        row_id(self.test_index, self.prompt_index, self.prompt_count)
+        row_id(self.test_index, self.prompt_index, self.prompts.len())
     }
 
     /// The case of this row; `None` (reported) when its prompt does not render.
@@ -354,6 +371,7 @@ impl Row<'_> {
             generation: Generation::Promptfoo,
             metadata: Some(metadata),
             threshold: self.test.threshold,
+            excluded_targets: self.excluded.clone(),
             ..EvalCase::default()
         })
     }
@@ -385,7 +403,7 @@ impl Row<'_> {
         }
         keys.insert("prompt".into(), Value::from(self.prompt.label.clone()));
         keys.insert("prompt_index".into(), json!(self.prompt_index));
-        keys.insert("prompt_count".into(), json!(self.prompt_count));
+        keys.insert("prompt_count".into(), json!(self.prompts.len()));
         keys.insert("prompt_raw".into(), Value::from(self.prompt.raw.clone()));
         // Which target is which provider: the rows' `provider` and `promptIdx`.
         keys.insert(
@@ -398,6 +416,17 @@ impl Row<'_> {
                         // Absent rather than null (docs/results.md).
                         if let (Some(label), Some(map)) = (&p.label, entry.as_object_mut()) {
                             map.insert("label".into(), Value::from(label.clone()));
+                        }
+                        if p.prompts.is_some() {
+                            // promptfoo numbers only the prompts a provider runs (`promptIdx`).
+                            let runs: Vec<usize> = self
+                                .prompts
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, prompt)| p.runs(prompt))
+                                .map(|(i, _)| i)
+                                .collect();
+                            entry["prompt_indices"] = json!(runs);
                         }
                         entry
                     })

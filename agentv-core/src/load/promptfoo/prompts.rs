@@ -6,11 +6,29 @@ use std::path::Path;
 
 use crate::config::{Diagnostics, Node, NodeValue, describe};
 
-/// One prompt: its template and its label.
+/// One prompt: its template, its label, and the `id` its entry was written with (a provider's
+/// `prompts` select prompts by label or id: `docs/promptfoo.md#providers`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
     pub raw: String,
     pub label: String,
+    pub id: Option<String>,
+}
+
+impl Prompt {
+    /// Whether the reference `selector` (of a provider's `prompts`) picks this prompt, by
+    /// promptfoo's rules: its label or id exactly; `Group:*` any label or id starting with
+    /// `Group:`; `Group` any label or id starting with `Group:`.
+    pub fn is_selected_by(&self, selector: &str) -> bool {
+        let names = [Some(self.label.as_str()), self.id.as_deref()];
+        names.into_iter().flatten().any(|name| {
+            name == selector
+                || selector
+                    .strip_suffix('*')
+                    .is_some_and(|prefix| name.starts_with(prefix))
+                || name.strip_prefix(selector).is_some_and(|rest| rest.starts_with(':'))
+        })
+    }
 }
 
 /// Every prompt of `node` (the `prompts` value), in order. Problems are reported.
@@ -26,8 +44,12 @@ pub fn read(node: &Node, dir: &Path, diags: &mut Diagnostics) -> Vec<Prompt> {
             NodeValue::Str(text) => out.extend(from_text(text, None, item, dir, diags)),
             NodeValue::Map(_) => {
                 let label = item.get("label").and_then(Node::as_str);
+                let id = item.get("id").and_then(Node::as_str);
                 match item.get("raw").or_else(|| item.get("id")).and_then(Node::as_str) {
-                    Some(text) => out.extend(from_text(text, label, item, dir, diags)),
+                    Some(text) => out.extend(from_text(text, label, item, dir, diags).into_iter().map(|p| Prompt {
+                        id: id.map(str::to_owned),
+                        ..p
+                    })),
                     None => diags.error(
                         item.pos,
                         "a prompt entry needs `raw` (the template) or `id` (a `file://` path)",
@@ -51,6 +73,7 @@ fn from_text(text: &str, label: Option<&str>, at: &Node, dir: &Path, diags: &mut
         return vec![Prompt {
             raw: text.to_owned(),
             label: label.unwrap_or(text).to_owned(),
+            id: None,
         }];
     };
     let path = dir.join(rel);
@@ -76,6 +99,7 @@ fn from_text(text: &str, label: Option<&str>, at: &Node, dir: &Path, diags: &mut
         return vec![Prompt {
             label: label_of(&content),
             raw: content,
+            id: None,
         }];
     }
     split_text(&content)
@@ -83,6 +107,7 @@ fn from_text(text: &str, label: Option<&str>, at: &Node, dir: &Path, diags: &mut
         .map(|raw| Prompt {
             label: label_of(&raw),
             raw,
+            id: None,
         })
         .collect()
 }
@@ -135,6 +160,30 @@ mod tests {
         ];
         assert_eq!(got, want);
         assert!(diags.into_vec().is_empty());
+    }
+
+    #[test]
+    fn provider_prompts_select_by_label_id_wildcard_and_group() {
+        let prompt = |label: &str, id: Option<&str>| Prompt {
+            raw: String::new(),
+            label: label.to_owned(),
+            id: id.map(str::to_owned),
+        };
+        let cases = [
+            (prompt("greeting", None), "greeting", true),
+            (prompt("greeting", None), "greet", false),
+            (prompt("greeting", None), "greet*", true),
+            (prompt("p.txt: One", None), "p.txt", true),
+            (prompt("p.txt: One", None), "p.tx", false),
+            (prompt("p.txt: One", None), "p.txt:*", true),
+            (prompt("x", Some("file://chat.json")), "file://chat.json", true),
+            (prompt("x", Some("file://chat.json")), "file://*", true),
+            (prompt("x", None), "*", true),
+            (prompt("x", None), "y", false),
+        ];
+        for (prompt, selector, want) in cases {
+            assert_eq!(prompt.is_selected_by(selector), want, "{selector} on {prompt:?}");
+        }
     }
 
     #[test]

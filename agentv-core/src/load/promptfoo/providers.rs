@@ -18,6 +18,39 @@ pub struct Provider {
     pub label: Option<String>,
     /// The agentv target's name: the label, else the id (made unique).
     pub target: String,
+    /// Its `prompts`: the references (labels, ids, `Group:*`) of the only prompts it runs;
+    /// `None` runs every prompt (`docs/promptfoo.md#providers`).
+    pub prompts: Option<Vec<String>>,
+}
+
+impl Provider {
+    /// Whether this provider runs `prompt`.
+    pub fn runs(&self, prompt: &super::prompts::Prompt) -> bool {
+        self.prompts
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|s| prompt.is_selected_by(s)))
+    }
+}
+
+/// A provider's `prompts`: a list of prompt references; `None` (reported) when it is not one.
+fn selectors(node: &Node, id: &str, diags: &mut Diagnostics) -> Option<Vec<String>> {
+    let list: Option<Vec<String>> = match &node.value {
+        NodeValue::Seq(items) => items.iter().map(|n| n.as_str().map(str::to_owned)).collect(),
+        NodeValue::Str(text) => Some(vec![text.clone()]),
+        _ => None,
+    };
+    if list.is_none() {
+        diags.error(
+            node.pos,
+            format!(
+                "`prompts` of provider `{id}` must be a list of prompt labels or ids, found {}",
+                describe(node)
+            ),
+            Some("write `prompts: [my-label, \"file.txt:*\"]`".to_owned()),
+        );
+        return None;
+    }
+    list
 }
 
 /// The providers of `node` (the `providers` value) and the targets file they make.
@@ -39,15 +72,12 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         let Some((id, label, config)) = id_label_config(item, diags) else {
             continue;
         };
-        if let Some(prompts) = item.get("prompts") {
-            // Rows a provider does not run would otherwise run: refuse rather than differ.
-            diags.error(
-                prompts.pos,
-                format!("`prompts` on provider `{id}` is not supported by agentv yet"),
-                Some("remove it to run every prompt on this provider, or split the config".to_owned()),
-            );
-            continue;
-        }
+        let prompts = match item.get("prompts").map(|n| selectors(n, &id, diags)) {
+            Some(Some(list)) => Some(list),
+            // A provider that would run prompts it was not given does not run.
+            Some(None) => continue,
+            None => None,
+        };
         let Some(settings) = settings_of(&id, config, item.pos, diags) else {
             continue;
         };
@@ -76,7 +106,12 @@ pub fn read(node: &Node, file: &Arc<Path>, diags: &mut Diagnostics) -> (Vec<Prov
         if let Some(label) = &label {
             targets.aliases.push((label.clone(), target.clone()));
         }
-        providers.push(Provider { id, label, target });
+        providers.push(Provider {
+            id,
+            label,
+            target,
+            prompts,
+        });
     }
     (providers, targets)
 }
@@ -164,24 +199,43 @@ fn settings_of(id: &str, config: Option<&Node>, pos: Pos, diags: &mut Diagnostic
         config,
         pos,
     };
-    if !local_settings(id, &mut s) && !llm_settings(id, &mut s) {
+    if let Some(model) = vertex_model(id) {
+        vertex_target(id, model, &mut s, diags)?;
+    } else if !local_settings(id, &mut s) && !llm_settings(id, &mut s) {
         diags.error(
             pos,
             format!("provider `{id}` is not supported by agentv"),
             Some(
                 "use echo, exec:<command>, python:<file>, file://<provider>.js, http, webhook:<url>, google:<model>, \
-                 openai:chat:<model>, azureopenai:chat:<deployment> or anthropic:messages:<model>"
+                 vertex:<gemini model>, openai:chat:<model>, openai:responses:<model>, \
+                 azureopenai:chat:<deployment> or anthropic:messages:<model>"
                     .to_owned(),
             ),
         );
         return None;
     }
-    let llm = ["openai:", "azureopenai:", "azure:", "anthropic:", "google:", "gemini:"];
+    let llm = [
+        "openai:",
+        "azureopenai:",
+        "azure:",
+        "anthropic:",
+        "google:",
+        "gemini:",
+        "vertex:",
+    ];
     if llm.iter().any(|p| id.starts_with(p)) {
-        s.set("temperature", s.cfg("temperature"));
+        let generation = |k: &str| config_value(config.and_then(|c| c.get("generationConfig")), k);
+        s.set(
+            "temperature",
+            s.cfg("temperature").or_else(|| generation("temperature")),
+        );
         s.set(
             "max_output_tokens",
-            s.cfg("max_tokens").or_else(|| s.cfg("max_completion_tokens")),
+            s.cfg("max_tokens")
+                .or_else(|| s.cfg("max_completion_tokens"))
+                .or_else(|| s.cfg("max_output_tokens"))
+                .or_else(|| s.cfg("maxOutputTokens"))
+                .or_else(|| generation("maxOutputTokens")),
         );
     }
     Some(s.out)
@@ -279,7 +333,12 @@ fn llm_settings(id: &str, s: &mut Settings<'_>) -> bool {
         );
         s.set("api_key", s.cfg("apiKey").or_else(|| s.key_ref(&["OPENAI_API_KEY"])));
         s.set("organization", s.cfg("organization"));
-        s.set("passthrough", passthrough(s.config, s.pos));
+        if id.starts_with("openai:responses:") {
+            s.set("api", s.text("responses".to_owned()));
+            s.set("passthrough", passthrough_with(s.config, RESPONSES_KEYS, s.pos));
+        } else {
+            s.set("passthrough", passthrough(s.config, s.pos));
+        }
         openai_tools(s);
     } else if let Some(deployment) = ["azureopenai:chat:", "azure:chat:"]
         .iter()
@@ -339,11 +398,29 @@ const BODY_KEYS: &[&str] = &[
     "reasoning_effort",
 ];
 
+/// Request fields of the Responses API promptfoo also sends from `config` as written
+/// (`openai:responses:<model>`).
+const RESPONSES_KEYS: &[&str] = &[
+    "instructions",
+    "reasoning",
+    "max_tool_calls",
+    "truncation",
+    "metadata",
+    "store",
+    "previous_response_id",
+];
+
 /// The body fields of an OpenAI `config`: [`BODY_KEYS`], then `passthrough` over them.
 fn passthrough(config: Option<&Node>, pos: Pos) -> Option<Node> {
+    passthrough_with(config, &[], pos)
+}
+
+/// [`passthrough`] with the fields `extra` as well.
+fn passthrough_with(config: Option<&Node>, extra: &[&str], pos: Pos) -> Option<Node> {
     let config = config?;
     let mut entries: Vec<(Node, Node)> = BODY_KEYS
         .iter()
+        .chain(extra)
         .filter_map(|k| Some((text_node((*k).to_owned(), pos), with_env_refs(config.get(k)?))))
         .collect();
     for (k, v) in config.get("passthrough").and_then(Node::as_map).unwrap_or_default() {
@@ -436,6 +513,92 @@ fn env_refs_in(text: &str) -> String {
     out
 }
 
+/// The model of a Vertex AI id: `vertex:<model>` or `vertex:chat:<model>` (not the
+/// `vertex:embedding:`, `vertex:video:` and other kinds).
+fn vertex_model(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix("vertex:")?;
+    let model = rest.strip_prefix("chat:").unwrap_or(rest);
+    (!model.is_empty() && !model.contains(':')).then_some(model)
+}
+
+/// The first of `vars` set in the environment, as its value (for settings that are not
+/// secrets: a project, a region, a host).
+fn env_text(vars: &[&str]) -> Option<String> {
+    vars.iter()
+        .find_map(|v| std::env::var(v).ok().filter(|x| !x.is_empty()))
+}
+
+/// A `vertex:` provider's settings, read as promptfoo 0.121 reads them: express mode with an
+/// API key (`apiKey`, `VERTEX_API_KEY`, `GOOGLE_API_KEY`) unless `expressMode: false` or a
+/// service account is configured; otherwise an OAuth access token for `projectId` in
+/// `region`. promptfoo gets that token from Google's auth library; agentv takes it from
+/// `VERTEX_ACCESS_TOKEN` (`docs/promptfoo.md#providers`). `None` (reported) when the config
+/// asks for what agentv cannot do.
+fn vertex_settings(s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> {
+    let service_account = ["credentials", "keyFilename", "googleAuthOptions"]
+        .iter()
+        .find(|k| s.config.and_then(|c| c.get(k)).is_some());
+    let express_off = s
+        .config
+        .and_then(|c| c.get("expressMode"))
+        .is_some_and(|n| n.to_json() == serde_json::Value::Bool(false));
+    let key = s
+        .cfg("apiKey")
+        .or_else(|| s.env_ref(&["VERTEX_API_KEY", "GOOGLE_API_KEY"]));
+    match (key, service_account, express_off) {
+        (Some(key), None, false) => s.set("api_key", Some(key)),
+        (_, Some(key), _) => {
+            diags.error(
+                s.pos,
+                format!("`{key}` (a service account for Google's auth library) is not supported by agentv"),
+                Some(
+                    "remove it and set VERTEX_ACCESS_TOKEN to an access token (`gcloud auth print-access-token`), or use an express-mode API key (`apiKey`, VERTEX_API_KEY)"
+                        .to_owned(),
+                ),
+            );
+            return None;
+        }
+        _ => s.set("access_token", s.text("${{ VERTEX_ACCESS_TOKEN }}".to_owned())),
+    }
+    let from_env = |s: &Settings<'_>, vars: &[&str]| env_text(vars).and_then(|t| s.text(t));
+    let project = s
+        .cfg("projectId")
+        .or_else(|| from_env(s, &["VERTEX_PROJECT_ID", "GOOGLE_PROJECT_ID", "GOOGLE_CLOUD_PROJECT"]));
+    s.set("project", project);
+    let region = s
+        .cfg("region")
+        .or_else(|| from_env(s, &["VERTEX_REGION", "GOOGLE_CLOUD_LOCATION"]));
+    s.set("region", region);
+    let host = s
+        .cfg("apiHost")
+        .and_then(|h| h.scalar_text())
+        .or_else(|| env_text(&["VERTEX_API_HOST"]))
+        .and_then(|h| s.text(format!("https://{h}")));
+    // `apiBaseUrl` (a whole URL, `http://` allowed) is agentv's, for proxies and tests.
+    s.set("base_url", s.cfg("apiBaseUrl").or(host));
+    let version = s.cfg("apiVersion").or_else(|| from_env(s, &["VERTEX_API_VERSION"]));
+    s.set("api_version", version);
+    let publisher = s.cfg("publisher").or_else(|| from_env(s, &["VERTEX_PUBLISHER"]));
+    s.set("publisher", publisher);
+    Some(())
+}
+
+/// A Gemini model on Vertex AI (`docs/promptfoo.md#vertex-ai`); `None` (reported) for the
+/// other models Vertex serves.
+fn vertex_target(id: &str, model: &str, s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> {
+    if !model.contains("gemini") {
+        diags.error(
+            s.pos,
+            format!("provider `{id}`: agentv runs Gemini models on Vertex AI, not `{model}`"),
+            Some("use a `vertex:gemini-…` model, or `anthropic:messages:<model>` for Claude".to_owned()),
+        );
+        return None;
+    }
+    s.set("provider", s.text("vertex".to_owned()));
+    s.set("model", s.text(model.to_owned()));
+    vertex_settings(s, diags)
+}
+
 /// The model of an OpenAI id: `openai:chat:<m>`, `openai:responses:<m>` or `openai:<m>`.
 fn openai_model(id: &str) -> Option<&str> {
     let rest = id.strip_prefix("openai:")?;
@@ -503,6 +666,56 @@ mod tests {
         let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("a provider entry needs `id`"), "{problems:?}");
+    }
+
+    #[test]
+    fn responses_and_vertex_ids_become_their_targets() {
+        let yaml = r#"
+- id: openai:responses:gpt-x
+  config: {apiBaseUrl: "http://127.0.0.1:9/v1", apiKey: k, instructions: Be brief., max_output_tokens: 9}
+- id: vertex:gemini-2.5-flash
+  config: {apiKey: "{{ env.VK }}", region: europe-west4, apiHost: proxy.example:8443}
+- id: vertex:chat:gemini-2.5-pro
+  config: {projectId: proj, expressMode: false, apiKey: unused, generationConfig: {temperature: 0.3}}
+- vertex:embedding:text-embedding-005
+- id: vertex:gemini-2.5-flash
+  config: {keyFilename: sa.json}
+"#;
+        let node = parse_yaml(yaml).expect("yaml");
+        let file: Arc<Path> = Arc::from(Path::new("/x/promptfooconfig.yaml"));
+        let mut diags = Diagnostics::new(Path::new("promptfooconfig.yaml"));
+        let (_, targets) = read(&node, &file, &mut diags);
+        let shown: Vec<String> = targets.targets.iter().map(settings).collect();
+        assert_eq!(
+            shown[0],
+            "name=openai:responses:gpt-x provider=openai model=gpt-x base_url=http://127.0.0.1:9/v1 api_key=k \
+             api=responses passthrough= max_output_tokens=9"
+        );
+        let passthrough = targets.targets[0].settings.get("passthrough").map(Node::to_json);
+        assert_eq!(passthrough, Some(serde_json::json!({"instructions": "Be brief."})));
+        assert_eq!(
+            shown[1],
+            "name=vertex:gemini-2.5-flash provider=vertex model=gemini-2.5-flash api_key=${{ VK }} \
+             region=europe-west4 base_url=https://proxy.example:8443"
+        );
+        assert!(
+            shown[2].starts_with(
+                "name=vertex:chat:gemini-2.5-pro provider=vertex model=gemini-2.5-pro \
+                 access_token=${{ VERTEX_ACCESS_TOKEN }} project=proj"
+            ),
+            "`expressMode: false` asks for a token: {}",
+            shown[2]
+        );
+        assert!(shown[2].ends_with("temperature=0.3"), "{}", shown[2]);
+        assert_eq!(
+            shown.len(),
+            3,
+            "the embedding model and the service account make no target"
+        );
+        let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("provider `vertex:embedding:text-embedding-005` is not supported"));
+        assert!(problems[1].contains("`keyFilename` (a service account"), "{problems:?}");
     }
 
     #[test]

@@ -1,0 +1,307 @@
+//! `vertex`: Gemini models on Google Vertex AI, through the same generateContent request and
+//! answer as `gemini` (`gemini.rs`), at Vertex's URL and with Vertex's authentication
+//! (`docs/promptfoo.md#vertex-ai`, and the provider table of `README.md`):
+//!
+//! - express mode, an API key (`api_key`, sent as `x-goog-api-key`):
+//!   `{base_url}/{api_version}/publishers/{publisher}/models/{model}:generateContent`;
+//! - an OAuth access token (`access_token`, sent as `Authorization: Bearer`), for a project:
+//!   `{base_url}/{api_version}/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:generateContent`.
+//!
+//! `base_url` defaults to `https://{region}-aiplatform.googleapis.com` (the `global` region's
+//! is `https://aiplatform.googleapis.com`).
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::gemini::{generate_body, parse_generation};
+use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, TOOL_KEYS};
+use super::{
+    BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
+    ProviderResponse, TargetSettings,
+};
+use crate::config::{Key, KeyTable, Kind};
+use crate::model::ToolSettings;
+use crate::redact::Secret;
+
+pub(crate) static ENTRIES: &[&ProviderEntry] = &[&ENTRY];
+
+pub(crate) static ENTRY: ProviderEntry = ProviderEntry {
+    name: "vertex",
+    aliases: &["vertex-ai", "google-vertex"],
+    doc: "Gemini on Google Vertex AI (generateContent), by API key (express mode) or access token.",
+    class: ProviderClass::Llm,
+    batch: false,
+    cacheable: true,
+    executable: None,
+    container: false,
+    keys: &KEYS,
+    build,
+};
+
+const OWN: &[Key] = &[
+    Key::new("model", Kind::Text, "Model name, e.g. gemini-2.5-flash.").required(),
+    Key::new(
+        "project",
+        Kind::Text,
+        "Google Cloud project id (needed with `access_token`).",
+    )
+    .aliases(&["project_id"]),
+    Key::new(
+        "region",
+        Kind::Text,
+        "Vertex AI region (default us-central1 with an API key, else global).",
+    )
+    .aliases(&["location"]),
+    Key::new(
+        "base_url",
+        Kind::Url,
+        "Server URL (default https://{region}-aiplatform.googleapis.com).",
+    ),
+    Key::new("api_version", Kind::Text, "API version in the path (default v1)."),
+    Key::new("publisher", Kind::Text, "Model publisher in the path (default google)."),
+    Key::new(
+        "api_key",
+        Kind::Text,
+        "Express-mode API key, e.g. `${{ VERTEX_API_KEY }}`.",
+    ),
+    Key::new(
+        "access_token",
+        Kind::Text,
+        "OAuth access token, e.g. `${{ VERTEX_ACCESS_TOKEN }}` set from `gcloud auth print-access-token`.",
+    ),
+];
+const KEYS: KeyTable = KeyTable::new(
+    "vertex",
+    "Settings of a `vertex` target.",
+    &[OWN, LLM_KEYS, RETRY_KEYS, TOOL_KEYS],
+);
+
+/// How requests authenticate, and so which URL they go to.
+#[derive(Debug, Clone)]
+pub enum VertexAuth {
+    /// Express mode: `x-goog-api-key`, no project or region in the path.
+    ApiKey(Secret),
+    /// `Authorization: Bearer`, for `project` in `region`.
+    Token { token: Secret, project: String },
+}
+
+/// Vertex settings, validated.
+#[derive(Debug, Clone)]
+pub struct VertexConfig {
+    pub base_url: String,
+    pub api_version: String,
+    pub publisher: String,
+    pub region: String,
+    pub model: String,
+    pub auth: VertexAuth,
+    pub llm: LlmSettings,
+    pub tools: ToolSettings,
+}
+
+/// A Gemini model on Vertex AI.
+#[derive(Debug)]
+pub struct VertexProvider {
+    name: String,
+    config: VertexConfig,
+}
+
+impl VertexProvider {
+    pub fn new(name: impl Into<String>, config: VertexConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+        }
+    }
+
+    /// The generateContent URL: without project and region in express mode.
+    pub fn url(&self) -> String {
+        let c = &self.config;
+        let base = c.base_url.trim_end_matches('/');
+        let scope = match &c.auth {
+            VertexAuth::ApiKey(_) => String::new(),
+            VertexAuth::Token { project, .. } => format!("projects/{project}/locations/{}/", c.region),
+        };
+        format!(
+            "{base}/{}/{scope}publishers/{}/models/{}:generateContent",
+            c.api_version, c.publisher, c.model
+        )
+    }
+
+    pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
+        let c = &self.config;
+        let auth = match &c.auth {
+            // The key goes in a header, never in the URL.
+            VertexAuth::ApiKey(key) => ("x-goog-api-key", key.expose().to_owned()),
+            VertexAuth::Token { token, .. } => ("authorization", format!("Bearer {}", token.expose())),
+        };
+        HttpCall {
+            url: self.url(),
+            headers: vec![("content-type", "application/json".to_owned()), auth],
+            body: generate_body(&c.llm, request),
+            timeout: c.llm.timeout,
+            secrets: c.llm.secrets.clone(),
+            throttle: Some(c.llm.throttle.clone()),
+        }
+    }
+}
+
+impl Provider for VertexProvider {
+    fn target_name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::of(&ENTRY)
+    }
+
+    fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
+        Box::pin(async move {
+            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
+            let parsed = parse_generation(&body).map_err(llm::malformed)?;
+            Ok(llm::response(parsed, body, attempts, elapsed, request.tools.is_some()))
+        })
+    }
+
+    fn tool_settings(&self) -> Option<&ToolSettings> {
+        Some(&self.config.tools)
+    }
+
+    fn throttle(&self) -> Option<&Arc<super::Throttle>> {
+        Some(&self.config.llm.throttle)
+    }
+
+    fn public_settings(&self) -> Value {
+        let c = &self.config;
+        let (auth, project) = match &c.auth {
+            VertexAuth::ApiKey(_) => ("api_key", None),
+            VertexAuth::Token { project, .. } => ("access_token", Some(project)),
+        };
+        json!({"base_url": c.base_url, "model": c.model, "region": c.region, "project": project, "auth": auth,
+               "temperature": c.llm.temperature, "max_output_tokens": c.llm.max_output_tokens})
+    }
+}
+
+/// A `vertex` target from its settings.
+fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
+    let model = s.string("model", true);
+    // Written, even when its variable is not set (that is reported with the other variables).
+    let has_project = s.has("project");
+    let project = s.string("project", true);
+    let region = s.string("region", true);
+    let base_url = s.string("base_url", true);
+    let api_version = s.string("api_version", false).unwrap_or_else(|| "v1".to_owned());
+    let publisher = s.string("publisher", false).unwrap_or_else(|| "google".to_owned());
+    let has_key = s.has("api_key");
+    let has_token = s.has("access_token");
+    let api_key = if has_key { s.string("api_key", true) } else { None };
+    let token = if has_token { s.string("access_token", true) } else { None };
+    let llm = s.llm();
+    let tools = llm::tool_settings(s);
+    let problem = match (has_key, has_token, has_project) {
+        (true, true, _) => Some("takes `api_key` (express mode) or `access_token`, not both"),
+        (false, false, _) => Some("needs `api_key` (express mode) or `access_token`"),
+        (false, true, false) => Some("needs `project` with `access_token`"),
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        s.error(
+            ctx.pos,
+            format!("vertex target `{}` {problem}", ctx.target),
+            Some(
+                "set `api_key: ${{ VERTEX_API_KEY }}`, or `access_token: ${{ VERTEX_ACCESS_TOKEN }}` (from `gcloud auth print-access-token`) with `project`"
+                    .to_owned(),
+            ),
+        );
+        return None;
+    }
+    if model.is_none() && !s.any_missing() {
+        s.error(
+            ctx.pos,
+            format!("vertex target `{}` needs `model`", ctx.target),
+            Some("for example `model: gemini-2.5-flash`".to_owned()),
+        );
+    }
+    let auth = match (api_key, token, project) {
+        (Some(key), _, _) => VertexAuth::ApiKey(Secret::new(key)),
+        (None, Some(token), Some(project)) => VertexAuth::Token {
+            token: Secret::new(token),
+            project,
+        },
+        // A variable that is not set: reported with the others.
+        _ => return None,
+    };
+    // promptfoo's default: us-central1 in express mode, the global endpoint otherwise.
+    let region = region.unwrap_or_else(|| match auth {
+        VertexAuth::ApiKey(_) => "us-central1".to_owned(),
+        VertexAuth::Token { .. } => "global".to_owned(),
+    });
+    let base_url = base_url.unwrap_or_else(|| default_base_url(&region));
+    let config = VertexConfig {
+        base_url,
+        api_version,
+        publisher,
+        region,
+        model: model?,
+        auth,
+        llm,
+        tools,
+    };
+    Some(Arc::new(VertexProvider::new(ctx.target, config)))
+}
+
+/// `https://{region}-aiplatform.googleapis.com`, or the global endpoint's host.
+pub fn default_base_url(region: &str) -> String {
+    if region == "global" {
+        "https://aiplatform.googleapis.com".to_owned()
+    } else {
+        format!("https://{region}-aiplatform.googleapis.com")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(auth: VertexAuth, region: &str) -> VertexProvider {
+        VertexProvider::new(
+            "t",
+            VertexConfig {
+                base_url: default_base_url(region),
+                api_version: "v1".into(),
+                publisher: "google".into(),
+                region: region.into(),
+                model: "gemini-2.5-flash".into(),
+                auth,
+                llm: LlmSettings::default(),
+                tools: ToolSettings::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn express_mode_and_token_auth_go_to_their_urls_with_their_headers() {
+        let express = provider(VertexAuth::ApiKey(Secret::new("k-1")), "us-central1");
+        let call = express.http_call(&ProviderRequest {
+            question: "hi".into(),
+            ..ProviderRequest::default()
+        });
+        assert_eq!(
+            call.url,
+            "https://us-central1-aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:generateContent"
+        );
+        assert!(call.headers.contains(&("x-goog-api-key", "k-1".to_owned())));
+        assert_eq!(call.body["contents"][0], json!({"role": "user", "parts": [{"text": "hi"}]}));
+        let token = VertexAuth::Token {
+            token: Secret::new("ya29.t"),
+            project: "my-proj".into(),
+        };
+        let call = provider(token, "global").http_call(&ProviderRequest::default());
+        assert_eq!(
+            call.url,
+            "https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global/publishers/google/models/gemini-2.5-flash:generateContent"
+        );
+        assert!(call.headers.contains(&("authorization", "Bearer ya29.t".to_owned())));
+        assert!(!call.url.contains("ya29") && !call.url.contains("k-1"), "no credential in a URL");
+    }
+}
