@@ -375,7 +375,6 @@ pub enum PlanProblem {
 /// credential before any call, decides the workers (`docs/architecture.md#running`), chooses
 /// the jobs (`docs/running.md`) and opens the results file (`docs/architecture.md#outputs`: an
 /// existing one is replaced, unless it is resumed), writing the run summary's first version.
-#[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub fn plan(ws: &Workspace, loaded: Loaded, options: &PlanOptions) -> Result<Plan, PlanError> {
     let repeat = repeat_of(&loaded, options);
     if repeat > 1 && options.cache {
@@ -645,7 +644,6 @@ pub struct Finished {
 /// (reports), as soon as it is complete; `observer` hears of progress. Never fails: a case that
 /// cannot run or be graded becomes an error record, a sink that fails is reported to `observer`
 /// and counted. `interrupt` stops scheduling, then running cases.
-#[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub async fn run(
     ws: &Workspace,
     plan: Plan,

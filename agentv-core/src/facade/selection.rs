@@ -85,29 +85,7 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
                 .as_ref()
                 .is_none_or(|f| f.contains(&(k.dataset.to_owned(), k.eval_id.to_owned(), k.target.to_owned())))
     });
-    let trials = plain.trials();
-    let (mut planned, mut to_run) = (0, 0);
-    for (suite, (dataset, id), excluded) in &cases {
-        let runs = |name: &str| excluded.as_deref().is_none_or(|ex| !ex.iter().any(|t| t == name));
-        for target in suites[*suite].1.iter().filter(|t| runs(&t.name)) {
-            for trial in 1..=trials {
-                let key = JobKey {
-                    dataset,
-                    eval_id: id,
-                    target: &target.name,
-                    trial,
-                };
-                if base(&key) {
-                    planned += 1;
-                    let done = choice
-                        .resume
-                        .as_ref()
-                        .is_some_and(|p| p.is_complete(dataset, id, &target.name, trial));
-                    to_run += usize::from(!done);
-                }
-            }
-        }
-    }
+    let (planned, to_run) = count_jobs(suites, &cases, plain.trials(), &base, choice);
     let filter: JobFilter = match choice.resume.clone() {
         None => base,
         Some(prior) => {
@@ -129,6 +107,40 @@ pub(crate) fn select(suites: &Suites, choice: &Choice) -> Selection {
         }),
         ambiguous,
     }
+}
+
+/// How many jobs of `cases` the filter keeps (`planned`), and how many of those a resumed
+/// results file does not already hold (`to_run`).
+fn count_jobs(
+    suites: &Suites,
+    cases: &[SelectedCase],
+    trials: u32,
+    keep: &JobFilter,
+    choice: &Choice,
+) -> (usize, usize) {
+    let (mut planned, mut to_run) = (0, 0);
+    for (suite, (dataset, id), excluded) in cases {
+        let runs = |name: &str| excluded.as_deref().is_none_or(|ex| !ex.iter().any(|t| t == name));
+        for target in suites[*suite].1.iter().filter(|t| runs(&t.name)) {
+            for trial in 1..=trials {
+                let key = JobKey {
+                    dataset,
+                    eval_id: id,
+                    target: &target.name,
+                    trial,
+                };
+                if keep(&key) {
+                    planned += 1;
+                    let done = choice
+                        .resume
+                        .as_ref()
+                        .is_some_and(|p| p.is_complete(dataset, id, &target.name, trial));
+                    to_run += usize::from(!done);
+                }
+            }
+        }
+    }
+    (planned, to_run)
 }
 
 /// Every (dataset, id) seen more than once, once each, in first-seen order.

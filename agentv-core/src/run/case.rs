@@ -99,7 +99,6 @@ async fn call_with_retries(
 }
 
 /// Runs one case to its record. Never fails: a provider error becomes an error record.
-#[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub async fn run_case(
     job: &Job,
     prefetched: Option<Result<ProviderResponse, ProviderError>>,

@@ -241,7 +241,6 @@ type Unhealthy = Vec<(Arc<ResolvedTarget>, String)>;
 /// Each record goes to every sink as soon as its case finishes; after the last one (or after
 /// an interrupt), every sink is finished. A sink that fails is reported once and the others
 /// go on.
-#[expect(clippy::too_many_lines, reason = "still to be split into named steps")]
 pub async fn run(
     jobs: Jobs,
     setup: &RunSetup,
@@ -261,19 +260,21 @@ pub async fn run(
     } = with_batches(jobs, &unhealthy, setup, observer, interrupt).await;
     let workers = setup.workers.max(1);
     let targets: Vec<Arc<ResolvedTarget>> = jobs_targets(&probes);
-    let (wave, mut relayed) = match judge_wave::Wave::open(&targets, setup, interrupt) {
-        Some((wave, relayed)) => (Some(Arc::new(wave)), Some(relayed)),
-        None => (None, None),
-    };
+    let (wave, mut relayed) = judge_wave::Wave::open(&targets, setup, interrupt)
+        .map_or((None, None), |(wave, relayed)| (Some(Arc::new(wave)), Some(relayed)));
     let width = wave.as_ref().map_or(workers, |w| w.width());
     // Cases start inside the stream, where the observer cannot be reached: they are told to it
     // from the loop below, always before they finish.
     let (started_tx, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
     let stop = interrupt.stop.clone();
-    let mut spending = budget::Spending::new(setup.budget);
+    let mut ledger = Ledger {
+        tally: Tally::new(sinks.len(), total, &setup.context.secrets),
+        batch_savings: BatchSavings::default(),
+        spending: budget::Spending::new(setup.budget),
+    };
     // Shared so that the jobs left when the budget is reached can be recorded as not run.
     let source = Arc::new(std::sync::Mutex::new(jobs));
-    let jobs = gated(source.clone(), spending.flag(), wave.clone());
+    let jobs = gated(source.clone(), ledger.spending.flag(), wave.clone());
     let mut starter = Starter {
         prefetched,
         unhealthy: &unhealthy,
@@ -288,8 +289,6 @@ pub async fn run(
         .buffer_unordered(width);
     tokio::pin!(stream);
 
-    let mut tally = Tally::new(sinks.len(), total, &setup.context.secrets);
-    let mut batch_savings = BatchSavings::default();
     let mut interrupted = false;
     let mut held: Vec<compare::Held> = Vec::new();
     let grace_timer = tokio::time::sleep(Duration::MAX);
@@ -302,7 +301,7 @@ pub async fn run(
             _ = interrupt.stop.cancelled(), if !interrupted => {
                 interrupted = true;
                 if !announced {
-                    observer.interrupted(workers.min(total.saturating_sub(tally.done)), setup.options.grace);
+                    observer.interrupted(workers.min(total.saturating_sub(ledger.tally.done)), setup.options.grace);
                 }
                 let now = tokio::time::Instant::now();
                 // An unrepresentable deadline (a huge grace) means: wait for the cases.
@@ -321,9 +320,7 @@ pub async fn run(
                     while let Ok((id, target)) = started_rx.try_recv() {
                         observer.case_started(&id, &target);
                     }
-                    tally.add(&record, elapsed, sinks, observer);
-                    batch_savings.add(&record);
-                    spending.add(&record);
+                    ledger.add(&record, elapsed, sinks, observer);
                 }
             },
             Some((id, target)) = started_rx.recv() => observer.case_started(&id, &target),
@@ -331,36 +328,86 @@ pub async fn run(
             _ = &mut grace_timer, if interrupted => interrupt.abort.cancel(),
         }
     }
-    while let Some(Ok(r)) = relayed.as_mut().map(tokio::sync::mpsc::UnboundedReceiver::try_recv) {
-        tell(observer, r);
+    tell_the_rest(relayed.as_mut(), &mut started_rx, observer);
+    for (record, elapsed) in compare::settle(held, setup).await {
+        ledger.add(&record, elapsed, sinks, observer);
     }
-    while let Ok((id, target)) = started_rx.try_recv() {
+    let interrupted = interrupted || interrupt.stop.is_cancelled();
+    ledger.close(&source, interrupted, sinks, observer, throttling::report(&throttles))
+}
+
+/// Tells the observer what the judges relayed and which cases started, once the stream is over.
+fn tell_the_rest(
+    relayed: Option<&mut tokio::sync::mpsc::UnboundedReceiver<judge_wave::Relayed>>,
+    started: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+    observer: &mut dyn RunObserver,
+) {
+    if let Some(relayed) = relayed {
+        while let Ok(r) = relayed.try_recv() {
+            tell(observer, r);
+        }
+    }
+    while let Ok((id, target)) = started.try_recv() {
         observer.case_started(&id, &target);
     }
-    for (record, elapsed) in compare::settle(held, setup).await {
-        tally.add(&record, elapsed, sinks, observer);
-        batch_savings.add(&record);
-        spending.add(&record);
+}
+
+/// What the run has accounted for: the records written and counted, what batching saved and
+/// what the targets cost against the budget.
+struct Ledger<'a> {
+    tally: Tally<'a>,
+    batch_savings: BatchSavings,
+    spending: budget::Spending,
+}
+
+impl Ledger<'_> {
+    fn add(
+        &mut self,
+        record: &EvaluationRecord,
+        elapsed: Duration,
+        sinks: &mut [&mut dyn Sink],
+        observer: &mut dyn RunObserver,
+    ) {
+        self.tally.add(record, elapsed, sinks, observer);
+        self.batch_savings.add(record);
+        self.spending.add(record);
     }
-    if let Some(warning) = spending.uncounted_warning() {
-        observer.warning(&warning);
-    }
-    let over_budget = match spending.reached() && !interrupted {
-        true => record_not_run(&source, &spending.not_run_message(), &mut tally, sinks, observer),
-        false => 0,
-    };
-    let unfinished = finish_sinks(sinks, observer);
-    RunReport {
-        summary: tally.summary,
-        // Decided by the token, not by which branch won: the cases may have run out just as
-        // the signal came.
-        interrupted: interrupted || interrupt.stop.is_cancelled(),
-        not_run: total.saturating_sub(tally.done),
-        unwritten: tally.unwritten,
-        unfinished,
-        over_budget,
-        throttling: throttling::report(&throttles),
-        batch_savings,
+
+    /// Records the jobs the budget left out as not run, finishes every sink and reports.
+    /// `interrupted` is decided by the token, not by which branch won: the cases may have run
+    /// out just as the signal came.
+    fn close(
+        mut self,
+        source: &std::sync::Mutex<Box<dyn Iterator<Item = Job> + Send>>,
+        interrupted: bool,
+        sinks: &mut [&mut dyn Sink],
+        observer: &mut dyn RunObserver,
+        throttling: Vec<TargetThrottling>,
+    ) -> RunReport {
+        if let Some(warning) = self.spending.uncounted_warning() {
+            observer.warning(&warning);
+        }
+        let over_budget = match self.spending.reached() && !interrupted {
+            true => record_not_run(
+                source,
+                &self.spending.not_run_message(),
+                &mut self.tally,
+                sinks,
+                observer,
+            ),
+            false => 0,
+        };
+        let unfinished = finish_sinks(sinks, observer);
+        RunReport {
+            summary: self.tally.summary,
+            interrupted,
+            not_run: self.tally.total.saturating_sub(self.tally.done),
+            unwritten: self.tally.unwritten,
+            unfinished,
+            over_budget,
+            throttling,
+            batch_savings: self.batch_savings,
+        }
     }
 }
 

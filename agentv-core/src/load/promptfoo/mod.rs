@@ -154,6 +154,37 @@ fn no_targets(file: &Path) -> TargetsFile {
     }
 }
 
+/// Why the config's prompts or providers stop it: the first error reported since `mark`.
+fn first_error(diags: &Diagnostics, mark: usize, file: &Path) -> String {
+    diags
+        .since(mark)
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .map_or_else(
+            || {
+                format!(
+                    "{}: error: the config's prompts or providers have errors",
+                    file.display()
+                )
+            },
+            ToString::to_string,
+        )
+}
+
+/// The targets that do not run `prompt` (a provider's `prompts` leave it out of the rows of
+/// the other prompts); `None` when no provider runs it: such a prompt makes no row.
+fn excluded_targets(providers: &[providers::Provider], prompt: &prompts::Prompt) -> Option<Option<Arc<Vec<String>>>> {
+    let excluded: Vec<String> = providers
+        .iter()
+        .filter(|p| !p.runs(prompt))
+        .map(|p| p.target.clone())
+        .collect();
+    if !providers.is_empty() && excluded.len() == providers.len() {
+        return None;
+    }
+    Some((!excluded.is_empty()).then(|| Arc::new(excluded)))
+}
+
 /// Loads the config whose YAML tree is `root`.
 pub fn load(
     root: &Node,
@@ -172,21 +203,7 @@ pub fn load(
         .map(|n| evaluate_options(n, diags))
         .unwrap_or_default();
     let (prompts, providers, targets) = heads(root, file, dir, diags);
-    let broken = (diags.error_count() > before || providers.is_empty()).then(|| {
-        diags
-            .since(mark)
-            .iter()
-            .find(|d| d.severity == Severity::Error)
-            .map_or_else(
-                || {
-                    format!(
-                        "{}: error: the config's prompts or providers have errors",
-                        file.display()
-                    )
-                },
-                ToString::to_string,
-            )
-    });
+    let broken = (diags.error_count() > before || providers.is_empty()).then(|| first_error(diags, mark, file));
     let tests = tests_of(root, dir, diags);
     let description = root.get("description").and_then(Node::scalar_text);
     let mut targets = targets;
@@ -201,17 +218,9 @@ pub fn load(
         let graders = graders_of(test, ws, dir, &mut grading, diags);
         let grader_errors = diags.since(test_mark).to_vec();
         for (prompt_index, prompt) in prompts.iter().enumerate() {
-            // A provider's `prompts` leave it out of the rows of the other prompts; a prompt no
-            // provider runs makes no row.
-            let excluded: Vec<String> = providers
-                .iter()
-                .filter(|p| !p.runs(prompt))
-                .map(|p| p.target.clone())
-                .collect();
-            if !providers.is_empty() && excluded.len() == providers.len() {
+            let Some(excluded) = excluded_targets(&providers, prompt) else {
                 continue;
-            }
-            let excluded: Option<Arc<Vec<String>>> = (!excluded.is_empty()).then(|| Arc::new(excluded));
+            };
             let row = Row {
                 test,
                 test_index,
