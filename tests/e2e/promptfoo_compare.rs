@@ -152,7 +152,10 @@ async fn max_score_picks_the_row_whose_other_assertions_score_highest() {
     );
     let text = std::fs::read_to_string(p.path().join("out.json")).expect("out.json");
     let doc: Value = serde_json::from_str(&text).expect("json");
-    assert_eq!(doc["results"]["results"][1]["namedScores"]["maxScore"], 1.0);
+    // As promptfoo: max-score's named scores are in the row's grading result, not its own.
+    let row = &doc["results"]["results"][1];
+    assert_eq!(row["gradingResult"]["namedScores"]["maxScore"], 1.0);
+    assert_eq!(row["namedScores"].get("maxScore"), None);
     assert!(
         server
             .requests()

@@ -312,7 +312,7 @@ fn llm_provider(def: &TargetDef, kind: &str, diags: &mut Diagnostics) -> Option<
         config.insert("apiBaseUrl".into(), Value::from(env_template(&url)));
     }
     if let Some(key) = def.settings.get("api_key") {
-        match key.as_str().and_then(env_var) {
+        match key.as_str().and_then(crate::config::interpolate::env_reference) {
             Some(var) => {
                 config.insert("apiKey".into(), Value::from(format!("{{{{ env.{var} }}}}")));
             }
@@ -341,15 +341,10 @@ fn llm_provider(def: &TargetDef, kind: &str, diags: &mut Diagnostics) -> Option<
     Some((id, config, Sends::Chat))
 }
 
-/// `VAR` of a whole-value reference `${{ VAR }}`.
-fn env_var(text: &str) -> Option<&str> {
-    let var = text.trim().strip_prefix("${{")?.strip_suffix("}}")?.trim();
-    (!var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(var)
-}
-
 /// A setting as promptfoo writes it: a reference `${{ VAR }}` becomes `{{ env.VAR }}`.
 fn env_template(text: &str) -> String {
-    env_var(text).map_or_else(|| text.to_owned(), |var| format!("{{{{ env.{var} }}}}"))
+    crate::config::interpolate::env_reference(text)
+        .map_or_else(|| text.to_owned(), |var| format!("{{{{ env.{var} }}}}"))
 }
 
 /// One case as a promptfoo test (YAML text); `None` (reported) when a part does not map.

@@ -38,7 +38,7 @@ const KEYS: KeyTable = KeyTable::new("max-score", "The best-scoring row of the t
 
 /// `value.method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub enum Aggregate {
     Average,
     Sum,
 }
@@ -46,7 +46,7 @@ pub enum Method {
 /// A `max-score` assertion as configured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MaxScore {
-    pub method: Method,
+    pub method: Aggregate,
     /// Weight per assertion type (default 1).
     pub weights: Vec<(String, f64)>,
     pub threshold: Option<f64>,
@@ -72,14 +72,14 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
 /// Reads `value` as promptfoo does, refusing what promptfoo would misread.
 pub fn read(value: Option<&Value>) -> Result<MaxScore, String> {
     let map = match value {
-        None | Some(Value::Null) => return Ok(MaxScore { method: Method::Average, weights: Vec::new(), threshold: None }),
+        None | Some(Value::Null) => return Ok(MaxScore { method: Aggregate::Average, weights: Vec::new(), threshold: None }),
         Some(Value::Object(map)) => map,
         Some(_) => return Err("must be a mapping".to_owned()),
     };
     let method = match map.get("method") {
-        None | Some(Value::Null) => Method::Average,
-        Some(Value::String(m)) if m == "sum" => Method::Sum,
-        Some(Value::String(m)) if m == "average" || m == "avg" => Method::Average,
+        None | Some(Value::Null) => Aggregate::Average,
+        Some(Value::String(m)) if m == "sum" => Aggregate::Sum,
+        Some(Value::String(m)) if m == "average" || m == "avg" => Aggregate::Average,
         Some(other) => return Err(format!("`method` must be `average` or `sum`, not {other}")),
     };
     let weights = match map.get("weights") {
@@ -148,9 +148,9 @@ impl MaxScore {
                 total += w;
             }
             let score = match self.method {
-                Method::Sum => sum,
-                Method::Average if total > 0.0 => sum / total,
-                Method::Average => 0.0,
+                Aggregate::Sum => sum,
+                Aggregate::Average if total > 0.0 => sum / total,
+                Aggregate::Average => 0.0,
             };
             scores.push((score, row.results.len(), total));
         }
