@@ -265,7 +265,7 @@ fn push_exchange(messages: &mut Value, exchange: &ToolExchange) {
 }
 
 /// The arguments as the model wrote them: invalid JSON goes back as it came.
-fn arguments_text(call: &ToolCall) -> String {
+pub(super) fn arguments_text(call: &ToolCall) -> String {
     match (&call.input, call.extra.contains_key(INPUT_ERROR)) {
         (Some(Value::String(text)), true) => text.clone(),
         (Some(value), _) => value.to_string(),

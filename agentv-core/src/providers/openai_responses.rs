@@ -191,22 +191,13 @@ fn push_exchange(items: &mut Vec<Value>, exchange: &ToolExchange) {
         for (i, call) in exchange.message.tool_calls.iter().enumerate() {
             let id = call.id.clone().unwrap_or_else(|| format!("call_{i}"));
             items.push(
-                json!({"type": "function_call", "call_id": id, "name": call.tool, "arguments": arguments_text(call)}),
+                json!({"type": "function_call", "call_id": id, "name": call.tool, "arguments": super::openai::arguments_text(call)}),
             );
         }
     }
     for (i, reply) in exchange.replies.iter().enumerate() {
         let id = reply.id.clone().unwrap_or_else(|| format!("call_{i}"));
         items.push(json!({"type": "function_call_output", "call_id": id, "output": reply.text()}));
-    }
-}
-
-/// The arguments as the model wrote them: invalid JSON goes back as it came.
-fn arguments_text(call: &ToolCall) -> String {
-    match (&call.input, call.extra.contains_key(crate::model::INPUT_ERROR)) {
-        (Some(Value::String(text)), true) => text.clone(),
-        (Some(value), _) => value.to_string(),
-        (None, _) => "{}".to_owned(),
     }
 }
 
