@@ -8,6 +8,7 @@ dir=$(mktemp -d)
 python3 "$here/model-graded/fake_grader.py" --port 0 --port-file "$dir/port" &
 fake=$!
 trap 'kill $fake 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/port" ] && break; sleep 0.2; done
+i=0; while [ ! -s "$dir/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+[ -s "$dir/port" ] || { echo "the fake grading model did not start" >&2; exit 1; }
 export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$dir/port")/v1" OPENAI_API_KEY=sk-fake-model-graded
 "$here/agreement.sh" "$here/model-graded/promptfooconfig.yaml" "$here/model-graded/compare/promptfooconfig.yaml"
