@@ -50,6 +50,17 @@ pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Dia
             );
         }
     }
+    if let Some((k, _)) = root
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("derivedMetrics"))
+    {
+        out.warn(
+            k.pos,
+            "`derivedMetrics` is not carried over: a 4.x suite has no derived metrics",
+        );
+    }
     check_env_reads(&root, &parts, &mut out);
     let providers_pos = root.get("providers").map_or(root.pos, |n| n.pos);
     for p in parts.providers.iter().filter(|p| p.prompts.is_some()) {
