@@ -25,6 +25,7 @@
 pub mod config;
 pub mod context;
 pub mod convert;
+pub(crate) mod derived_metrics;
 pub mod env;
 pub mod evaluators;
 pub(crate) mod facade;

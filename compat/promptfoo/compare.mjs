@@ -1,13 +1,15 @@
 // Compares promptfoo's JSON output with agentv's for the same config: rows by (testIdx,
-// promptIdx), then each assertion's pass and score, grouped by type. Exits 1 on any difference.
+// promptIdx), then each assertion's pass and score, grouped by type, then each prompt's summed
+// named scores (with `derivedMetrics`). Exits 1 on any difference.
 import { readFileSync } from 'node:fs';
 
-const rows = (path) =>
-  JSON.parse(readFileSync(path, 'utf8')).results.results.sort(
+const docs = [process.argv[2], process.argv[3]].map((p) => JSON.parse(readFileSync(p, 'utf8')));
+const rows = (doc) =>
+  doc.results.results.sort(
     (a, b) => a.testIdx - b.testIdx || a.promptIdx - b.promptIdx,
   );
 const near = (a, b) => Math.abs(a - b) < 1e-9;
-const [theirs, ours] = [rows(process.argv[2]), rows(process.argv[3])];
+const [theirs, ours] = docs.map(rows);
 let agree = 0;
 const types = new Map();
 for (let i = 0; i < Math.max(theirs.length, ours.length); i++) {
@@ -35,4 +37,14 @@ for (let i = 0; i < Math.max(theirs.length, ours.length); i++) {
 }
 console.log(`  rows: ${agree} of ${theirs.length} agree (agentv wrote ${ours.length})`);
 for (const [type, { same, all }] of [...types].sort()) console.log(`  ${type}: ${same} of ${all}`);
-process.exit(agree === theirs.length && theirs.length === ours.length ? 0 : 1);
+// Each prompt's named scores, summed over its rows; derived metrics among them.
+const totals = (doc) =>
+  (doc.results.prompts ?? []).map((p) =>
+    Object.entries(p.metrics?.namedScores ?? {}).map(([k, v]) => `${k}=${v === null ? v : v.toFixed(6)}`).sort().join(','),
+  );
+const [tp, op] = docs.map(totals);
+const promptsAgree = tp.filter((t, i) => t === op[i]).length;
+tp.forEach((t, i) => t === op[i] || console.log(`  prompt ${i}: promptfoo [${t}], agentv [${op[i]}]`));
+console.log(`  prompt named scores: ${promptsAgree} of ${tp.length} agree`);
+const ok = agree === theirs.length && theirs.length === ours.length && promptsAgree === tp.length;
+process.exit(ok ? 0 : 1);

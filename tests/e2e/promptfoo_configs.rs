@@ -417,3 +417,44 @@ tests:
         "{reasons:?}"
     );
 }
+
+/// promptfoo 0.121.20's `results.prompts[].metrics.namedScores` for
+/// `compat/promptfoo/derived-metrics/promptfooconfig.yaml`, derived metrics among them.
+#[test]
+fn derived_metrics_are_computed_per_prompt_as_promptfoo_computes_them() {
+    let config = std::fs::read_to_string(
+        agentv_testkit::repo_root().join("compat/promptfoo/derived-metrics/promptfooconfig.yaml"),
+    )
+    .expect("the compat config");
+    let p = Project::new().file("promptfooconfig.yaml", &config);
+    p.run(&["eval", "promptfooconfig.yaml", "--out", "out.json"]).code(1);
+    let text = std::fs::read_to_string(p.path().join("out.json")).expect("promptfoo JSON output");
+    let doc: Value = serde_json::from_str(&text).expect("json");
+    let named: Vec<&Value> = doc["results"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .map(|p| &p["metrics"]["namedScores"])
+        .collect();
+    assert_eq!(
+        named,
+        [
+            &json!({"accuracy": 3.0, "tone": 3.0, "mean_accuracy": 1.0, "blend": 0.5625,
+                    "uses_mean": 99.0, "unknown_name": 0.0, "rows": 3.0}),
+            &json!({"accuracy": 3.0, "tone": 1.0, "mean_accuracy": 1.0, "blend": 0.3125,
+                    "uses_mean": 99.0, "unknown_name": 0.0, "rows": 3.0}),
+        ]
+    );
+}
+
+#[test]
+fn a_derived_metric_that_is_not_an_expression_stops_the_config_at_its_line() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: ['Hi']\nproviders: [echo]\ntests: [{vars: {}}]\nderivedMetrics:\n  - name: bad\n    value: 'accuracy % 2'\n",
+    );
+    p.run(&["eval", "promptfooconfig.yaml"])
+        .code(2)
+        .stderr_has("promptfooconfig.yaml:6:")
+        .stderr_has("derived metric `bad` is not an expression agentv reads: `%` is not allowed");
+}

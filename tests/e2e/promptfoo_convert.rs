@@ -308,3 +308,14 @@ tests:
         .code(2)
         .stderr_has("`--in-place` would replace the suite");
 }
+
+#[test]
+fn converting_a_config_with_derived_metrics_says_they_are_not_carried_over() {
+    let p = Project::new().file(
+        "promptfooconfig.yaml",
+        "prompts: ['Hi']\nproviders: [echo]\ntests: [{assert: [{type: contains, value: Hi}]}]\nderivedMetrics:\n  - {name: m, value: 'a / __count'}\n",
+    );
+    p.run(&["convert", "promptfooconfig.yaml", "--out", "suite.yaml"])
+        .code(0)
+        .stderr_has("promptfooconfig.yaml:4:1: warning: `derivedMetrics` is not carried over");
+}

@@ -37,19 +37,7 @@ pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Dia
     let parts = pf::parts(&root, &file, dir, &mut diags);
     let mut out = Problems::default();
     check_test_keys(&root, &mut out);
-    for key in pf::IGNORED {
-        if let Some((k, _)) = root
-            .as_map()
-            .unwrap_or_default()
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-        {
-            out.warn(
-                k.pos,
-                format!("`{key}` is not carried over: it changes no verdict or score"),
-            );
-        }
-    }
+    warn_not_carried(&root, &mut out);
     check_env_reads(&root, &parts, &mut out);
     let providers_pos = root.get("providers").map_or(root.pos, |n| n.pos);
     for p in parts.providers.iter().filter(|p| p.prompts.is_some()) {
@@ -112,6 +100,34 @@ pub fn convert(text: &str, file: &Path, dir: &Path) -> Result<Converted, Vec<Dia
 struct Problems {
     seen: BTreeSet<(u64, u64, String)>,
     list: Vec<(bool, Pos, String, Option<String>)>,
+}
+
+/// Warns about the top-level keys the suite does not carry over.
+fn warn_not_carried(root: &Node, out: &mut Problems) {
+    for key in pf::IGNORED {
+        if let Some((k, _)) = root
+            .as_map()
+            .unwrap_or_default()
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+        {
+            out.warn(
+                k.pos,
+                format!("`{key}` is not carried over: it changes no verdict or score"),
+            );
+        }
+    }
+    if let Some((k, _)) = root
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("derivedMetrics"))
+    {
+        out.warn(
+            k.pos,
+            "`derivedMetrics` is not carried over: a 4.x suite has no derived metrics",
+        );
+    }
 }
 
 impl Problems {

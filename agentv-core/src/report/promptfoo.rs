@@ -4,12 +4,14 @@
 //! order, so scripts that read promptfoo's file keep working. Records of AgentV files have no
 //! row keys and are left out.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
 use super::sink::{Row, Sink};
+use crate::derived_metrics::{Accumulator, DerivedMetric};
 use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict};
 
 /// The sink writing promptfoo's JSON file at the end of the run.
@@ -18,6 +20,19 @@ pub struct PromptfooJson {
     /// (testIdx, promptIdx, row), sorted when written.
     rows: Vec<(u64, u64, Value)>,
     description: Option<String>,
+    /// promptIdx → the prompt's entry in `results.prompts`, its metrics filled in at the end.
+    prompts: BTreeMap<u64, PromptEntry>,
+}
+
+/// One (provider, prompt) pair of `results.prompts`.
+struct PromptEntry {
+    raw: Value,
+    label: Value,
+    provider: String,
+    /// `derivedMetrics` of the config, as `[{name, value}]`.
+    derived: Vec<DerivedMetric>,
+    /// (testIdx, the row's named scores), in promptfoo's order once sorted.
+    rows: Vec<(u64, Vec<NamedSum>)>,
 }
 
 impl PromptfooJson {
@@ -27,6 +42,7 @@ impl PromptfooJson {
             path: path.to_path_buf(),
             rows: Vec::new(),
             description: None,
+            prompts: BTreeMap::new(),
         }
     }
 }
@@ -91,6 +107,87 @@ pub fn named_scores(results: &[EvaluatorResult]) -> Map<String, Value> {
     sums.into_iter()
         .map(|(m, sum, weight)| (m, json!(if weight > 0.0 { sum / weight } else { 0.0 })))
         .collect()
+}
+
+/// What a row adds to its prompt's named scores in promptfoo: per `metric`, the sum of its
+/// assertions' weighted scores, and how many assertions carry it.
+struct NamedSum {
+    metric: String,
+    weighted: f64,
+    count: u64,
+}
+
+fn weighted_named_sums(results: &[EvaluatorResult]) -> Vec<NamedSum> {
+    let mut sums: Vec<NamedSum> = Vec::new();
+    for r in results {
+        let Some(metric) = r.details.as_ref().and_then(|d| d.get("metric")).and_then(Value::as_str) else {
+            continue;
+        };
+        match sums.iter_mut().find(|s| s.metric == metric) {
+            Some(slot) => {
+                slot.weighted += r.score * r.weight;
+                slot.count += 1;
+            }
+            None => sums.push(NamedSum {
+                metric: metric.to_owned(),
+                weighted: r.score * r.weight,
+                count: 1,
+            }),
+        }
+    }
+    sums
+}
+
+/// The config's `derivedMetrics` a row carries; they were checked at load.
+fn derived_of(keys: &Map<String, Value>) -> Vec<DerivedMetric> {
+    let Some(list) = keys.get("derived_metrics").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|m| {
+            let name = m.get("name")?.as_str()?.to_owned();
+            let expr = crate::derived_metrics::parse(m.get("value")?.as_str()?).ok()?;
+            Some(DerivedMetric { name, expr })
+        })
+        .collect()
+}
+
+/// A prompt's `metrics`: its rows' outcomes, and its named scores summed over its rows with the
+/// derived metrics computed after each (`docs/promptfoo.md#derived-metrics`).
+fn prompt_metrics(entry: &mut PromptEntry, rows: &[&Value], idx: u64) -> Value {
+    entry.rows.sort_by_key(|(t, _)| *t);
+    let mut acc = Accumulator::default();
+    let mut counts: Map<String, Value> = Map::new();
+    for (_, sums) in &entry.rows {
+        acc.row(sums.iter().map(|s| (s.metric.as_str(), s.weighted)), &entry.derived);
+        for s in sums {
+            let total = counts.get(&s.metric).and_then(Value::as_u64).unwrap_or(0) + s.count;
+            counts.insert(s.metric.clone(), json!(total));
+        }
+    }
+    let named: Map<String, Value> = acc
+        .order
+        .iter()
+        .map(|name| {
+            let v = acc.scores.get(name).copied().unwrap_or(0.0);
+            // JSON has no infinity: promptfoo's file holds `null` for it.
+            (name.clone(), if v.is_finite() { json!(v) } else { Value::Null })
+        })
+        .collect();
+    let own: Vec<&&Value> = rows.iter().filter(|r| r["promptIdx"] == json!(idx)).collect();
+    let passed = own.iter().filter(|r| r["success"] == Value::Bool(true)).count();
+    let errors = own.iter().filter(|r| r["failureReason"] == json!(2)).count();
+    let sum = |key: &str| own.iter().filter_map(|r| r[key].as_f64()).sum::<f64>();
+    json!({
+        "score": sum("score"),
+        "testPassCount": passed,
+        "testFailCount": own.len() - passed - errors,
+        "testErrorCount": errors,
+        "namedScores": named,
+        "namedScoresCount": counts,
+        "totalLatencyMs": sum("latencyMs"),
+        "cost": sum("cost"),
+    })
 }
 
 /// The grading result's named scores: the row's, and over them those an assertion sets itself
@@ -227,6 +324,19 @@ impl Sink for PromptfooJson {
         }
         let test_idx = keys.get("test_index").and_then(Value::as_u64).unwrap_or(0);
         let (idx, provider) = prompt_idx(keys, &record.target);
+        let entry = self.prompts.entry(idx).or_insert_with(|| PromptEntry {
+            raw: keys.get("prompt_raw").cloned().unwrap_or(Value::Null),
+            label: keys.get("prompt").cloned().unwrap_or(Value::Null),
+            provider: match provider["label"].as_str().filter(|l| !l.is_empty()) {
+                Some(label) => label.to_owned(),
+                None => provider["id"].as_str().unwrap_or(&record.target).to_owned(),
+            },
+            derived: derived_of(keys),
+            rows: Vec::new(),
+        });
+        entry
+            .rows
+            .push((test_idx, weighted_named_sums(&record.evaluator_results)));
         self.rows.push((test_idx, idx, row(record, keys, provider, idx)));
         Ok(())
     }
@@ -236,12 +346,25 @@ impl Sink for PromptfooJson {
         let rows: Vec<&Value> = self.rows.iter().map(|(_, _, r)| r).collect();
         let successes = rows.iter().filter(|r| r["success"] == Value::Bool(true)).count();
         let errors = rows.iter().filter(|r| r["failureReason"] == json!(2)).count();
+        let prompts: Vec<Value> = self
+            .prompts
+            .iter_mut()
+            .map(|(idx, entry)| {
+                json!({
+                    "raw": entry.raw,
+                    "label": entry.label,
+                    "provider": entry.provider,
+                    "metrics": prompt_metrics(entry, &rows, *idx),
+                })
+            })
+            .collect();
         let now = jiff::Timestamp::now().to_string();
         let doc = json!({
             "evalId": format!("eval-agentv-{now}"),
             "results": {
                 "version": 3,
                 "timestamp": now,
+                "prompts": prompts,
                 "results": rows,
                 "stats": {
                     "successes": successes,

@@ -57,6 +57,7 @@ const READ: &[&str] = &[
     "defaultTest",
     "scenarios",
     "evaluateOptions",
+    "derivedMetrics",
 ];
 /// Top-level keys that change nothing agentv computes, or that agentv sets another way.
 pub(crate) const IGNORED: &[&str] = &[
@@ -70,14 +71,7 @@ pub(crate) const IGNORED: &[&str] = &[
 ];
 /// Top-level keys whose meaning agentv does not have yet: the config does not run rather
 /// than run differently.
-const UNSUPPORTED: &[&str] = &[
-    "derivedMetrics",
-    "extensions",
-    "nunjucksFilters",
-    "env",
-    "redteam",
-    "options",
-];
+const UNSUPPORTED: &[&str] = &["extensions", "nunjucksFilters", "env", "redteam", "options"];
 
 /// A config's parts before its rows are built: what `agentv convert` maps
 /// (`docs/convert.md#from-promptfoo`).
@@ -202,6 +196,7 @@ pub fn load(
         .get("evaluateOptions")
         .map(|n| evaluate_options(n, diags))
         .unwrap_or_default();
+    let derived = root.get("derivedMetrics").map(|n| derived_metrics(n, diags));
     let (prompts, providers, targets) = heads(root, file, dir, diags);
     let broken = (diags.error_count() > before || providers.is_empty()).then(|| first_error(diags, mark, file));
     let tests = tests_of(root, dir, diags);
@@ -231,6 +226,7 @@ pub fn load(
                 providers: &providers,
                 description: description.as_deref(),
                 delay_ms: evaluate.delay_ms,
+                derived: derived.as_ref(),
             };
             let row_mark = diags.len();
             let case = graders
@@ -301,6 +297,50 @@ fn evaluate_options(node: &Node, diags: &mut Diagnostics) -> EvaluateOptions {
     out
 }
 
+/// Reads `derivedMetrics` (`docs/promptfoo.md#derived-metrics`): a list of `{name, value}`
+/// whose value is an arithmetic expression, checked here so a mistake stops the config.
+fn derived_metrics(node: &Node, diags: &mut Diagnostics) -> Value {
+    let mut out = Vec::new();
+    let Some(items) = node.as_seq() else {
+        diags.error(
+            node.pos,
+            "`derivedMetrics` must be a list",
+            Some("write `derivedMetrics: [{name: NAME, value: EXPRESSION}]`".to_owned()),
+        );
+        return Value::Array(out);
+    };
+    for item in items {
+        let name = item.get("name").and_then(Node::as_str).filter(|n| !n.is_empty());
+        let value = item.get("value");
+        let (Some(name), Some(value)) = (name, value) else {
+            diags.error(
+                item.pos,
+                "each of `derivedMetrics` needs a `name` and a `value`",
+                Some("write `{name: NAME, value: EXPRESSION}`".to_owned()),
+            );
+            continue;
+        };
+        let Some(text) = value.as_str() else {
+            diags.error(
+                value.pos,
+                format!("the value of derived metric `{name}` must be an expression in a string"),
+                Some("write it as `value: 'accuracy / __count'`".to_owned()),
+            );
+            continue;
+        };
+        if let Err(e) = crate::derived_metrics::parse(text) {
+            diags.error(
+                value.pos,
+                format!("the value of derived metric `{name}` is not an expression agentv reads: {e}"),
+                Some("use numbers, metric names, + - * / ^, parentheses and min, max, abs, sqrt, round, floor, ceil, exp, log, pow".to_owned()),
+            );
+            continue;
+        }
+        out.push(json!({"name": name, "value": text}));
+    }
+    Value::Array(out)
+}
+
 /// Warns about keys agentv leaves alone and stops on those it cannot honour.
 fn check_keys(root: &Node, diags: &mut Diagnostics) {
     let Some(entries) = root.as_map() else {
@@ -343,6 +383,8 @@ struct Row<'r> {
     description: Option<&'r str>,
     /// `evaluateOptions.delay`.
     delay_ms: Option<u64>,
+    /// `derivedMetrics`, as `[{name, value}]`.
+    derived: Option<&'r Value>,
 }
 
 impl Row<'_> {
@@ -455,6 +497,10 @@ impl Row<'_> {
         }
         if let Some(ms) = self.delay_ms.filter(|ms| *ms > 0) {
             keys.insert("delay_ms".into(), json!(ms));
+        }
+        // Computed over each prompt's rows when the results are written (`report/promptfoo.rs`).
+        if let Some(derived) = self.derived {
+            keys.insert("derived_metrics".into(), derived.clone());
         }
         Value::Object(keys)
     }
