@@ -76,7 +76,6 @@ const ALLOWED: &[(&str, usize, &str)] = &[
     ("agentv-core/src/providers/openai.rs", 2, CARRIED),
     ("agentv-core/src/providers/openai_responses.rs", 2, CARRIED),
     ("agentv-core/src/providers/script.rs", 2, CARRIED),
-    ("agentv-core/src/providers/target.rs", 1, TO_CONVERT),
     ("agentv-core/src/run/batch.rs", 2, TO_CONVERT),
     ("agentv-core/src/workspace/suite.rs", 1, USER_TEXT),
     ("agentv-proxy/src/server.rs", 1, CARRIED),
