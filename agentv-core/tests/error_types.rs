@@ -67,7 +67,6 @@ const ALLOWED: &[(&str, usize, &str)] = &[
     ("agentv-core/src/evaluators/webhook.rs", 1, GRADER_REASON),
     ("agentv-core/src/evaluators/xml_output.rs", 1, GRADER_REASON),
     ("agentv-core/src/facade/batch.rs", 4, TO_CONVERT),
-    ("agentv-core/src/judge_pool.rs", 2, TO_CONVERT),
     ("agentv-core/src/providers/anthropic.rs", 1, CARRIED),
     ("agentv-core/src/providers/batch.rs", 2, CARRIED),
     ("agentv-core/src/providers/cli.rs", 3, CARRIED),
