@@ -529,10 +529,7 @@ enum LineError {
 /// The next line without its `\n` (and `\r`); `None` at the end of the stream.
 async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<String>, LineError> {
     let mut buf = Vec::new();
-    let read = (&mut *reader)
-        .take(MAX_LINE + 1)
-        .read_until(b'\n', &mut buf)
-        .await?;
+    let read = (&mut *reader).take(MAX_LINE + 1).read_until(b'\n', &mut buf).await?;
     if read == 0 {
         return Ok(None);
     }

@@ -99,7 +99,11 @@ mod tests {
             ("no template", "no template"),
             ("line\n", "line\n"),
         ] {
-            assert_eq!(render(template, &v).map_err(|e| e.to_string()).as_deref(), Ok(want), "{template}");
+            assert_eq!(
+                render(template, &v).map_err(|e| e.to_string()).as_deref(),
+                Ok(want),
+                "{template}"
+            );
         }
     }
 
@@ -112,6 +116,11 @@ mod tests {
     #[test]
     fn env_is_in_scope_of_templates() {
         let path = std::env::var("PATH").unwrap_or_default();
-        assert_eq!(render("{{ env.PATH }}", &Map::new()).map_err(|e| e.to_string()).as_deref(), Ok(path.as_str()));
+        assert_eq!(
+            render("{{ env.PATH }}", &Map::new())
+                .map_err(|e| e.to_string())
+                .as_deref(),
+            Ok(path.as_str())
+        );
     }
 }

@@ -261,7 +261,10 @@ impl Lane {
             }
             Broken::Bad(e) => PoolError::Protocol(e),
             Broken::NotReady(line) => {
-                let why = super::check_ready(&line, secrets).err().map(|e| e.to_string()).unwrap_or_default();
+                let why = super::check_ready(&line, secrets)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
                 PoolError::NotPersistent(format!("{why}{NOT_PERSISTENT_HINT}"))
             }
             Broken::Stray(line) => PoolError::Protocol(stray(&line, secrets)),

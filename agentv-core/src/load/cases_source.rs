@@ -132,7 +132,10 @@ fn from_pattern(
 /// Files under `dir` matching `pattern` (`*` stays within a directory), sorted; the error is a
 /// pattern that is not a glob.
 fn glob(pattern: &str, dir: &Path) -> Result<Vec<PathBuf>, globset::Error> {
-    let matcher = GlobBuilder::new(pattern).literal_separator(true).build()?.compile_matcher();
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher();
     let prefix: PathBuf = Path::new(pattern)
         .components()
         .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '{', '[']))

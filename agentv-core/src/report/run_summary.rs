@@ -140,16 +140,24 @@ pub enum SummaryError {
 
 /// The metadata of the summary at `path`.
 pub fn read_metadata(path: &Path) -> Result<RunMetadata, SummaryError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SummaryError::Read { path: path.to_owned(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| SummaryError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     #[derive(Deserialize)]
     struct Head {
         schema: String,
         metadata: RunMetadata,
     }
-    let head: Head = serde_json::from_str(&text)
-        .map_err(|source| SummaryError::NotASummary { path: path.to_owned(), source })?;
+    let head: Head = serde_json::from_str(&text).map_err(|source| SummaryError::NotASummary {
+        path: path.to_owned(),
+        source,
+    })?;
     if head.schema != SUMMARY_SCHEMA {
-        return Err(SummaryError::Schema { path: path.to_owned(), found: head.schema });
+        return Err(SummaryError::Schema {
+            path: path.to_owned(),
+            found: head.schema,
+        });
     }
     Ok(head.metadata)
 }

@@ -415,11 +415,7 @@ enum TestsFileError {
 fn from_csv(content: &str, pos: Pos) -> Result<Vec<Node>, csv::Error> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(content.as_bytes());
-    let headers: Vec<String> = reader
-        .headers()?
-        .iter()
-        .map(str::to_owned)
-        .collect();
+    let headers: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
     let mut out = Vec::new();
     for record in reader.records() {
         let record = record?;
