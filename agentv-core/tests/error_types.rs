@@ -30,8 +30,6 @@ const DIAGNOSED: &str = "already in the diagnostics";
 const CARRIED: &str = "carried into a typed error or an answer";
 /// A user's hook or script error, recorded as it is in the results.
 const USER_TEXT: &str = "a user's own error text";
-/// Still to be given a typed error of its module; the count may only go down.
-const TO_CONVERT: &str = "to convert";
 
 /// Files allowed string or unit errors: (path from the repository root, how many, why).
 const ALLOWED: &[(&str, usize, &str)] = &[
