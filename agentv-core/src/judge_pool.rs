@@ -395,7 +395,7 @@ impl JudgeProcess {
                     NOT_PERSISTENT_HINT
                 )));
             }
-            Ok(Err(e)) => return Err(PoolError::Protocol(e)),
+            Ok(Err(e)) => return Err(PoolError::Protocol(e.to_string())),
             Ok(Ok(line)) => line,
         };
         let Some(line) = first else {
@@ -442,7 +442,7 @@ impl JudgeProcess {
         }
         loop {
             match next_line(&mut self.stdout).await {
-                Err(e) => return Err(Broken::Bad(e)),
+                Err(e) => return Err(Broken::Bad(e.to_string())),
                 Ok(None) => return Err(Broken::Closed),
                 Ok(Some(line)) if line.trim().is_empty() => {}
                 Ok(Some(line)) => return Ok(line),
@@ -515,19 +515,26 @@ enum Broken {
     Stray(String),
 }
 
+/// A judge's stdout line that cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error("cannot read its stdout: {0}")]
+    Read(#[from] std::io::Error),
+    #[error("a stdout line is longer than {MAX_LINE} bytes")]
+    TooLong,
+    #[error("a stdout line is not UTF-8")]
+    NotUtf8,
+}
+
 /// The next line without its `\n` (and `\r`); `None` at the end of the stream.
-async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<String>, String> {
+async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<String>, LineError> {
     let mut buf = Vec::new();
-    let read = (&mut *reader)
-        .take(MAX_LINE + 1)
-        .read_until(b'\n', &mut buf)
-        .await
-        .map_err(|e| format!("cannot read its stdout: {e}"))?;
+    let read = (&mut *reader).take(MAX_LINE + 1).read_until(b'\n', &mut buf).await?;
     if read == 0 {
         return Ok(None);
     }
     if buf.len() as u64 > MAX_LINE {
-        return Err(format!("a stdout line is longer than {MAX_LINE} bytes"));
+        return Err(LineError::TooLong);
     }
     if buf.last() == Some(&b'\n') {
         buf.pop();
@@ -535,9 +542,7 @@ async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Op
             buf.pop();
         }
     }
-    String::from_utf8(buf)
-        .map(Some)
-        .map_err(|_| "a stdout line is not UTF-8".to_owned())
+    String::from_utf8(buf).map(Some).map_err(|_| LineError::NotUtf8)
 }
 
 /// The resident memory of process `pid` and all its descendants, in bytes (`VmRSS` of
@@ -602,27 +607,29 @@ pub fn request_line(id: &Value, payload: &Value, proxy: Option<&Value>) -> Vec<u
     line
 }
 
+/// A judge's first line that is not a ready line it can be used with; `got` is the line's tail,
+/// secrets redacted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReadyError {
+    #[error("its first stdout line is not the ready line (got: {got:?})")]
+    NotReady { got: String },
+    #[error("it speaks protocol {0}; agentv speaks protocol {PROTOCOL_VERSION}")]
+    Protocol(u64),
+    #[error("its ready line names no protocol (got: {got:?})")]
+    NoProtocol { got: String },
+}
+
 /// Checks a judge's first line: `{"ready": true, "protocol": 1, …}`.
-pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), String> {
+pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), ReadyError> {
     let shown = || crate::process::tail(line, 200, secrets);
-    let Ok(Value::Object(ready)) = serde_json::from_str::<Value>(line) else {
-        return Err(format!(
-            "its first stdout line is not the ready line (got: {:?})",
-            shown()
-        ));
+    let ready = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(ready)) if ready.get("ready") == Some(&Value::Bool(true)) => ready,
+        _ => return Err(ReadyError::NotReady { got: shown() }),
     };
-    if ready.get("ready") != Some(&Value::Bool(true)) {
-        return Err(format!(
-            "its first stdout line is not the ready line (got: {:?})",
-            shown()
-        ));
-    }
     match ready.get("protocol").and_then(Value::as_u64) {
         Some(PROTOCOL_VERSION) => Ok(()),
-        Some(other) => Err(format!(
-            "it speaks protocol {other}; agentv speaks protocol {PROTOCOL_VERSION}"
-        )),
-        None => Err(format!("its ready line names no protocol (got: {:?})", shown())),
+        Some(other) => Err(ReadyError::Protocol(other)),
+        None => Err(ReadyError::NoProtocol { got: shown() }),
     }
 }
 
@@ -731,7 +738,7 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(
-                check_ready(line, &Secrets::default()),
+                check_ready(line, &Secrets::default()).map_err(|e| e.to_string()),
                 want.map_err(str::to_owned),
                 "{line}"
             );
@@ -791,7 +798,8 @@ mod tests {
         }
         assert_eq!(got, ["one", "two", "", "last"]);
         let mut bad = BufReader::new(&b"\xff\n"[..]);
-        assert_eq!(next_line(&mut bad).await, Err("a stdout line is not UTF-8".to_owned()));
+        let err = next_line(&mut bad).await.map_err(|e| e.to_string());
+        assert_eq!(err, Err("a stdout line is not UTF-8".to_owned()));
     }
 
     fn sh(script: &str) -> Vec<String> {

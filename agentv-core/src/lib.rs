@@ -48,12 +48,12 @@ pub mod tools;
 pub mod trace;
 pub mod workspace;
 
+pub use facade::{BatchJobsError, JobError, JobLine, JobsAction, batch_jobs};
 pub use facade::{
     CheckedFile, Finished, IdPatternError, LoadError, LoadOptions, Loaded, MAX_SHARDS, MergeError, MergeOptions,
     Merged, Plan, PlanError, PlanOptions, PlanProblem, ProblemCounts, Report, RunOptions, Shard, ShardError,
     TargetInfo, ValidateOptions, Validation, load, merge, plan, report, run, validate,
 };
-pub use facade::{JobLine, JobsAction, batch_jobs};
 pub use load::{Diagnostic, DiscoverError, FileKind, Secrets, Severity, Workspace};
 pub use process::cause_line;
 pub use providers::CacheStats;

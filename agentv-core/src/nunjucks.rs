@@ -44,8 +44,21 @@ pub fn is_template(text: &str) -> bool {
     text.contains("{{") || text.contains("{%") || text.contains("{#")
 }
 
+/// A template that does not render: its syntax, an unknown filter, a filter's bad input. Shown
+/// as the engine's kind and detail ("syntax error: unexpected end of input").
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(.0))]
+pub struct TemplateError(Error);
+
+fn describe(e: &Error) -> String {
+    match e.detail() {
+        Some(detail) => format!("{}: {detail}", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
 /// Renders `text` with `vars` and `env` in scope; an error says what is wrong in the template.
-pub fn render(text: &str, vars: &Map<String, serde_json::Value>) -> Result<String, String> {
+pub fn render(text: &str, vars: &Map<String, serde_json::Value>) -> Result<String, TemplateError> {
     if !is_template(text) {
         return Ok(text.to_owned());
     }
@@ -58,10 +71,7 @@ pub fn render(text: &str, vars: &Map<String, serde_json::Value>) -> Result<Strin
     }
     engine()
         .render_str(text, Value::from(minijinja::value::Serde(&scope)))
-        .map_err(|e| match e.detail() {
-            Some(detail) => format!("{}: {detail}", e.kind()),
-            None => e.kind().to_string(),
-        })
+        .map_err(TemplateError)
 }
 
 #[cfg(test)]
@@ -89,19 +99,28 @@ mod tests {
             ("no template", "no template"),
             ("line\n", "line\n"),
         ] {
-            assert_eq!(render(template, &v).as_deref(), Ok(want), "{template}");
+            assert_eq!(
+                render(template, &v).map_err(|e| e.to_string()).as_deref(),
+                Ok(want),
+                "{template}"
+            );
         }
     }
 
     #[test]
     fn a_broken_template_is_an_error_not_a_panic() {
-        let err = render("{{ name ", &Map::new()).expect_err("broken");
+        let err = render("{{ name ", &Map::new()).expect_err("broken").to_string();
         assert!(err.contains("syntax error"), "{err}");
     }
 
     #[test]
     fn env_is_in_scope_of_templates() {
         let path = std::env::var("PATH").unwrap_or_default();
-        assert_eq!(render("{{ env.PATH }}", &Map::new()).as_deref(), Ok(path.as_str()));
+        assert_eq!(
+            render("{{ env.PATH }}", &Map::new())
+                .map_err(|e| e.to_string())
+                .as_deref(),
+            Ok(path.as_str())
+        );
     }
 }

@@ -404,13 +404,10 @@ impl<'a> TargetResolver<'a> {
         let mut targets = Vec::new();
         let mut problems = Vec::new();
         // `--target` chooses among them, by name or alias (a promptfoo provider's id or label).
-        let names = file.select(&self.options.targets).map_err(|name| {
+        let names = file.select(&self.options.targets).map_err(|unknown| {
             vec![TargetProblem::Target {
                 file: file.path.clone(),
-                errors: vec![ResolveError::Unknown {
-                    name,
-                    available: file.names(),
-                }],
+                errors: vec![unknown],
             }]
         })?;
         let names = if self.options.targets.is_empty() {

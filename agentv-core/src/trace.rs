@@ -26,7 +26,7 @@ pub async fn resolve(response: &ProviderResponse, warnings: &mut Vec<String>) ->
         let owned = path.clone();
         let read = tokio::task::spawn_blocking(move || read_trace_file(&owned))
             .await
-            .unwrap_or_else(|e| Err(format!("the read failed: {e}")));
+            .unwrap_or_else(|e| Err(TraceFileError::Join(e)));
         match read {
             Ok(events) => return events,
             Err(e) => warnings.push(format!("ignored trace_ref {}: {e}", path.display())),
@@ -35,8 +35,24 @@ pub async fn resolve(response: &ProviderResponse, warnings: &mut Vec<String>) ->
     extract(&response.output_messages)
 }
 
+/// Why a trace file named by `trace_ref` was ignored (a warning on the case, after "ignored
+/// trace_ref PATH: "): the path is in the warning, so the variants say only what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceFileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("larger than {} MiB", MAX_TRACE_FILE / (1024 * 1024))]
+    TooLarge,
+    #[error("{0}")]
+    NotATrace(#[from] serde_json::Error),
+    #[error("the read failed: {0}")]
+    Join(tokio::task::JoinError),
+}
+
 /// Reads and parses a trace file named by `trace_ref` (see [`resolve`]).
-fn read_trace_file(path: &std::path::Path) -> Result<Vec<TraceEvent>, String> {
+fn read_trace_file(path: &std::path::Path) -> Result<Vec<TraceEvent>, TraceFileError> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -44,27 +60,21 @@ fn read_trace_file(path: &std::path::Path) -> Result<Vec<TraceEvent>, String> {
     // once and the type check below rejects it.
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path).map_err(|e| e.to_string())?;
+    let file = options.open(path)?;
     // The opened file's own type: the path may have changed since anyone looked at it.
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err("not a regular file".to_owned());
+        return Err(TraceFileError::NotAFile);
     }
     if meta.len() > MAX_TRACE_FILE {
-        return Err(too_large());
+        return Err(TraceFileError::TooLarge);
     }
     let mut bytes = Vec::new();
-    file.take(MAX_TRACE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    file.take(MAX_TRACE_FILE + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_TRACE_FILE {
-        return Err(too_large());
+        return Err(TraceFileError::TooLarge);
     }
-    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
-}
-
-fn too_large() -> String {
-    format!("larger than {} MiB", MAX_TRACE_FILE / (1024 * 1024))
+    Ok(serde_json::from_slice(&bytes)?)
 }
 
 /// One `tool_call` event per tool call, in order, with its input, output and duration; the

@@ -39,7 +39,7 @@ pub fn run(command: BatchCommand, ws: &Workspace, printer: Printer) -> ExitStatu
             Ok(s) => s.clone(),
             Err(e) => {
                 failed = true;
-                format!("cannot ask: {e}")
+                format!("cannot ask: {}", secrets.redact(&e.to_string()))
             }
         };
         let cancel = match &job.cancel {
@@ -47,7 +47,7 @@ pub fn run(command: BatchCommand, ws: &Workspace, printer: Printer) -> ExitStatu
             Some(Ok(())) => "; cancel requested".to_owned(),
             Some(Err(e)) => {
                 failed = true;
-                format!("; cannot cancel: {e}")
+                format!("; cannot cancel: {}", secrets.redact(&e.to_string()))
             }
         };
         printer.result(&format!(

@@ -148,7 +148,7 @@ impl ConversationRelevance {
                 .map(|e| serde_json::json!({"input": e.input, "output": e.output}))
                 .collect();
             scope.insert("messages".to_owned(), Value::Array(messages));
-            return super::nunjucks::render(&own, &scope);
+            return super::nunjucks::render(&own, &scope).map_err(|e| e.to_string());
         }
         Ok(VERDICTS_PROMPT.replace("{{messages}}", &pretty_chat(window)))
     }

@@ -166,12 +166,12 @@ pub fn render(prompt: &str, scope: &Map<String, Value>) -> Result<String, String
         let rendered = render_strings(parsed, &scope)?;
         return serde_json::to_string(&rendered).map_err(|e| e.to_string());
     }
-    super::nunjucks::render(prompt, &scope)
+    super::nunjucks::render(prompt, &scope).map_err(|e| e.to_string())
 }
 
 fn render_strings(value: Json, scope: &Map<String, Value>) -> Result<Json, String> {
     Ok(match value {
-        Json::String(s) => Json::String(super::nunjucks::render(&s, scope)?),
+        Json::String(s) => Json::String(super::nunjucks::render(&s, scope).map_err(|e| e.to_string())?),
         Json::Array(items) => Json::Array(
             items
                 .into_iter()

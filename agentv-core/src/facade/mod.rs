@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use batch::{JobLine, JobsAction, batch_jobs};
+pub use batch::{BatchJobsError, JobError, JobLine, JobsAction, batch_jobs};
 pub use check::{CheckedFile, ValidateOptions, Validation, validate};
 pub use invalid::Invalid;
 pub use merge::{MergeError, MergeOptions, Merged, merge};

@@ -261,7 +261,10 @@ impl Lane {
             }
             Broken::Bad(e) => PoolError::Protocol(e),
             Broken::NotReady(line) => {
-                let why = super::check_ready(&line, secrets).err().unwrap_or_default();
+                let why = super::check_ready(&line, secrets)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
                 PoolError::NotPersistent(format!("{why}{NOT_PERSISTENT_HINT}"))
             }
             Broken::Stray(line) => PoolError::Protocol(stray(&line, secrets)),
@@ -286,7 +289,7 @@ fn stray(line: &str, secrets: &Secrets) -> String {
 async fn read_answers(mut stdout: BufReader<ChildStdout>, answers: Arc<Mutex<Answers>>) {
     let broken = loop {
         let line = match super::next_line(&mut stdout).await {
-            Err(e) => break Broken::Bad(e),
+            Err(e) => break Broken::Bad(e.to_string()),
             Ok(None) => break Broken::Closed,
             Ok(Some(line)) if line.trim().is_empty() => continue,
             Ok(Some(line)) => line,

@@ -100,7 +100,7 @@ fn from_pattern(
         match glob(pattern, src.eval_dir) {
             Ok(paths) => paths,
             Err(e) => {
-                diags.error(pos, format!("invalid glob `{pattern}`: {e}"), None);
+                diags.error(pos, format!("invalid glob `{pattern}`: {}", e.kind()), None);
                 return Vec::new();
             }
         }
@@ -129,12 +129,12 @@ fn from_pattern(
     out
 }
 
-/// Files under `dir` matching `pattern` (`*` stays within a directory), sorted.
-fn glob(pattern: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// Files under `dir` matching `pattern` (`*` stays within a directory), sorted; the error is a
+/// pattern that is not a glob.
+fn glob(pattern: &str, dir: &Path) -> Result<Vec<PathBuf>, globset::Error> {
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
-        .build()
-        .map_err(|e| e.kind().to_string())?
+        .build()?
         .compile_matcher();
     let prefix: PathBuf = Path::new(pattern)
         .components()

@@ -201,8 +201,8 @@ impl TargetsFile {
 
     /// The targets `wanted` names (each by name or alias), in file order and each once;
     /// `default`, when no target answers to it, stands for all of them. Errors: a name no
-    /// target answers to.
-    pub fn select(&self, wanted: &[String]) -> Result<Vec<String>, String> {
+    /// target answers to, with the names that are there.
+    pub fn select(&self, wanted: &[String]) -> Result<Vec<String>, super::ResolveError> {
         let mut chosen: Vec<&str> = Vec::new();
         for w in wanted {
             let found: Vec<&str> = self
@@ -212,7 +212,10 @@ impl TargetsFile {
                 .filter(|n| self.answers_to(n, w))
                 .collect();
             if found.is_empty() && w != "default" {
-                return Err(w.clone());
+                return Err(super::ResolveError::Unknown {
+                    name: w.clone(),
+                    available: self.names(),
+                });
             }
             let found = if found.is_empty() {
                 self.targets.iter().map(|t| t.name.as_str()).collect()

@@ -57,7 +57,8 @@ pub use reader::{
     read_figures, starts_with_a_result,
 };
 pub use run_summary::{
-    MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, git_commit, read_metadata, summary_path, write_summary,
+    MergedFile, RunMetadata, SUMMARY_SCHEMA, ShardInfo, SummaryError, git_commit, read_metadata, summary_path,
+    write_summary,
 };
 pub(crate) use sink::output_file;
 pub use sink::{Row, Sink};

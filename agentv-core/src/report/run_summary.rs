@@ -127,21 +127,37 @@ pub fn write_summary(
     Ok(())
 }
 
+/// A run summary that cannot be read back, with its path.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: not a run summary: {source}", path.display())]
+    NotASummary { path: PathBuf, source: serde_json::Error },
+    #[error("{}: schema `{found}` is not `{SUMMARY_SCHEMA}`", path.display())]
+    Schema { path: PathBuf, found: String },
+}
+
 /// The metadata of the summary at `path`.
-pub fn read_metadata(path: &Path) -> Result<RunMetadata, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_metadata(path: &Path) -> Result<RunMetadata, SummaryError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SummaryError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     #[derive(Deserialize)]
     struct Head {
         schema: String,
         metadata: RunMetadata,
     }
-    let head: Head = serde_json::from_str(&text).map_err(|e| format!("{}: not a run summary: {e}", path.display()))?;
+    let head: Head = serde_json::from_str(&text).map_err(|source| SummaryError::NotASummary {
+        path: path.to_owned(),
+        source,
+    })?;
     if head.schema != SUMMARY_SCHEMA {
-        return Err(format!(
-            "{}: schema `{}` is not `{SUMMARY_SCHEMA}`",
-            path.display(),
-            head.schema
-        ));
+        return Err(SummaryError::Schema {
+            path: path.to_owned(),
+            found: head.schema,
+        });
     }
     Ok(head.metadata)
 }

@@ -57,6 +57,20 @@ pub struct JobRecord {
     pub role: Option<String>,
 }
 
+/// A batch state file (`--batch-state`) that cannot be read, with its path.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchStateError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Parse { path: PathBuf, source: serde_json::Error },
+}
+
+/// A job whose state could not be asked of its provider, [`POLL_FAILURES`] times in a row.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot poll it ({0})")]
+pub struct PollError(#[source] ProviderError);
+
 impl BatchState {
     /// The run's batch state (`--batch-state`), or a fresh one when it has none or it
     /// cannot be read (with a warning: the jobs are submitted again).
@@ -72,11 +86,17 @@ impl BatchState {
     }
 
     /// The state at `path`; none when there is no file (a first run).
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> Result<Self, BatchStateError> {
         match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
+            Ok(text) => serde_json::from_str(&text).map_err(|source| BatchStateError::Parse {
+                path: path.to_owned(),
+                source,
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(source) => Err(BatchStateError::Read {
+                path: path.to_owned(),
+                source,
+            }),
         }
     }
 
@@ -280,7 +300,7 @@ pub(super) async fn poll<O: RunObserver + ?Sized>(
     ids: &[String],
     observer: &mut O,
     interrupt: &Interrupt,
-) -> Vec<(String, Result<JobState, String>)> {
+) -> Vec<(String, Result<JobState, PollError>)> {
     let mut pending: Vec<(String, Option<JobState>, u32)> = ids.iter().map(|id| (id.clone(), None, 0)).collect();
     let mut done = Vec::new();
     let mut wait = api.poll_interval();
@@ -318,7 +338,7 @@ pub(super) async fn poll<O: RunObserver + ?Sized>(
                     }
                 }
                 Err(e) if failures + 1 >= POLL_FAILURES => {
-                    done.push((id, Err(format!("cannot poll it ({e})"))));
+                    done.push((id, Err(PollError(e))));
                 }
                 Err(_) => still.push((id, last, failures + 1)),
             }

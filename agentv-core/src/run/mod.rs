@@ -29,7 +29,7 @@ use crate::model::{EvalCase, EvaluationRecord};
 use crate::providers::{ProviderError, ProviderResponse, ResolvedTarget};
 use crate::report::{Row, Sink, Summary};
 use crate::resolve::Resolved;
-pub use batch::{BatchMode, BatchSavings, BatchState, JobRecord, JobView, state_path};
+pub use batch::{BatchMode, BatchSavings, BatchState, BatchStateError, JobRecord, JobView, state_path};
 pub use budget::{Budget, uncountable};
 pub use case::run_case;
 pub use jobs::{Expansion, JobFilter, JobKey};

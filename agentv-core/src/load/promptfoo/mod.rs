@@ -585,7 +585,7 @@ pub(crate) fn rendered(node: &Node, vars: &Map<String, Value>, errors: &mut Vec<
         NodeValue::Str(text) if template::is_template(text) => match template::render(text, vars) {
             Ok(text) => NodeValue::Str(text),
             Err(e) => {
-                errors.push((node.pos, e));
+                errors.push((node.pos, e.to_string()));
                 node.value.clone()
             }
         },

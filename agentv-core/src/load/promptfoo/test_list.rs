@@ -318,7 +318,7 @@ fn from_file(text: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<N
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let found = match ext.as_str() {
-        "csv" => from_csv(&content, pos),
+        "csv" => from_csv(&content, pos).map_err(TestsFileError::Csv),
         "jsonl" => content
             .lines()
             .enumerate()
@@ -326,12 +326,12 @@ fn from_file(text: &str, pos: Pos, dir: &Path, diags: &mut Diagnostics) -> Vec<N
             .map(|(i, l)| {
                 serde_json::from_str::<Value>(l)
                     .map(|v| vec![Node::from_json(&v, pos)])
-                    .map_err(|e| format!("line {}: {e}", i + 1))
+                    .map_err(|source| TestsFileError::Jsonl { line: i + 1, source })
             })
             .collect::<Result<Vec<_>, _>>()
             .map(|v| v.into_iter().flatten().collect()),
         _ => parse_yaml(&content)
-            .map_err(|e| e.first().map(|e| e.message.clone()).unwrap_or_default())
+            .map_err(|e| TestsFileError::Yaml(e.first().map(|e| e.message.clone()).unwrap_or_default()))
             .map(|root| match root.value {
                 NodeValue::Seq(items) => items.into_iter().map(|i| placed(i, pos)).collect(),
                 NodeValue::Null => Vec::new(),
@@ -398,20 +398,27 @@ fn placed(node: Node, pos: Pos) -> Node {
     Node::new(value, pos)
 }
 
+/// Why a tests file read by `file://` has no tests, after "cannot read tests file PATH: ".
+#[derive(Debug, thiserror::Error)]
+enum TestsFileError {
+    #[error("{0}")]
+    Csv(csv::Error),
+    #[error("line {line}: {source}")]
+    Jsonl { line: usize, source: serde_json::Error },
+    /// The YAML parser's first diagnostic, as it words it.
+    #[error("{0}")]
+    Yaml(String),
+}
+
 /// CSV tests: a column per var; `__expected` (and `__expected1`, …) assertions,
 /// `__description`, `__threshold` and `__metadata:<key>` as promptfoo reads them.
-fn from_csv(content: &str, pos: Pos) -> Result<Vec<Node>, String> {
+fn from_csv(content: &str, pos: Pos) -> Result<Vec<Node>, csv::Error> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(content.as_bytes());
-    let headers: Vec<String> = reader
-        .headers()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(str::to_owned)
-        .collect();
+    let headers: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
     let mut out = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| e.to_string())?;
+        let record = record?;
         let mut test = Map::new();
         let mut vars = Map::new();
         let mut assert = Vec::new();
