@@ -27,16 +27,18 @@ pub(super) fn compares(job: &Job) -> bool {
 
 /// The held rows compared test by test, in the order their tests were first answered.
 pub(super) async fn settle(held: Vec<Held>, setup: &RunSetup) -> Vec<(EvaluationRecord, Duration)> {
-    let mut groups: Vec<(GroupKey, Vec<Held>)> = Vec::new();
+    // Found by key, kept in first-seen order: a large config holds a group per test.
+    let mut index: std::collections::HashMap<GroupKey, usize> = std::collections::HashMap::new();
+    let mut groups: Vec<Vec<Held>> = Vec::new();
     for row in held {
-        let key = group_key(&row.job);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, rows)) => rows.push(row),
-            None => groups.push((key, vec![row])),
-        }
+        let slot = *index.entry(group_key(&row.job)).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[slot].push(row);
     }
     let mut out = Vec::new();
-    for (_, mut rows) in groups {
+    for mut rows in groups {
         rows.sort_by_key(|r| row_order(&r.record));
         compare_group(&mut rows, setup).await;
         out.extend(rows.into_iter().map(|r| (r.record, r.elapsed)));
