@@ -33,7 +33,7 @@ elif [ "$profile" = release ]; then
 else
   cargo build --quiet --manifest-path "$root/Cargo.toml" -p agentv -p agentv-bench
 fi
-bin="$root/target/$profile"
+bin="${BIN_DIR:-$root/target/$profile}"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$bin/fake-model-server" --latency-ms "$latency" > "$work/url" &

@@ -9,6 +9,7 @@
 mod cli;
 mod commands;
 mod exit;
+mod memory;
 mod printer;
 mod signals;
 

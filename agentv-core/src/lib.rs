@@ -30,6 +30,7 @@ pub mod env;
 pub mod evaluators;
 pub(crate) mod facade;
 pub(crate) mod http;
+pub mod js;
 pub mod judge_pool;
 pub mod load;
 pub mod model;

@@ -44,7 +44,7 @@ const ALLOWED: &[(&str, usize, &str)] = &[
     ("agentv-core/src/evaluators/factuality.rs", 4, GRADER_REASON),
     ("agentv-core/src/evaluators/g_eval.rs", 4, GRADER_REASON),
     ("agentv-core/src/evaluators/is_valid_tool_call.rs", 2, GRADER_REASON),
-    ("agentv-core/src/evaluators/js.rs", 1, GRADER_REASON),
+    ("agentv-core/src/js.rs", 1, GRADER_REASON),
     ("agentv-core/src/evaluators/js_regex.rs", 2, GRADER_REASON),
     ("agentv-core/src/evaluators/llm_grader.rs", 3, GRADER_REASON),
     ("agentv-core/src/evaluators/llm_grader/explore.rs", 6, GRADER_REASON),

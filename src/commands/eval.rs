@@ -65,6 +65,7 @@ pub fn run(mut args: EvalArgs, ws: &Workspace, printer: Printer) -> ExitStatus {
         }
     };
     printer.diagnostics(&plan.warnings);
+    crate::memory::release_freed();
     match run_directory(args.output.as_deref(), eval_file, plan.planned) {
         Ok(sink) => report_sinks.extend(sink),
         Err(e) => {

@@ -3,8 +3,10 @@
 //! called with promptfoo's `output` and `context`, returning a boolean, a number or a grading
 //! result `{pass, score, reason}`.
 //!
-//! The code runs in warm node workers through the same pool and line protocol as persistent code
-//! judges ([`super::judge_pool`]), multiplexed: each node process takes many assertions at once
+//! Inline code that needs nothing from Node runs in an embedded engine ([`super::js_engine`]),
+//! in microseconds and without a process; the rest, and whatever throws there, runs in warm
+//! node workers through the same pool and line protocol as persistent code judges
+//! ([`super::judge_pool`]), multiplexed: each node process takes many assertions at once
 //! and answers them as they finish, and a run starts one process per CPU at most, never a
 //! process per assertion. A worker that dies or hangs is replaced; node missing is a grader
 //! error, never a pass.
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::js_engine;
 use super::judge_pool::{JudgePool, Recycle};
 use super::promptfoo_check::{self, PfResult};
 use super::script_assertion;
@@ -92,6 +95,10 @@ impl Grader for Javascript {
             let code = match &self.code {
                 Code::Inline(code) => {
                     let body = if code.contains('\n') { code.clone() } else { function_body(code) };
+                    let input = json!({"output": output, "context": script_assertion::context(ctx, &output, &self.config)});
+                    if let Some(answer) = js_engine::run(&body, &input.to_string()) {
+                        return self.result(&answer).grade();
+                    }
                     json!({"body": body})
                 }
                 Code::File { path, function } => json!({"file": path, "function": function}),
@@ -330,12 +337,65 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().expect("dir");
-        let js = check("output.length > 0", None, false, dir.path());
+        // `process` is Node's: the code runs in node, not in the embedded engine.
+        let js = check("process.pid > 0 && output.length > 0", None, false, dir.path());
         let rt = runtime();
         for _ in 0..20 {
             assert_eq!(grade_in(&rt, &js, "x").reasoning.as_deref(), Some("Assertion passed"));
         }
         assert_eq!(js.pool.starts(), 1, "one node process serves every assertion in turn");
+    }
+
+    /// Inline code that needs nothing from Node never starts node, and needs no node installed.
+    #[test]
+    fn inline_assertions_run_in_process_without_node() {
+        let dir = tempfile::tempdir().expect("dir");
+        let js = check("output.includes('Paris') && context.prompt.length > 3", None, false, dir.path());
+        let rt = runtime();
+        for _ in 0..20 {
+            assert_eq!(grade_in(&rt, &js, "It is Paris.").reasoning.as_deref(), Some("Assertion passed"));
+        }
+        let got = grade_in(&rt, &js, "It is Rome.");
+        assert_eq!(got.verdict, Some(super::super::GradeVerdict::Fail));
+        assert_eq!(js.pool.starts(), 0, "no node process");
+    }
+
+    /// The embedded engine and node give the same verdict, score and reason for the same code
+    /// (`void process;` sends a copy of each to node).
+    #[test]
+    fn the_embedded_engine_and_node_agree() {
+        if !agentv_testkit::toolchains::require("node", "JavaScript assertions") {
+            return;
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let rt = runtime();
+        for code in [
+            "output.includes('Paris')",
+            "output.length / 100",
+            "output.split(' ').map((w) => w.length).reduce((a, b) => a + b, 0) / 10",
+            "({pass: output.length > 50, score: 0.25, reason: `length ${output.length}`})",
+            "JSON.stringify({a: [1, 2.5, 1e21, -0, 1 / 3]}) === '{\"a\":[1,2.5,1e+21,0,0.3333333333333333]}'",
+            "(0.1 + 0.2).toFixed(20).length + Math.max(...[3, 9, 2])",
+            "/^It is (\\p{Lu}\\p{Ll}+)\\.$/u.exec(output)[1] === 'Paris'",
+            "output.toUpperCase().normalize('NFD').replaceAll('I', 'i').at(-2) === 'S'",
+            "[3, 1, 2].sort().join() === '1,2,3' && Number.parseFloat('3.14abc') === 3.14",
+            "const words = output.split(/\\s+/); words.length >= 3",
+            "async function f() {\n  return output.endsWith('.');\n}\nreturn f();",
+        ] {
+            let in_process = check(code, None, false, dir.path());
+            let embedded = grade_in(&rt, &in_process, "It is Paris.");
+            assert_eq!(in_process.pool.starts(), 0, "{code}: ran in the embedded engine");
+            let body = if code.contains('\n') { code.to_owned() } else { function_body(code) };
+            let forced = format!("void process;\n{body}");
+            let js = check(&forced, None, false, dir.path());
+            let node = grade_in(&rt, &js, "It is Paris.");
+            assert_eq!(js.pool.starts(), 1, "{code}: ran in node");
+            assert_eq!(embedded.error, None, "{code}");
+            assert_eq!((embedded.verdict, embedded.score), (node.verdict, node.score), "{code}");
+            if embedded.verdict == Some(super::super::GradeVerdict::Pass) {
+                assert_eq!(embedded.reasoning, node.reasoning, "{code}");
+            }
+        }
     }
 
     /// Assertions graded at the same time run at the same time, on a few warm workers: each

@@ -61,6 +61,11 @@ const OWN: &[Key] = &[
         "Per command (the run's `--timeout` applies too).",
     ),
     Key::new("keep_temp_files", Kind::Bool, "Keep the output files after reading them.").aliases(&["keep_output_files"]),
+    Key::new(
+        "trim_output",
+        Kind::Bool,
+        "Trim white space around the answer, as promptfoo's `exec:` provider does (default false).",
+    ),
     Key::new("verbose", Kind::Bool, "Accepted for compatibility; not used.").aliases(&["cli_verbose"]),
     Key::new(
         "healthcheck",
@@ -113,6 +118,8 @@ pub struct CliConfig {
     pub timeout: Option<Duration>,
     pub healthcheck: Option<Healthcheck>,
     pub keep_temp_files: bool,
+    /// Trim white space around the answer (JavaScript's `trim`, as promptfoo's `exec:` does).
+    pub trim_output: bool,
     /// Redacted from the command's output before it is cut for an error message.
     pub secrets: Secrets,
 }
@@ -315,6 +322,7 @@ impl CliProvider {
         }
         let text = std::fs::read_to_string(&output_file);
         match text {
+            Ok(text) if self.config.trim_output => Ok((crate::js::trim(&text).to_owned(), elapsed_ms)),
             Ok(text) => Ok((text, elapsed_ms)),
             Err(e) => Err(ProviderError::io(
                 format!(
@@ -503,6 +511,7 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
     let cwd = s.dir("cwd");
     let timeout = s.duration("timeout_seconds");
     let keep_temp_files = s.boolean("keep_temp_files").unwrap_or(false);
+    let trim_output = s.boolean("trim_output").unwrap_or(false);
     let _ = s.boolean("verbose");
     let healthcheck = s.object("healthcheck", healthcheck).flatten();
     let config = CliConfig {
@@ -512,6 +521,7 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
         timeout,
         healthcheck,
         keep_temp_files,
+        trim_output,
         secrets: s.secrets().clone(),
     };
     Some(Arc::new(CliProvider::new(ctx.target, config, ctx.child_env.clone())))
@@ -612,6 +622,7 @@ mod tests {
                 timeout: Some(Duration::from_secs(10)),
                 healthcheck,
                 keep_temp_files: false,
+                trim_output: false,
                 secrets: Secrets::default(),
             },
             Arc::from(vec![("AGENTV_CLI_TEST_VAR".to_owned(), "from-dotenv".to_owned())]),
@@ -651,6 +662,16 @@ mod tests {
             Some("it's a test / c-1 / from-dotenv")
         );
         assert!(r.duration_ms.is_some());
+    }
+
+    #[tokio::test]
+    async fn the_answer_is_trimmed_only_when_asked() {
+        for (trim, want) in [(false, "\u{feff} The answer: hi "), (true, "The answer: hi")] {
+            let mut p = provider("printf '\\357\\273\\277 The answer: hi \\n\\n' > {OUTPUT_FILE}", None);
+            p.config.trim_output = trim;
+            let r = p.invoke(&request("c", "q")).await.expect("runs");
+            assert_eq!(r.output_messages[0].text().as_deref(), Some(want), "trim_output: {trim}");
+        }
     }
 
     #[tokio::test]

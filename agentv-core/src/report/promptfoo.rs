@@ -17,8 +17,8 @@ use crate::model::{EvaluationRecord, EvaluatorResult, ExecutionStatus, Verdict};
 /// The sink writing promptfoo's JSON file at the end of the run.
 pub struct PromptfooJson {
     path: PathBuf,
-    /// (testIdx, promptIdx, row), sorted when written.
-    rows: Vec<(u64, u64, Value)>,
+    /// Sorted by (testIdx, promptIdx) when written.
+    rows: Vec<HeldRow>,
     description: Option<String>,
     /// promptIdx → the prompt's entry in `results.prompts`, its metrics filled in at the end.
     prompts: BTreeMap<u64, PromptEntry>,
@@ -33,6 +33,35 @@ struct PromptEntry {
     derived: Vec<DerivedMetric>,
     /// (testIdx, the row's named scores), in promptfoo's order once sorted.
     rows: Vec<(u64, Vec<NamedSum>)>,
+}
+
+/// A row held until the end: its JSON as text (a `Value` tree of a row takes about ten times
+/// the memory of its text) and what the prompts' metrics and the stats count.
+struct HeldRow {
+    test_idx: u64,
+    prompt_idx: u64,
+    success: bool,
+    errored: bool,
+    score: f64,
+    latency_ms: f64,
+    cost: f64,
+    /// The row pretty-printed, as it appears in the file less its indentation.
+    json: Box<str>,
+}
+
+impl HeldRow {
+    fn new(test_idx: u64, prompt_idx: u64, row: &Value) -> io::Result<Self> {
+        Ok(Self {
+            test_idx,
+            prompt_idx,
+            success: row["success"] == Value::Bool(true),
+            errored: row["failureReason"] == json!(2),
+            score: row["score"].as_f64().unwrap_or(0.0),
+            latency_ms: row["latencyMs"].as_f64().unwrap_or(0.0),
+            cost: row["cost"].as_f64().unwrap_or(0.0),
+            json: serde_json::to_string_pretty(row)?.into_boxed_str(),
+        })
+    }
 }
 
 impl PromptfooJson {
@@ -154,7 +183,7 @@ fn derived_of(keys: &Map<String, Value>) -> Vec<DerivedMetric> {
 
 /// A prompt's `metrics`: its rows' outcomes, and its named scores summed over its rows with the
 /// derived metrics computed after each (`docs/promptfoo.md#derived-metrics`).
-fn prompt_metrics(entry: &mut PromptEntry, rows: &[&Value], idx: u64) -> Value {
+fn prompt_metrics(entry: &mut PromptEntry, rows: &[HeldRow], idx: u64) -> Value {
     entry.rows.sort_by_key(|(t, _)| *t);
     let mut acc = Accumulator::default();
     let mut counts: Map<String, Value> = Map::new();
@@ -174,19 +203,25 @@ fn prompt_metrics(entry: &mut PromptEntry, rows: &[&Value], idx: u64) -> Value {
             (name.clone(), if v.is_finite() { json!(v) } else { Value::Null })
         })
         .collect();
-    let own: Vec<&&Value> = rows.iter().filter(|r| r["promptIdx"] == json!(idx)).collect();
-    let passed = own.iter().filter(|r| r["success"] == Value::Bool(true)).count();
-    let errors = own.iter().filter(|r| r["failureReason"] == json!(2)).count();
-    let sum = |key: &str| own.iter().filter_map(|r| r[key].as_f64()).sum::<f64>();
+    let own: Vec<&HeldRow> = rows.iter().filter(|r| r.prompt_idx == idx).collect();
+    let (passed, errors) = outcomes(own.iter().copied());
+    let sum = |of: fn(&HeldRow) -> f64| own.iter().map(|r| of(r)).sum::<f64>();
     json!({
-        "score": sum("score"),
+        "score": sum(|r| r.score),
         "testPassCount": passed,
         "testFailCount": own.len() - passed - errors,
         "testErrorCount": errors,
         "namedScores": named,
         "namedScoresCount": counts,
-        "totalLatencyMs": sum("latencyMs"),
-        "cost": sum("cost"),
+        "totalLatencyMs": sum(|r| r.latency_ms),
+        "cost": sum(|r| r.cost),
+    })
+}
+
+/// How many of `rows` passed, and how many errored.
+fn outcomes<'a>(rows: impl Iterator<Item = &'a HeldRow>) -> (usize, usize) {
+    rows.fold((0, 0), |(passed, errors), r| {
+        (passed + usize::from(r.success), errors + usize::from(r.errored))
     })
 }
 
@@ -337,15 +372,15 @@ impl Sink for PromptfooJson {
         entry
             .rows
             .push((test_idx, weighted_named_sums(&record.evaluator_results)));
-        self.rows.push((test_idx, idx, row(record, keys, provider, idx)));
+        let row = row(record, keys, provider, idx);
+        self.rows.push(HeldRow::new(test_idx, idx, &row)?);
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.rows.sort_by_key(|(t, p, _)| (*t, *p));
-        let rows: Vec<&Value> = self.rows.iter().map(|(_, _, r)| r).collect();
-        let successes = rows.iter().filter(|r| r["success"] == Value::Bool(true)).count();
-        let errors = rows.iter().filter(|r| r["failureReason"] == json!(2)).count();
+        self.rows.sort_by_key(|r| (r.test_idx, r.prompt_idx));
+        let rows = &self.rows;
+        let (successes, errors) = outcomes(rows.iter());
         let prompts: Vec<Value> = self
             .prompts
             .iter_mut()
@@ -354,30 +389,44 @@ impl Sink for PromptfooJson {
                     "raw": entry.raw,
                     "label": entry.label,
                     "provider": entry.provider,
-                    "metrics": prompt_metrics(entry, &rows, *idx),
+                    "metrics": prompt_metrics(entry, rows, *idx),
                 })
             })
             .collect();
         let now = jiff::Timestamp::now().to_string();
-        let doc = json!({
-            "evalId": format!("eval-agentv-{now}"),
-            "results": {
-                "version": 3,
-                "timestamp": now,
-                "prompts": prompts,
-                "results": rows,
-                "stats": {
-                    "successes": successes,
-                    "failures": rows.len() - successes - errors,
-                    "errors": errors,
-                },
-            },
-            "config": {"description": self.description},
-            "metadata": {"agentvVersion": env!("CARGO_PKG_VERSION"), "exportedAt": now},
-        });
+        let stats = json!({"successes": successes, "failures": rows.len() - successes - errors, "errors": errors});
         let mut out = super::sink::output_file_for(&self.path)?;
-        serde_json::to_writer_pretty(out.as_file_mut(), &doc)?;
-        out.as_file_mut().write_all(b"\n")?;
+        let mut w = io::BufWriter::new(out.as_file_mut());
+        // The document's keys in sorted order, as the rest of agentv's JSON is written.
+        write!(w, "{{\n  \"config\": ")?;
+        pretty_at(&mut w, &json!({"description": self.description}), 2)?;
+        write!(
+            w,
+            ",\n  \"evalId\": {},\n  \"metadata\": ",
+            json!(format!("eval-agentv-{now}"))
+        )?;
+        pretty_at(
+            &mut w,
+            &json!({"agentvVersion": env!("CARGO_PKG_VERSION"), "exportedAt": now}),
+            2,
+        )?;
+        write!(w, ",\n  \"results\": {{\n    \"prompts\": ")?;
+        pretty_at(&mut w, &Value::Array(prompts), 4)?;
+        write!(w, ",\n    \"results\": [")?;
+        for (i, row) in rows.iter().enumerate() {
+            w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            indented(&mut w, &row.json, 6, true)?;
+        }
+        w.write_all(if rows.is_empty() { b"]" } else { b"\n    ]" })?;
+        write!(w, ",\n    \"stats\": ")?;
+        pretty_at(&mut w, &stats, 4)?;
+        write!(
+            w,
+            ",\n    \"timestamp\": {},\n    \"version\": 3\n  }}\n}}\n",
+            json!(now)
+        )?;
+        w.flush()?;
+        drop(w);
         crate::paths::persist(out, &self.path)?;
         Ok(())
     }
@@ -385,6 +434,28 @@ impl Sink for PromptfooJson {
     fn describe(&self) -> String {
         format!("promptfoo JSON output {}", self.path.display())
     }
+}
+
+/// Writes `value` pretty-printed as it stands `indent` spaces deep in the document.
+fn pretty_at(w: &mut impl Write, value: &Value, indent: usize) -> io::Result<()> {
+    indented(w, &serde_json::to_string_pretty(value)?, indent, false)
+}
+
+/// Writes pretty-printed JSON `text` with every line after the first (and the first too, when
+/// `first`) indented by `indent` spaces. JSON text holds no raw newline inside a string, so
+/// its lines are its structure's.
+fn indented(w: &mut impl Write, text: &str, indent: usize, first: bool) -> io::Result<()> {
+    let pad = " ".repeat(indent);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            w.write_all(b"\n")?;
+        }
+        if i > 0 || first {
+            w.write_all(pad.as_bytes())?;
+        }
+        w.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -402,6 +473,75 @@ mod tests {
             d
         });
         r
+    }
+
+    fn record(test_index: u64, verdict: Verdict, answer: &str) -> EvaluationRecord {
+        let mut record: EvaluationRecord = serde_json::from_value(json!({
+            "timestamp": "t", "eval_id": format!("test-{test_index}"), "dataset": "d", "target": "echo",
+            "attempt": 1, "execution_status": "ok", "score": 1.0, "verdict": "pass",
+            "hits": [], "misses": [], "candidate_answer": answer, "evaluator_results": [],
+        }))
+        .expect("record");
+        record.verdict = verdict;
+        record.score = if verdict == Verdict::Pass { 1.0 } else { 0.0 };
+        record.v4.metadata = json!({"promptfoo": {
+            "test_index": test_index, "prompt": "p", "prompt_rendered": "line one\nline \"two\"",
+            "vars": {"n": test_index, "list": [1, {"deep": []}]}, "prompt_index": 0, "prompt_count": 1,
+            "providers": [{"id": "echo", "label": null, "target": "echo"}],
+        }})
+        .as_object()
+        .cloned();
+        record
+    }
+
+    /// The rows are held as text and the document is written piece by piece: the file must be
+    /// exactly the pretty-printed document, rows in promptfoo's order, whatever order they came.
+    #[test]
+    fn the_file_is_the_pretty_printed_document_with_rows_in_order() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("out.json");
+        let mut sink = PromptfooJson::new(&path);
+        let secrets = crate::redact::Secrets::default();
+        for (i, verdict, answer) in [
+            (2, Verdict::Pass, "b\n{\"x\": 1}"),
+            (0, Verdict::Fail, "a"),
+            (1, Verdict::Pass, ""),
+        ] {
+            let record = record(i, verdict, answer);
+            sink.write(&Row::redact(&record, &secrets)).expect("write");
+        }
+        sink.finish().expect("finish");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            text,
+            format!("{}\n", serde_json::to_string_pretty(&doc).expect("pretty"))
+        );
+        let rows = doc["results"]["results"].as_array().expect("rows");
+        let order: Vec<_> = rows.iter().map(|r| r["testIdx"].as_u64()).collect();
+        assert_eq!(order, [Some(0), Some(1), Some(2)]);
+        assert_eq!(rows[2]["response"]["output"], json!("b\n{\"x\": 1}"));
+        assert_eq!(
+            doc["results"]["stats"],
+            json!({"successes": 2, "failures": 1, "errors": 0})
+        );
+        assert_eq!(doc["results"]["prompts"][0]["metrics"]["testPassCount"], json!(2));
+        assert_eq!(doc["results"]["version"], json!(3));
+    }
+
+    #[test]
+    fn an_empty_run_writes_an_empty_document() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("out.json");
+        let mut sink = PromptfooJson::new(&path);
+        sink.finish().expect("finish");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            text,
+            format!("{}\n", serde_json::to_string_pretty(&doc).expect("pretty"))
+        );
+        assert_eq!(doc["results"]["results"], json!([]));
     }
 
     #[test]

@@ -19,4 +19,5 @@ def call_api(prompt, options, context):
 
 
 if __name__ == "__main__":
-    print(answer(" ".join(sys.argv[1:])))
+    # Padded: promptfoo's `exec:` trims what the command prints, so `starts-with` still holds.
+    print("  %s  " % answer(" ".join(sys.argv[1:])))

@@ -286,6 +286,7 @@ fn local_settings(id: &str, s: &mut Settings<'_>) -> bool {
             "command_template",
             s.text(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
         );
+        s.set("trim_output", Some(Node::new(NodeValue::Bool(true), s.pos)));
     } else if let Some((provider, file, function)) = script_of(id) {
         s.set("provider", s.text(provider.to_owned()));
         s.set("file", s.text(file.to_owned()));
@@ -654,7 +655,7 @@ mod tests {
         );
         assert_eq!(
             shown[3],
-            "name=exec:python3 run.py provider=cli command_template=python3 run.py {PROMPT} > {OUTPUT_FILE}"
+            "name=exec:python3 run.py provider=cli command_template=python3 run.py {PROMPT} > {OUTPUT_FILE} trim_output=true"
         );
         assert!(shown[4].starts_with("name=anthropic:messages:claude-x provider=anthropic"));
         assert_eq!(
