@@ -3,14 +3,21 @@
 //! escaping, and an unknown variable rendering as nothing. The test's `vars` and `env` (the
 //! process environment) are in scope.
 
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
+use minijinja::value::merge_maps;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
 use serde_json::Map;
 
-/// The engine, built once: filters are registered at start.
-fn engine() -> &'static Environment<'static> {
-    static ENGINE: OnceLock<Environment<'static>> = OnceLock::new();
+/// How many distinct templates the engine keeps compiled; past that, a template is compiled
+/// each time it renders. A config's templates are a handful (its prompts, a grader's prompt),
+/// rendered once per test: compiling them once is most of what rendering costs.
+const COMPILED: usize = 1024;
+
+/// The engine, built once: filters are registered at start; templates are added (keyed by
+/// their text) the first time they render.
+fn engine() -> &'static RwLock<Environment<'static>> {
+    static ENGINE: OnceLock<RwLock<Environment<'static>>> = OnceLock::new();
     ENGINE.get_or_init(|| {
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -23,8 +30,18 @@ fn engine() -> &'static Environment<'static> {
         }
         env.add_filter("dump", dump);
         env.add_filter("load", load);
-        env
+        RwLock::new(env)
     })
+}
+
+/// `{env: …}`: the process environment as templates see it, read once.
+fn process_env() -> Value {
+    static ENV: OnceLock<Value> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        minijinja::context! { env => env }
+    })
+    .clone()
 }
 
 /// Nunjucks' `dump`: the value as JSON (`JSON.stringify`, compact).
@@ -57,21 +74,28 @@ fn describe(e: &Error) -> String {
     }
 }
 
-/// Renders `text` with `vars` and `env` in scope; an error says what is wrong in the template.
+/// Renders `text` with `vars` and `env` in scope (a var named `env` wins); an error says what
+/// is wrong in the template.
 pub fn render(text: &str, vars: &Map<String, serde_json::Value>) -> Result<String, TemplateError> {
     if !is_template(text) {
         return Ok(text.to_owned());
     }
-    let mut scope = vars.clone();
-    if !scope.contains_key("env") {
-        let env: Map<String, serde_json::Value> = std::env::vars()
-            .map(|(k, v)| (k, serde_json::Value::String(v)))
-            .collect();
-        scope.insert("env".to_owned(), serde_json::Value::Object(env));
+    let scope = merge_maps([process_env(), Value::from(minijinja::value::Serde(vars))]);
+    let lock = engine();
+    {
+        let env = lock.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Ok(template) = env.get_template(text) {
+            return template.render(&scope).map_err(TemplateError);
+        }
     }
-    engine()
-        .render_str(text, Value::from(minijinja::value::Serde(&scope)))
-        .map_err(TemplateError)
+    let mut env = lock.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if env.templates().count() >= COMPILED {
+        return env.render_str(text, &scope).map_err(TemplateError);
+    }
+    env.add_template_owned(text.to_owned(), text.to_owned())
+        .map_err(TemplateError)?;
+    let template = env.get_template(text).map_err(TemplateError)?;
+    template.render(&scope).map_err(TemplateError)
 }
 
 #[cfg(test)]
@@ -122,5 +146,32 @@ mod tests {
                 .as_deref(),
             Ok(path.as_str())
         );
+        let own = vars(json!({"env": {"PATH": "mine"}}));
+        assert_eq!(
+            render("{{ env.PATH }}", &own).map_err(|e| e.to_string()).as_deref(),
+            Ok("mine")
+        );
+    }
+
+    /// Templates are compiled once and kept: the same text renders with each call's vars, a
+    /// broken one fails every time, and past the cache's size templates still render.
+    #[test]
+    fn kept_templates_render_with_each_calls_vars() {
+        for n in 0..3 {
+            let got = render("Case {{ n }}: {{ q | upper }}", &vars(json!({"n": n, "q": "why"})));
+            assert_eq!(got.map_err(|e| e.to_string()), Ok(format!("Case {n}: WHY")));
+        }
+        for _ in 0..2 {
+            assert!(render("{{ broken ", &Map::new()).is_err());
+        }
+        for n in 0..COMPILED + 10 {
+            let text = format!("{{{{ x }}}}-{n}");
+            assert_eq!(
+                render(&text, &vars(json!({"x": n}))).map_err(|e| e.to_string()),
+                Ok(format!("{n}-{n}"))
+            );
+        }
+        let kept = engine().read().map(|env| env.templates().count()).unwrap_or_default();
+        assert!(kept <= COMPILED, "{kept} templates kept");
     }
 }
