@@ -15,6 +15,7 @@
 //! Nothing here reaches the internet.
 
 pub mod agents;
+pub mod google;
 pub mod llm;
 pub mod process;
 pub mod project;

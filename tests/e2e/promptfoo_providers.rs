@@ -778,16 +778,92 @@ tests:
     }
 }
 
+/// A service-account key (in the config, or as the application default credentials) gives
+/// the access token: a signed JWT exchanged at the key's token endpoint, once for the run.
+#[tokio::test]
+async fn vertex_providers_get_their_token_from_a_service_account() {
+    use agentv_testkit::google::{self, TokenEndpoint};
+    let server = agentv_testkit::llm::FakeLlm::start().await;
+    let endpoint = TokenEndpoint::start().await;
+    let key = google::service_account(&endpoint.uri(), "sa-proj").to_string();
+    let config = |auth: &str| {
+        format!(
+            "prompts: ['Capital of {{{{country}}}}?']\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {{apiBaseUrl: '{}', region: us-east5{auth}}}\n\
+             tests:\n  - vars: {{country: France}}\n  - vars: {{country: Japan}}\n",
+            server.uri()
+        )
+    };
+    for (auth, adc) in [(", keyFilename: keys/sa.json", false), ("", true)] {
+        let p = Project::new()
+            .file("promptfooconfig.yaml", &config(auth))
+            .file("keys/sa.json", &key);
+        let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+        for var in [
+            "VERTEX_API_KEY",
+            "GOOGLE_API_KEY",
+            "VERTEX_ACCESS_TOKEN",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            cmd.env_remove(var);
+        }
+        if adc {
+            cmd.env("GOOGLE_APPLICATION_CREDENTIALS", p.path().join("keys/sa.json"));
+        }
+        p.output_async(cmd).await.code(0);
+        for file in agentv_testkit::walk(p.path()) {
+            if file.ends_with("keys/sa.json") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+            assert!(
+                !text.contains(google::TOKEN) && !text.contains("PRIVATE KEY"),
+                "{} holds a credential",
+                file.display()
+            );
+        }
+    }
+    let sent = server.requests().await;
+    assert_eq!(sent.len(), 4);
+    for request in &sent {
+        assert_eq!(
+            request.url.path(),
+            "/v1/projects/sa-proj/locations/us-east5/publishers/google/models/gemini-2.5-flash:generateContent"
+        );
+        assert_eq!(
+            request.headers.get("authorization").and_then(|v| v.to_str().ok()),
+            Some(format!("Bearer {}", google::TOKEN).as_str())
+        );
+    }
+    let forms = endpoint.forms().await;
+    assert_eq!(forms.len(), 2, "one token per run");
+    for form in &forms {
+        let assertion = form.iter().find(|(k, _)| k == "assertion").map(|(_, v)| v.as_str());
+        assert!(
+            google::verified_jwt(assertion.unwrap_or_default()).is_some(),
+            "signed by the key"
+        );
+    }
+}
+
 #[test]
-fn a_vertex_service_account_or_missing_token_is_a_clear_error() {
+fn a_vertex_credentials_problem_or_missing_token_is_a_clear_error() {
     let p = Project::new().file(
         "promptfooconfig.yaml",
         "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {credentials: file://sa.json, projectId: p}\ntests: [{vars: {}}]\n",
     );
     p.run(&["eval", "promptfooconfig.yaml"])
         .code(2)
-        .stderr_has("`credentials` (a service account for Google's auth library) is not supported by agentv")
-        .stderr_has("VERTEX_ACCESS_TOKEN");
+        .stderr_has("cannot read the credentials file")
+        .stderr_has("sa.json");
+    let p = Project::new()
+        .file(
+            "promptfooconfig.yaml",
+            "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {keyFilename: sa.json}\ntests: [{vars: {}}]\n",
+        )
+        .file("sa.json", r#"{"type": "service_account", "client_email": "a@b", "private_key": "not-a-key-'\"$(x)"}"#);
+    let out = p.run(&["eval", "promptfooconfig.yaml"]);
+    out.code(2).stderr_has("`private_key` is not a PEM private key");
+    assert!(!out.stderr.contains("not-a-key"), "{}", out.stderr);
     let p = Project::new().file(
         "promptfooconfig.yaml",
         "prompts: [hi]\nproviders:\n  - id: vertex:gemini-2.5-flash\n    config: {projectId: p}\ntests: [{vars: {}}]\n",

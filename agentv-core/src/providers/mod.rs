@@ -12,6 +12,7 @@ pub mod batch;
 mod cache;
 mod entry;
 mod gemini_batch;
+mod google_auth;
 pub(crate) mod llm;
 mod openai_batch;
 mod openai_responses;

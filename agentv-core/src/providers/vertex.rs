@@ -5,7 +5,9 @@
 //! - express mode, an API key (`api_key`, sent as `x-goog-api-key`):
 //!   `{base_url}/{api_version}/publishers/{publisher}/models/{model}:generateContent`;
 //! - an OAuth access token (`access_token`, sent as `Authorization: Bearer`), for a project:
-//!   `{base_url}/{api_version}/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:generateContent`.
+//!   `{base_url}/{api_version}/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:generateContent`;
+//! - a credentials file (`credentials_file`, or its text as `credentials`): a service-account
+//!   key or gcloud's user credentials, which give the access token ([`super::google_auth`]).
 //!
 //! `base_url` defaults to `https://{region}-aiplatform.googleapis.com` (the `global` region's
 //! is `https://aiplatform.googleapis.com`).
@@ -15,10 +17,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::gemini::{generate_body, parse_generation};
+use super::google_auth::TokenSource;
 use super::llm::{self, HttpCall, LLM_KEYS, LlmSettings, RETRY_KEYS, TOOL_KEYS};
 use super::{
     BuildContext, Provider, ProviderClass, ProviderEntry, ProviderFuture, ProviderKind, ProviderRequest,
-    ProviderResponse, TargetSettings,
+    ProviderError, ProviderResponse, TargetSettings,
 };
 use crate::config::{Key, KeyTable, Kind};
 use crate::model::ToolSettings;
@@ -70,6 +73,16 @@ const OWN: &[Key] = &[
         Kind::Text,
         "OAuth access token, e.g. `${{ VERTEX_ACCESS_TOKEN }}` set from `gcloud auth print-access-token`.",
     ),
+    Key::new(
+        "credentials_file",
+        Kind::Text,
+        "A service-account key or `gcloud auth application-default login` credentials (JSON), relative to this file; it gives the access tokens.",
+    ),
+    Key::new(
+        "credentials",
+        Kind::Text,
+        "The same credentials as JSON text, e.g. `${{ GOOGLE_CREDENTIALS_JSON }}`.",
+    ),
 ];
 const KEYS: KeyTable = KeyTable::new(
     "vertex",
@@ -84,6 +97,8 @@ pub enum VertexAuth {
     ApiKey(Secret),
     /// `Authorization: Bearer`, for `project` in `region`.
     Token { token: Secret, project: String },
+    /// `Authorization: Bearer` with tokens the credentials give, for `project` in `region`.
+    Credentials { source: Arc<TokenSource>, project: String },
 }
 
 /// Vertex settings, validated.
@@ -120,7 +135,9 @@ impl VertexProvider {
         let base = c.base_url.trim_end_matches('/');
         let scope = match &c.auth {
             VertexAuth::ApiKey(_) => String::new(),
-            VertexAuth::Token { project, .. } => format!("projects/{project}/locations/{}/", c.region),
+            VertexAuth::Token { project, .. } | VertexAuth::Credentials { project, .. } => {
+                format!("projects/{project}/locations/{}/", c.region)
+            }
         };
         format!(
             "{base}/{}/{scope}publishers/{}/models/{}:generateContent",
@@ -128,13 +145,21 @@ impl VertexProvider {
         )
     }
 
-    pub fn http_call(&self, request: &ProviderRequest) -> HttpCall {
-        let c = &self.config;
-        let auth = match &c.auth {
+    /// The header that authenticates a request; credentials give (or keep) a token first.
+    async fn auth_header(&self) -> Result<(&'static str, String), ProviderError> {
+        Ok(match &self.config.auth {
             // The key goes in a header, never in the URL.
             VertexAuth::ApiKey(key) => ("x-goog-api-key", key.expose().to_owned()),
             VertexAuth::Token { token, .. } => ("authorization", format!("Bearer {}", token.expose())),
-        };
+            VertexAuth::Credentials { source, .. } => {
+                let token = source.token(self.config.llm.timeout).await?;
+                ("authorization", format!("Bearer {}", token.expose()))
+            }
+        })
+    }
+
+    pub fn http_call(&self, request: &ProviderRequest, auth: (&'static str, String)) -> HttpCall {
+        let c = &self.config;
         HttpCall {
             url: self.url(),
             headers: vec![("content-type", "application/json".to_owned()), auth],
@@ -157,7 +182,8 @@ impl Provider for VertexProvider {
 
     fn invoke<'a>(&'a self, request: &'a ProviderRequest) -> ProviderFuture<'a, ProviderResponse> {
         Box::pin(async move {
-            let (body, attempts, elapsed) = llm::send(&self.http_call(request), &self.config.llm.retry).await?;
+            let call = self.http_call(request, self.auth_header().await?);
+            let (body, attempts, elapsed) = llm::send(&call, &self.config.llm.retry).await?;
             let parsed = parse_generation(&body).map_err(llm::malformed)?;
             Ok(llm::response(parsed, body, attempts, elapsed, request.tools.is_some()))
         })
@@ -176,6 +202,7 @@ impl Provider for VertexProvider {
         let (auth, project) = match &c.auth {
             VertexAuth::ApiKey(_) => ("api_key", None),
             VertexAuth::Token { project, .. } => ("access_token", Some(project)),
+            VertexAuth::Credentials { project, .. } => ("credentials", Some(project)),
         };
         json!({"base_url": c.base_url, "model": c.model, "region": c.region, "project": project, "auth": auth,
                "temperature": c.llm.temperature, "max_output_tokens": c.llm.max_output_tokens})
@@ -185,36 +212,14 @@ impl Provider for VertexProvider {
 /// A `vertex` target from its settings.
 fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn Provider>> {
     let model = s.string("model", true);
-    // Written, even when its variable is not set (that is reported with the other variables).
-    let has_project = s.has("project");
     let project = s.string("project", true);
     let region = s.string("region", true);
     let base_url = s.string("base_url", true);
     let api_version = s.string("api_version", false).unwrap_or_else(|| "v1".to_owned());
     let publisher = s.string("publisher", false).unwrap_or_else(|| "google".to_owned());
-    let has_key = s.has("api_key");
-    let has_token = s.has("access_token");
-    let api_key = if has_key { s.string("api_key", true) } else { None };
-    let token = if has_token { s.string("access_token", true) } else { None };
+    let auth = auth(s, ctx, project);
     let llm = s.llm();
     let tools = llm::tool_settings(s);
-    let problem = match (has_key, has_token, has_project) {
-        (true, true, _) => Some("takes `api_key` (express mode) or `access_token`, not both"),
-        (false, false, _) => Some("needs `api_key` (express mode) or `access_token`"),
-        (false, true, false) => Some("needs `project` with `access_token`"),
-        _ => None,
-    };
-    if let Some(problem) = problem {
-        s.error(
-            ctx.pos,
-            format!("vertex target `{}` {problem}", ctx.target),
-            Some(
-                "set `api_key: ${{ VERTEX_API_KEY }}`, or `access_token: ${{ VERTEX_ACCESS_TOKEN }}` (from `gcloud auth print-access-token`) with `project`"
-                    .to_owned(),
-            ),
-        );
-        return None;
-    }
     if model.is_none() && !s.any_missing() {
         s.error(
             ctx.pos,
@@ -222,19 +227,12 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
             Some("for example `model: gemini-2.5-flash`".to_owned()),
         );
     }
-    let auth = match (api_key, token, project) {
-        (Some(key), _, _) => VertexAuth::ApiKey(Secret::new(key)),
-        (None, Some(token), Some(project)) => VertexAuth::Token {
-            token: Secret::new(token),
-            project,
-        },
-        // A variable that is not set: reported with the others.
-        _ => return None,
-    };
+    // `None`: reported (or a variable that is not set, reported with the others).
+    let auth = auth?;
     // promptfoo's default: us-central1 in express mode, the global endpoint otherwise.
     let region = region.unwrap_or_else(|| match auth {
         VertexAuth::ApiKey(_) => "us-central1".to_owned(),
-        VertexAuth::Token { .. } => "global".to_owned(),
+        _ => "global".to_owned(),
     });
     let base_url = base_url.unwrap_or_else(|| default_base_url(&region));
     let config = VertexConfig {
@@ -248,6 +246,85 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
         tools,
     };
     Some(Arc::new(VertexProvider::new(ctx.target, config)))
+}
+
+/// How the target authenticates: exactly one of `api_key`, `access_token` and credentials
+/// (`credentials_file` or `credentials`); a token needs `project`, credentials take theirs
+/// when it is not given.
+fn auth(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>, project: Option<String>) -> Option<VertexAuth> {
+    let ways = ["api_key", "access_token", "credentials_file", "credentials"].map(|k| s.has(k));
+    let help = "set `api_key: ${{ VERTEX_API_KEY }}`, `access_token: ${{ VERTEX_ACCESS_TOKEN }}` (from `gcloud auth print-access-token`) with `project`, or `credentials_file:` a service-account key";
+    let problem = match ways.iter().filter(|w| **w).count() {
+        0 => Some("needs `api_key` (express mode), `access_token` or `credentials_file`"),
+        1 => None,
+        _ => Some("takes one of `api_key`, `access_token`, `credentials_file` and `credentials`"),
+    };
+    if let Some(problem) = problem {
+        s.error(ctx.pos, format!("vertex target `{}` {problem}", ctx.target), Some(help.to_owned()));
+        return None;
+    }
+    if ways[0] {
+        return s.string("api_key", true).map(|key| VertexAuth::ApiKey(Secret::new(key)));
+    }
+    if ways[1] {
+        let token = s.string("access_token", true);
+        if project.is_none() && !s.is_missing("project") {
+            s.error(ctx.pos, format!("vertex target `{}` needs `project` with `access_token`", ctx.target), Some(help.to_owned()));
+        }
+        return Some(VertexAuth::Token {
+            token: Secret::new(token?),
+            project: project?,
+        });
+    }
+    let source = credentials(s, ctx)?;
+    let Some(project) = project.or_else(|| source.project_id.clone()) else {
+        if !s.is_missing("project") {
+            s.error(
+                ctx.pos,
+                format!("vertex target `{}` needs `project`: its credentials name none", ctx.target),
+                Some("add `project: <your Google Cloud project id>`".to_owned()),
+            );
+        }
+        return None;
+    };
+    Some(VertexAuth::Credentials {
+        source: Arc::new(source),
+        project,
+    })
+}
+
+/// The credentials of `credentials_file` (read now) or `credentials`; an error at the setting
+/// names what is wrong with them, never their content.
+fn credentials(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<TokenSource> {
+    let pos = s.node("credentials_file").or_else(|| s.node("credentials")).map_or(ctx.pos, |n| n.pos);
+    let (text, what) = match s.string("credentials_file", true) {
+        Some(file) => {
+            let path = s.path(file.trim());
+            match std::fs::read_to_string(&path) {
+                Ok(text) => (text, format!("credentials file {}", path.display())),
+                Err(e) => {
+                    s.error(
+                        pos,
+                        format!("vertex target `{}`: cannot read the credentials file {}: {e}", ctx.target, path.display()),
+                        Some("give the path of a service-account key (JSON), relative to this file".to_owned()),
+                    );
+                    return None;
+                }
+            }
+        }
+        None => (s.string("credentials", true)?, "`credentials`".to_owned()),
+    };
+    match TokenSource::parse(&text, s.secrets()) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            s.error(
+                pos,
+                format!("vertex target `{}`: {what}: {e}", ctx.target),
+                Some("use a service-account key from the Google Cloud console, or `gcloud auth application-default login`'s file".to_owned()),
+            );
+            None
+        }
+    }
 }
 
 /// `https://{region}-aiplatform.googleapis.com`, or the global endpoint's host.
@@ -279,13 +356,18 @@ mod tests {
         )
     }
 
-    #[test]
-    fn express_mode_and_token_auth_go_to_their_urls_with_their_headers() {
+    async fn call_of(provider: &VertexProvider, request: &ProviderRequest) -> HttpCall {
+        provider.http_call(request, provider.auth_header().await.expect("authenticates"))
+    }
+
+    #[tokio::test]
+    async fn express_mode_and_token_auth_go_to_their_urls_with_their_headers() {
         let express = provider(VertexAuth::ApiKey(Secret::new("k-1")), "us-central1");
-        let call = express.http_call(&ProviderRequest {
+        let request = ProviderRequest {
             question: "hi".into(),
             ..ProviderRequest::default()
-        });
+        };
+        let call = call_of(&express, &request).await;
         assert_eq!(
             call.url,
             "https://us-central1-aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:generateContent"
@@ -296,12 +378,30 @@ mod tests {
             token: Secret::new("ya29.t"),
             project: "my-proj".into(),
         };
-        let call = provider(token, "global").http_call(&ProviderRequest::default());
+        let call = call_of(&provider(token, "global"), &ProviderRequest::default()).await;
         assert_eq!(
             call.url,
             "https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global/publishers/google/models/gemini-2.5-flash:generateContent"
         );
         assert!(call.headers.contains(&("authorization", "Bearer ya29.t".to_owned())));
         assert!(!call.url.contains("ya29") && !call.url.contains("k-1"), "no credential in a URL");
+    }
+
+    #[tokio::test]
+    async fn credentials_give_the_bearer_token_for_their_project() {
+        let endpoint = agentv_testkit::google::TokenEndpoint::start().await;
+        let key = agentv_testkit::google::service_account(&endpoint.uri(), "sa-proj").to_string();
+        let source = TokenSource::parse(&key, &crate::redact::Secrets::default()).expect("a valid key");
+        let auth = VertexAuth::Credentials {
+            project: source.project_id.clone().unwrap_or_default(),
+            source: Arc::new(source),
+        };
+        let call = call_of(&provider(auth, "us-east5"), &ProviderRequest::default()).await;
+        assert_eq!(
+            call.url,
+            "https://us-east5-aiplatform.googleapis.com/v1/projects/sa-proj/locations/us-east5/publishers/google/models/gemini-2.5-flash:generateContent"
+        );
+        let bearer = format!("Bearer {}", agentv_testkit::google::TOKEN);
+        assert!(call.headers.contains(&("authorization", bearer)));
     }
 }

@@ -280,6 +280,14 @@ fn base64_forms(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// `bytes` in unpadded base64url (RFC 4648 §5), as JWTs write their parts.
+pub fn base64_url(bytes: &[u8]) -> String {
+    base64(
+        bytes,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+    )
+}
+
 fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

@@ -18,6 +18,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 use secrecy::{ExposeSecret, SecretString};
 
+pub use forms::base64_url;
 pub use writer::{RedactingWriter, SharedFile, StreamLog, write_file, write_json_atomic, write_json_file};
 
 /// What a secret is replaced with.

@@ -530,15 +530,13 @@ fn env_text(vars: &[&str]) -> Option<String> {
 }
 
 /// A `vertex:` provider's settings, read as promptfoo 0.121 reads them: express mode with an
-/// API key (`apiKey`, `VERTEX_API_KEY`, `GOOGLE_API_KEY`) unless `expressMode: false` or a
-/// service account is configured; otherwise an OAuth access token for `projectId` in
-/// `region`. promptfoo gets that token from Google's auth library; agentv takes it from
-/// `VERTEX_ACCESS_TOKEN` (`docs/promptfoo.md#providers`). `None` (reported) when the config
-/// asks for what agentv cannot do.
-fn vertex_settings(s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> {
-    let service_account = ["credentials", "keyFilename", "googleAuthOptions"]
-        .iter()
-        .find(|k| s.config.and_then(|c| c.get(k)).is_some());
+/// API key (`apiKey`, `VERTEX_API_KEY`, `GOOGLE_API_KEY`) unless `expressMode: false` or
+/// credentials are configured; otherwise an OAuth access token for `projectId` in `region`,
+/// which the credentials give (`credentials`, `keyFilename`, `googleAuthOptions`, else the
+/// application default credentials: `GOOGLE_APPLICATION_CREDENTIALS`, gcloud's file) or
+/// `VERTEX_ACCESS_TOKEN` holds (`docs/promptfoo.md#vertex-ai`).
+fn vertex_settings(s: &mut Settings<'_>) -> Option<()> {
+    let credentials = vertex_credentials(s);
     let express_off = s
         .config
         .and_then(|c| c.get("expressMode"))
@@ -546,20 +544,15 @@ fn vertex_settings(s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> 
     let key = s
         .cfg("apiKey")
         .or_else(|| s.env_ref(&["VERTEX_API_KEY", "GOOGLE_API_KEY"]));
-    match (key, service_account, express_off) {
+    match (key, credentials, express_off) {
         (Some(key), None, false) => s.set("api_key", Some(key)),
-        (_, Some(key), _) => {
-            diags.error(
-                s.pos,
-                format!("`{key}` (a service account for Google's auth library) is not supported by agentv"),
-                Some(
-                    "remove it and set VERTEX_ACCESS_TOKEN to an access token (`gcloud auth print-access-token`), or use an express-mode API key (`apiKey`, VERTEX_API_KEY)"
-                        .to_owned(),
-                ),
-            );
-            return None;
-        }
-        _ => s.set("access_token", s.text("${{ VERTEX_ACCESS_TOKEN }}".to_owned())),
+        (_, Some((setting, value)), _) => s.set(setting, Some(value)),
+        _ => match application_default_credentials() {
+            Some(file) if std::env::var_os("VERTEX_ACCESS_TOKEN").is_none() => {
+                s.set("credentials_file", s.text(file.display().to_string()));
+            }
+            _ => s.set("access_token", s.text("${{ VERTEX_ACCESS_TOKEN }}".to_owned())),
+        },
     }
     let from_env = |s: &Settings<'_>, vars: &[&str]| env_text(vars).and_then(|t| s.text(t));
     let project = s
@@ -584,6 +577,38 @@ fn vertex_settings(s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> 
     Some(())
 }
 
+/// The credentials a `vertex:` config names, as the target setting that takes them:
+/// `credentials` (the key's JSON, as text or an object, or `file://<path>`), `keyFilename`,
+/// or either inside `googleAuthOptions`.
+fn vertex_credentials(s: &Settings<'_>) -> Option<(&'static str, Node)> {
+    let options = s.cfg("googleAuthOptions");
+    let from = |key: &str| s.cfg(key).or_else(|| config_value(options.as_ref(), key));
+    if let Some(file) = from("keyFilename") {
+        return Some(("credentials_file", file));
+    }
+    let node = from("credentials")?;
+    if let Some(path) = node.as_str().and_then(|t| t.trim().strip_prefix("file://")) {
+        return Some(("credentials_file", text_node(path.to_owned(), node.pos)));
+    }
+    match &node.value {
+        NodeValue::Map(_) => Some(("credentials", text_node(node.to_json().to_string(), node.pos))),
+        _ => Some(("credentials", node)),
+    }
+}
+
+/// Google's application default credentials file: `GOOGLE_APPLICATION_CREDENTIALS`, else
+/// gcloud's when it exists.
+fn application_default_credentials() -> Option<std::path::PathBuf> {
+    if let Some(file) = std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS").filter(|f| !f.is_empty()) {
+        return Some(file.into());
+    }
+    let config = match std::env::var_os("CLOUDSDK_CONFIG") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".config/gcloud"),
+    };
+    Some(config.join("application_default_credentials.json")).filter(|f| f.is_file())
+}
+
 /// A Gemini model on Vertex AI (`docs/promptfoo.md#vertex-ai`); `None` (reported) for the
 /// other models Vertex serves.
 fn vertex_target(id: &str, model: &str, s: &mut Settings<'_>, diags: &mut Diagnostics) -> Option<()> {
@@ -597,7 +622,7 @@ fn vertex_target(id: &str, model: &str, s: &mut Settings<'_>, diags: &mut Diagno
     }
     s.set("provider", s.text("vertex".to_owned()));
     s.set("model", s.text(model.to_owned()));
-    vertex_settings(s, diags)
+    vertex_settings(s)
 }
 
 /// The model of an OpenAI id: `openai:chat:<m>`, `openai:responses:<m>` or `openai:<m>`.
@@ -680,7 +705,14 @@ mod tests {
   config: {projectId: proj, expressMode: false, apiKey: unused, generationConfig: {temperature: 0.3}}
 - vertex:embedding:text-embedding-005
 - id: vertex:gemini-2.5-flash
+  label: keyfile
   config: {keyFilename: sa.json}
+- id: vertex:gemini-2.5-flash
+  label: inline
+  config: {googleAuthOptions: {credentials: {type: service_account, private_key: k}}, projectId: p2}
+- id: vertex:gemini-2.5-flash
+  label: from-file
+  config: {credentials: 'file://keys/sa.json'}
 "#;
         let node = parse_yaml(yaml).expect("yaml");
         let file: Arc<Path> = Arc::from(Path::new("/x/promptfooconfig.yaml"));
@@ -708,15 +740,23 @@ mod tests {
             shown[2]
         );
         assert!(shown[2].ends_with("temperature=0.3"), "{}", shown[2]);
+        // Credentials, as promptfoo's Google auth library reads them.
         assert_eq!(
-            shown.len(),
-            3,
-            "the embedding model and the service account make no target"
+            shown[3],
+            "name=keyfile provider=vertex model=gemini-2.5-flash credentials_file=sa.json"
         );
+        assert_eq!(
+            shown[4],
+            "name=inline provider=vertex model=gemini-2.5-flash credentials={\"private_key\":\"k\",\"type\":\"service_account\"} project=p2"
+        );
+        assert_eq!(
+            shown[5],
+            "name=from-file provider=vertex model=gemini-2.5-flash credentials_file=keys/sa.json"
+        );
+        assert_eq!(shown.len(), 6, "the embedding model makes no target");
         let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("provider `vertex:embedding:text-embedding-005` is not supported"));
-        assert!(problems[1].contains("`keyFilename` (a service account"), "{problems:?}");
     }
 
     #[test]
