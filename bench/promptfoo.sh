@@ -12,7 +12,7 @@
 # (`tree_rss.py`: agentv's node workers count), next to the largest single process
 # (`/usr/bin/time`). A run counts only when the server saw the expected
 # number of calls and every row passed. PROFILE=debug measures the debug build; NO_BUILD=1
-# measures what is already built. promptfoo is a test-only npm install in
+# measures what is already built (BIN_DIR=DIR: the binaries in DIR). promptfoo is a test-only npm install in
 # compat/promptfoo/.npm (as compat/promptfoo/agreement.sh does), never part of the build.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

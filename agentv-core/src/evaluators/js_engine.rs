@@ -42,6 +42,8 @@ const pending = { settled: false, answer: '' };
 globalThis.__agentvRun = (body, input) => {
   let fn = functions.get(body);
   if (!fn) {
+    // Bodies written with a test's vars differ per test: keep the most recent ones only.
+    if (functions.size >= 1000) functions.clear();
     fn = new Function('output', 'context', body);
     functions.set(body, fn);
   }
@@ -302,6 +304,27 @@ mod tests {
         assert!(needs_node("return output === 'see the console'"));
         assert!(!needs_node("return output.includes('processing')"));
         assert!(!needs_node("const processed = 1; return processed > 0"));
+    }
+
+    /// Bodies that differ per test (written with its vars) do not pile up in the engine.
+    #[test]
+    fn many_distinct_bodies_are_answered_and_do_not_pile_up() {
+        for i in 0..3000 {
+            let body = format!("return output.length + {i} === {}", 3 + i);
+            assert_eq!(
+                run(&body, &input("abc")),
+                Some(json!({"kind": "boolean", "value": true})),
+                "{body}"
+            );
+        }
+        let kept = ENGINE.with(|slot| {
+            let slot = slot.borrow();
+            let engine = slot.as_ref().expect("an engine");
+            engine
+                .context
+                .with(|cx| cx.eval::<usize, _>("functions.size").unwrap_or(usize::MAX))
+        });
+        assert!(kept <= 1000, "{kept} compiled bodies kept");
     }
 
     #[test]

@@ -216,7 +216,12 @@ impl TokenSource {
 }
 
 /// The JWT-bearer grant's assertion: `header.claims.signature`, each base64url.
-fn jwt(client_email: &str, key_id: Option<&str>, private_key: &str, audience: &str) -> Result<String, CredentialsError> {
+fn jwt(
+    client_email: &str,
+    key_id: Option<&str>,
+    private_key: &str,
+    audience: &str,
+) -> Result<String, CredentialsError> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let mut header = json!({"alg": "RS256", "typ": "JWT"});
     if let Some(kid) = key_id {
