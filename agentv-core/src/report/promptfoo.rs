@@ -494,6 +494,19 @@ mod tests {
         record
     }
 
+    /// Finishes `sink` and reads back its file, which must be exactly the pretty-printed
+    /// document it holds.
+    fn finished_document(mut sink: PromptfooJson, path: &Path) -> Value {
+        sink.finish().expect("finish");
+        let text = std::fs::read_to_string(path).expect("read");
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            text,
+            format!("{}\n", serde_json::to_string_pretty(&doc).expect("pretty"))
+        );
+        doc
+    }
+
     /// The rows are held as text and the document is written piece by piece: the file must be
     /// exactly the pretty-printed document, rows in promptfoo's order, whatever order they came.
     #[test]
@@ -510,13 +523,7 @@ mod tests {
             let record = record(i, verdict, answer);
             sink.write(&Row::redact(&record, &secrets)).expect("write");
         }
-        sink.finish().expect("finish");
-        let text = std::fs::read_to_string(&path).expect("read");
-        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-        assert_eq!(
-            text,
-            format!("{}\n", serde_json::to_string_pretty(&doc).expect("pretty"))
-        );
+        let doc = finished_document(sink, &path);
         let rows = doc["results"]["results"].as_array().expect("rows");
         let order: Vec<_> = rows.iter().map(|r| r["testIdx"].as_u64()).collect();
         assert_eq!(order, [Some(0), Some(1), Some(2)]);
@@ -533,14 +540,7 @@ mod tests {
     fn an_empty_run_writes_an_empty_document() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("out.json");
-        let mut sink = PromptfooJson::new(&path);
-        sink.finish().expect("finish");
-        let text = std::fs::read_to_string(&path).expect("read");
-        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-        assert_eq!(
-            text,
-            format!("{}\n", serde_json::to_string_pretty(&doc).expect("pretty"))
-        );
+        let doc = finished_document(PromptfooJson::new(&path), &path);
         assert_eq!(doc["results"]["results"], json!([]));
     }
 
