@@ -340,7 +340,7 @@ pub(crate) fn payload_with(config: Map<String, Value>, ctx: &GradeContext<'_>) -
         output_messages: ctx.output_messages.to_vec(),
         guideline_files: case.guidelines.iter().map(|g| g.path.display().to_string()).collect(),
         input_files: case.input_files.iter().map(|p| p.display().to_string()).collect(),
-        input_messages: case.raw_input_messages.clone(),
+        input_messages: case.raw_inputs().into_owned(),
         trace_summary: Some(ctx.trace_summary.clone()),
         candidate_trace: ctx.trace.to_vec(),
         execution_metrics: Some(ctx.metrics.clone()),

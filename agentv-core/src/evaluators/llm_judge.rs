@@ -187,7 +187,7 @@ fn variable(name: &str, ctx: &GradeContext<'_>) -> Option<String> {
         "expected_outcome" => case.expected_outcome.clone(),
         "reference_answer" => case.reference_answer.clone(),
         "expected_messages" => pretty(&case.expected_messages.iter().map(Message::to_json).collect::<Vec<_>>()),
-        "input_messages" => pretty(&case.raw_input_messages),
+        "input_messages" => pretty(&case.raw_inputs()),
         "output_messages" => pretty(&ctx.output_messages),
         "trace_summary" => pretty(ctx.trace_summary),
         "file_changes" => ctx.workspace.and_then(|w| w.file_changes.clone()).unwrap_or_default(),

@@ -238,7 +238,8 @@ pub struct EvalCase {
     pub expected_outcome: String,
     /// Input messages with guideline files removed.
     pub input_messages: Vec<Message>,
-    /// Input messages exactly as written (for judges).
+    /// Input messages exactly as written (for judges); empty when they are the parsed ones
+    /// (a promptfoo prompt): read them through [`EvalCase::raw_inputs`].
     pub raw_input_messages: Vec<Value>,
     pub expected_messages: Vec<Message>,
     /// Guideline files, in the order they appeared.
@@ -304,6 +305,16 @@ pub enum OnDependencyFailure {
 }
 
 impl EvalCase {
+    /// The input messages as written; for a case that keeps only the parsed messages (a
+    /// promptfoo prompt: one less copy of every prompt held for the whole run), their JSON.
+    pub fn raw_inputs(&self) -> std::borrow::Cow<'_, [Value]> {
+        if self.raw_input_messages.is_empty() && !self.input_messages.is_empty() {
+            std::borrow::Cow::Owned(self.input_messages.iter().map(Message::to_json).collect())
+        } else {
+            std::borrow::Cow::Borrowed(&self.raw_input_messages)
+        }
+    }
+
     /// The threshold the case's verdict (and a 4.x required grader without `min_score`) is
     /// judged against: its own (4.x), else `--threshold`, else 0.8
     /// (`docs/architecture.md#generations`).
@@ -341,5 +352,30 @@ mod tests {
             assert_eq!(Role::parse(name).map(Role::as_str), Some(*name));
         }
         assert_eq!(Role::parse("robot"), None);
+    }
+
+    #[test]
+    fn raw_inputs_are_the_written_messages_else_the_parsed_ones() {
+        let message = Message {
+            role: Role::User,
+            content: Content::Text("What is 2+2?".into()),
+            name: None,
+            tool_calls: None,
+        };
+        let parsed_only = EvalCase {
+            input_messages: vec![message.clone()],
+            ..EvalCase::default()
+        };
+        assert_eq!(
+            parsed_only.raw_inputs().as_ref(),
+            [json!({"role": "user", "content": "What is 2+2?"})]
+        );
+        let written = EvalCase {
+            input_messages: vec![message],
+            raw_input_messages: vec![json!({"role": "user", "content": [{"type": "text", "value": "What is 2+2?"}]})],
+            ..EvalCase::default()
+        };
+        assert_eq!(written.raw_inputs().as_ref(), written.raw_input_messages.as_slice());
+        assert!(EvalCase::default().raw_inputs().is_empty());
     }
 }

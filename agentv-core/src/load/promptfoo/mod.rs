@@ -412,7 +412,6 @@ impl Row<'_> {
         Some(EvalCase {
             id,
             dataset: dataset.clone(),
-            raw_input_messages: input_messages.iter().map(Message::to_json).collect(),
             question: rendered,
             input_messages,
             source: SourceRef {
