@@ -378,7 +378,7 @@ mod tests {
             "(0.1 + 0.2).toFixed(20).length + Math.max(...[3, 9, 2])",
             "/^It is (\\p{Lu}\\p{Ll}+)\\.$/u.exec(output)[1] === 'Paris'",
             "output.toUpperCase().normalize('NFD').replaceAll('I', 'i').at(-2) === 'S'",
-            "[3, 1, 2].sort().join() === '1,2,3' && Number.parseFloat('3.14abc') === 3.14",
+            "[3, 1, 2].map((x) => x * 2).join() === '6,2,4' && Number.parseFloat('3.14abc') === 3.14",
             "const words = output.split(/\\s+/); words.length >= 3",
             "async function f() {\n  return output.endsWith('.');\n}\nreturn f();",
         ] {
@@ -396,6 +396,34 @@ mod tests {
                 assert_eq!(embedded.reasoning, node.reasoning, "{code}");
             }
         }
+    }
+
+    /// Code on which the embedded engine and node (promptfoo 0.121.20 on node 20) once
+    /// answered differently: each now gets node's verdict and reason.
+    #[test]
+    fn where_engines_differ_the_verdict_is_nodes() {
+        if !agentv_testkit::toolchains::require("node", "JavaScript assertions") {
+            return;
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let rt = runtime();
+        for (code, output, pass) in [
+            ("JSON.stringify(JSON.parse(output).sort((a, b) => a > b)) === '[1,2,3]'", "[3,1,2]", false),
+            ("Number(output) === 10 ** -5", "0.00001", false),
+            ("/answer: (\\d+)/.test(output) && RegExp.$1 === '42'", "answer: 42", true),
+            ("output.split('\\n').values().filter((l) => l.trim()).toArray().length === 2", "a\nb", false),
+            ("new RegExp(RegExp.escape('$5.00')).test(output)", "$5.00", false),
+            ("arguments.length === 2", "x", false),
+            ("/(?<y>\\d{4})-\\d\\d|\\d\\d\\/(?<y>\\d{4})/.test(output)", "2024-01", false),
+        ] {
+            let js = check(code, None, false, dir.path());
+            let got = grade_in(&rt, &js, output);
+            let want = if pass { super::super::GradeVerdict::Pass } else { super::super::GradeVerdict::Fail };
+            assert_eq!(got.verdict, Some(want), "{code}: {:?}", got.reasoning);
+        }
+        let caught = "try { JSON.parse(output); return true } catch (e) { return {pass: false, score: 0, reason: 'Invalid JSON: ' + e.message} }";
+        let got = grade_in(&rt, &check(&format!("{caught}\n"), None, false, dir.path()), "not json");
+        assert_eq!(got.reasoning.as_deref(), Some("Invalid JSON: Unexpected token 'o', \"not json\" is not valid JSON"));
     }
 
     /// Assertions graded at the same time run at the same time, on a few warm workers: each
