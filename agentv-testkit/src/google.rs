@@ -48,6 +48,43 @@ impl TokenEndpoint {
         Self { server }
     }
 
+    /// An endpoint that refuses every request, quoting its `assertion` back in
+    /// `error_description` (`bad assertion <jwt>`).
+    pub async fn echoing_the_assertion() -> Self {
+        struct Echo;
+        impl wiremock::Respond for Echo {
+            fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+                let form = url_decode_pairs(&String::from_utf8_lossy(&request.body));
+                let jwt = form
+                    .iter()
+                    .find(|(k, _)| k == "assertion")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                ResponseTemplate::new(400).set_body_json(
+                    json!({"error": "invalid_grant", "error_description": format!("bad assertion {jwt}")}),
+                )
+            }
+        }
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/token"))
+            .respond_with(Echo)
+            .mount(&server)
+            .await;
+        Self { server }
+    }
+
+    /// An endpoint that answers every request with `status` and a text `body`.
+    pub async fn answering_text(status: u16, body: &str) -> Self {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/token"))
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .mount(&server)
+            .await;
+        Self { server }
+    }
+
     pub fn uri(&self) -> String {
         format!("{}/token", self.server.uri())
     }

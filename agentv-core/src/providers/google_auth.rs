@@ -26,6 +26,8 @@ const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
 const JWT_LIFETIME: Duration = Duration::from_secs(3600);
 /// A token is fetched again this long before it expires.
 const EARLY: Duration = Duration::from_secs(60);
+/// The longest a token is kept, whatever its `expires_in` says (Google's last an hour).
+const LONGEST: Duration = Duration::from_secs(24 * 3600);
 
 /// Why a credentials file cannot be used; found when the target is built.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +39,7 @@ pub enum CredentialsError {
     #[error("`{0}` is missing")]
     Missing(&'static str),
     #[error("`private_key` is not a PEM private key agentv can sign with (RSA): {0}")]
-    Key(String),
+    Key(&'static str),
 }
 
 /// What the credentials say, validated.
@@ -131,7 +133,8 @@ impl TokenSource {
         }
         let (token, lifetime) = self.fetch(timeout).await?;
         self.secrets.add(token.expose());
-        *cached = Some((token.clone(), Instant::now() + lifetime.saturating_sub(EARLY)));
+        let keep = lifetime.min(LONGEST).saturating_sub(EARLY);
+        *cached = Some((token.clone(), Instant::now() + keep));
         Ok(token)
     }
 
@@ -147,6 +150,8 @@ impl TokenSource {
                 let jwt = jwt(client_email, key_id.as_deref(), private_key.expose(), &self.token_uri).map_err(|e| {
                     ProviderError::Setup(format!("cannot sign the service account's token request: {e}"))
                 })?;
+                // An endpoint may quote it back in an error; it is worth a token for an hour.
+                self.secrets.add(&jwt);
                 form.append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
                 form.append_pair("assertion", &jwt);
             }
@@ -185,11 +190,14 @@ impl TokenSource {
         let reply: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
         if !(200..300).contains(&status) {
             let field = |k: &str| reply.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-            let reason = [field("error"), field("error_description")]
+            let mut reason = [field("error"), field("error_description")]
                 .into_iter()
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join(": ");
+            if reason.is_empty() {
+                reason = "its reply gives no `error`".to_owned();
+            }
             return Err(ProviderError::Http {
                 status,
                 message: self
@@ -247,13 +255,19 @@ fn jwt(
 fn sign(private_key: &str, message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
     use rustls::pki_types::PrivateKeyDer;
     use rustls::pki_types::pem::PemObject;
-    let unusable = |e: &dyn std::fmt::Display| CredentialsError::Key(e.to_string());
-    let der = PrivateKeyDer::from_pem_slice(private_key.as_bytes()).map_err(|e| unusable(&e))?;
-    let key = rustls::crypto::ring::sign::any_supported_type(&der).map_err(|e| unusable(&e))?;
+    // The parsers' own messages can quote the key's bytes: only fixed words are shown. A key
+    // pasted with its line breaks as the two characters `\n` is read with them as breaks.
+    let der = PrivateKeyDer::from_pem_slice(private_key.as_bytes())
+        .or_else(|_| PrivateKeyDer::from_pem_slice(private_key.replace("\\n", "\n").as_bytes()))
+        .map_err(|_| CredentialsError::Key("no readable PEM section"))?;
+    let key = rustls::crypto::ring::sign::any_supported_type(&der)
+        .map_err(|_| CredentialsError::Key("not a key it can read"))?;
     let signer = key
         .choose_scheme(&[rustls::SignatureScheme::RSA_PKCS1_SHA256])
-        .ok_or_else(|| unusable(&"not an RSA key"))?;
-    signer.sign(message).map_err(|e| unusable(&e))
+        .ok_or(CredentialsError::Key("not an RSA key"))?;
+    signer
+        .sign(message)
+        .map_err(|_| CredentialsError::Key("signing with it failed"))
 }
 
 #[cfg(test)]
@@ -336,6 +350,35 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("PRIVATE KEY"), "{text}");
+        // A reply that quotes the signed request back: the request is redacted too.
+        let endpoint = TokenEndpoint::echoing_the_assertion().await;
+        let source = TokenSource::parse(
+            &google::service_account(&endpoint.uri(), "p").to_string(),
+            &Secrets::default(),
+        )
+        .expect("a valid key");
+        let err = source.token(None).await.expect_err("refused").to_string();
+        assert!(err.contains("invalid_grant: bad assertion ***"), "{err}");
+        let endpoint = TokenEndpoint::answering_text(500, "<html>Internal error</html>").await;
+        let source = TokenSource::parse(
+            &google::service_account(&endpoint.uri(), "p").to_string(),
+            &Secrets::default(),
+        )
+        .expect("a valid key");
+        let err = source.token(None).await.expect_err("refused").to_string();
+        assert!(
+            err.starts_with("HTTP 500:") && err.ends_with("its reply gives no `error`"),
+            "{err}"
+        );
+        // A lifetime past any clock is kept a day at most, never a panic.
+        let endpoint =
+            TokenEndpoint::answering(200, json!({"access_token": "ya29.long", "expires_in": u64::MAX})).await;
+        let source = TokenSource::parse(
+            &google::service_account(&endpoint.uri(), "p").to_string(),
+            &Secrets::default(),
+        )
+        .expect("a valid key");
+        assert_eq!(source.token(None).await.expect("a token").expose(), "ya29.long");
         let endpoint = TokenEndpoint::answering(200, json!({"token_type": "Bearer"})).await;
         let source = TokenSource::parse(
             &google::service_account(&endpoint.uri(), "p").to_string(),
@@ -353,6 +396,12 @@ mod tests {
         no_email.as_object_mut().map(|o| o.remove("client_email"));
         let mut bad_key = key.clone();
         bad_key["private_key"] = json!("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+        let mut cut_key = key.clone();
+        cut_key["private_key"] = json!(&google::PRIVATE_KEY[..600]);
+        // A key pasted with `\n` for its line breaks is read.
+        let mut escaped = key.clone();
+        escaped["private_key"] = json!(google::PRIVATE_KEY.replace('\n', "\\n"));
+        assert!(TokenSource::parse(&escaped.to_string(), &Secrets::default()).is_ok());
         for (text, want) in [
             ("not json".to_owned(), "not a JSON credentials file"),
             (
@@ -363,6 +412,10 @@ mod tests {
             (no_email.to_string(), "`client_email` is missing"),
             (bad_key.to_string(), "`private_key` is not a PEM private key"),
             (
+                cut_key.to_string(),
+                "`private_key` is not a PEM private key agentv can sign with (RSA): no readable PEM section",
+            ),
+            (
                 json!({"type": "authorized_user", "client_id": "c", "client_secret": "s-123"}).to_string(),
                 "`refresh_token` is missing",
             ),
@@ -371,6 +424,10 @@ mod tests {
                 .expect_err(want)
                 .to_string();
             assert!(err.starts_with(want), "{err}");
+            assert!(
+                !err.contains("MII") && !err.contains("45, 45"),
+                "no key material: {err}"
+            );
         }
     }
 }
