@@ -62,9 +62,9 @@ const OWN: &[Key] = &[
     ),
     Key::new("keep_temp_files", Kind::Bool, "Keep the output files after reading them.").aliases(&["keep_output_files"]),
     Key::new(
-        "trim_output",
+        "clean_output",
         Kind::Bool,
-        "Trim white space around the answer, as promptfoo's `exec:` provider does (default false).",
+        "promptfoo's `exec:` rules: the answer is the text printed (never read as structured JSON), trimmed, without ANSI escape codes; an empty answer with something on stderr fails (default false).",
     ),
     Key::new("verbose", Kind::Bool, "Accepted for compatibility; not used.").aliases(&["cli_verbose"]),
     Key::new(
@@ -118,8 +118,8 @@ pub struct CliConfig {
     pub timeout: Option<Duration>,
     pub healthcheck: Option<Healthcheck>,
     pub keep_temp_files: bool,
-    /// Trim white space around the answer (JavaScript's `trim`, as promptfoo's `exec:` does).
-    pub trim_output: bool,
+    /// promptfoo's `exec:` rules for the answer ([`clean`]).
+    pub clean_output: bool,
     /// Redacted from the command's output before it is cut for an error message.
     pub secrets: Secrets,
 }
@@ -320,18 +320,38 @@ impl CliProvider {
                 output: format!("{output}{hint}"),
             });
         }
-        let text = std::fs::read_to_string(&output_file);
-        match text {
-            Ok(text) if self.config.trim_output => Ok((crate::js::trim(&text).to_owned(), elapsed_ms)),
-            Ok(text) => Ok((text, elapsed_ms)),
-            Err(e) => Err(ProviderError::io(
+        let bytes = std::fs::read(&output_file).map_err(|e| {
+            ProviderError::io(
                 format!(
                     "cannot read the output file {} (the command must write its answer to {{OUTPUT_FILE}})",
                     output_file.display()
                 ),
                 e,
-            )),
+            )
+        })?;
+        // Bytes that are not UTF-8 are replaced, as a terminal shows them.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if !self.config.clean_output {
+            return Ok((text, elapsed_ms));
         }
+        let answer = clean(&text);
+        let errors = clean(&String::from_utf8_lossy(&done.stderr));
+        if answer.is_empty() && !errors.is_empty() {
+            return Err(ProviderError::Reported(self.config.secrets.redact(&errors).into_owned()));
+        }
+        Ok((answer, elapsed_ms))
+    }
+}
+
+/// promptfoo's `exec:` cleaning of what a command printed: trimmed (JavaScript's `trim`), then
+/// without ANSI escape codes (`docs/promptfoo.md#providers`).
+fn clean(text: &str) -> String {
+    static ANSI: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])").ok());
+    let trimmed = crate::js::trim(text);
+    match ANSI.as_ref() {
+        Some(ansi) => ansi.replace_all(trimmed, "").into_owned(),
+        None => trimmed.to_owned(),
     }
 }
 
@@ -406,7 +426,12 @@ impl Provider for CliProvider {
                     container: request.container.as_ref(),
                 })
                 .await?;
-            let mut response = parse_answer(&text);
+            // promptfoo's `exec:` answer is the text printed, whatever it looks like.
+            let mut response = if self.config.clean_output {
+                ProviderResponse::text(&text)
+            } else {
+                parse_answer(&text)
+            };
             response.duration_ms = response.duration_ms.or(Some(elapsed_ms));
             Ok(response)
         })
@@ -511,7 +536,7 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
     let cwd = s.dir("cwd");
     let timeout = s.duration("timeout_seconds");
     let keep_temp_files = s.boolean("keep_temp_files").unwrap_or(false);
-    let trim_output = s.boolean("trim_output").unwrap_or(false);
+    let clean_output = s.boolean("clean_output").unwrap_or(false);
     let _ = s.boolean("verbose");
     let healthcheck = s.object("healthcheck", healthcheck).flatten();
     let config = CliConfig {
@@ -521,7 +546,7 @@ fn build(s: &mut TargetSettings<'_>, ctx: &BuildContext<'_>) -> Option<Arc<dyn P
         timeout,
         healthcheck,
         keep_temp_files,
-        trim_output,
+        clean_output,
         secrets: s.secrets().clone(),
     };
     Some(Arc::new(CliProvider::new(ctx.target, config, ctx.child_env.clone())))
@@ -622,7 +647,7 @@ mod tests {
                 timeout: Some(Duration::from_secs(10)),
                 healthcheck,
                 keep_temp_files: false,
-                trim_output: false,
+                clean_output: false,
                 secrets: Secrets::default(),
             },
             Arc::from(vec![("AGENTV_CLI_TEST_VAR".to_owned(), "from-dotenv".to_owned())]),
@@ -664,13 +689,28 @@ mod tests {
         assert!(r.duration_ms.is_some());
     }
 
+    /// promptfoo's `exec:` rules apply only when asked: trimmed, without ANSI codes, and an
+    /// empty answer with something on stderr is the command's error.
     #[tokio::test]
-    async fn the_answer_is_trimmed_only_when_asked() {
-        for (trim, want) in [(false, "\u{feff} The answer: hi "), (true, "The answer: hi")] {
-            let mut p = provider("printf '\\357\\273\\277 The answer: hi \\n\\n' > {OUTPUT_FILE}", None);
-            p.config.trim_output = trim;
-            let r = p.invoke(&request("c", "q")).await.expect("runs");
-            assert_eq!(r.output_messages[0].text().as_deref(), Some(want), "trim_output: {trim}");
+    async fn the_answer_is_cleaned_only_when_asked() {
+        for (command, clean, want) in [
+            ("printf '\\357\\273\\277 The answer: hi \\n\\n' > {OUTPUT_FILE}", false, Ok("\u{feff} The answer: hi ")),
+            ("printf '\\357\\273\\277 The answer: hi \\n\\n' > {OUTPUT_FILE}", true, Ok("The answer: hi")),
+            ("printf ' \\033[32mgreen\\033[0m \\n' > {OUTPUT_FILE}", true, Ok("green")),
+            ("printf 'caf\\351 ok' > {OUTPUT_FILE}", false, Ok("caf\u{fffd} ok")),
+            ("echo 'it broke' >&2; : > {OUTPUT_FILE}", true, Err("it broke")),
+            ("echo 'a warning' >&2; echo fine > {OUTPUT_FILE}", true, Ok("fine")),
+            ("echo 'it broke' >&2; : > {OUTPUT_FILE}", false, Ok("")),
+            ("echo '{\"text\": \"x\"}' > {OUTPUT_FILE}", true, Ok("{\"text\": \"x\"}")),
+            ("echo '{\"text\": \"x\"}' > {OUTPUT_FILE}", false, Ok("x")),
+        ] {
+            let mut p = provider(command, None);
+            p.config.clean_output = clean;
+            let got = p.invoke(&request("c", "q")).await;
+            let got = got
+                .map(|r| r.output_messages[0].text().unwrap_or_default())
+                .map_err(|e| e.to_string());
+            assert_eq!(got.as_deref(), want.map_err(str::to_owned).as_deref(), "{command} (clean: {clean})");
         }
     }
 

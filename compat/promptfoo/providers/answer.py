@@ -19,5 +19,6 @@ def call_api(prompt, options, context):
 
 
 if __name__ == "__main__":
-    # Padded: promptfoo's `exec:` trims what the command prints, so `starts-with` still holds.
-    print("  %s  " % answer(" ".join(sys.argv[1:])))
+    # Padded and in bold: promptfoo's `exec:` trims what the command prints and removes ANSI
+    # escape codes. Its arguments: the prompt, then two JSON objects.
+    print("  \033[1m%s\033[0m  " % answer(sys.argv[1]))

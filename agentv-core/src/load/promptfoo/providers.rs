@@ -282,11 +282,8 @@ fn local_settings(id: &str, s: &mut Settings<'_>) -> bool {
         s.set("provider", s.text("echo".to_owned()));
     } else if let Some(command) = id.strip_prefix("exec:") {
         s.set("provider", s.text("cli".to_owned()));
-        s.set(
-            "command_template",
-            s.text(format!("{} {{PROMPT}} > {{OUTPUT_FILE}}", command.trim())),
-        );
-        s.set("trim_output", Some(Node::new(NodeValue::Bool(true), s.pos)));
+        s.set("command_template", s.text(exec_command(command)));
+        s.set("clean_output", Some(Node::new(NodeValue::Bool(true), s.pos)));
     } else if let Some((provider, file, function)) = script_of(id) {
         s.set("provider", s.text(provider.to_owned()));
         s.set("file", s.text(file.to_owned()));
@@ -314,6 +311,43 @@ fn local_settings(id: &str, s: &mut Settings<'_>) -> bool {
         return false;
     }
     true
+}
+
+/// The `cli` command of an `exec:` provider, run as promptfoo runs it: the command split into
+/// words as promptfoo splits it (a word, or a `"…"` or `'…'` group), with no shell between
+/// (each word quoted, so `$HOME` and `|` are passed as written), then the prompt and promptfoo's
+/// two JSON arguments (its provider options and call context, both `{}` here). Its standard
+/// output is the answer.
+fn exec_command(command: &str) -> String {
+    let mut words = Vec::new();
+    let mut rest = command.trim_start();
+    while let Some(first) = rest.chars().next() {
+        let (word, after) = match first {
+            '"' | '\'' => match rest[1..].find(first) {
+                // promptfoo keeps an empty group as its two quotes.
+                Some(0) => (&rest[..2], &rest[2..]),
+                Some(end) => (&rest[1..=end], &rest[end + 2..]),
+                None => {
+                    // An unclosed quote starts a word of its own, as promptfoo reads it.
+                    let end = rest[1..]
+                        .find(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+                        .map_or(rest.len(), |e| e + 1);
+                    (&rest[1..end], &rest[end..])
+                }
+            },
+            _ => {
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+                    .unwrap_or(rest.len());
+                (&rest[..end], &rest[end..])
+            }
+        };
+        if !word.is_empty() {
+            words.push(crate::providers::shell_quote(word));
+        }
+        rest = after.trim_start();
+    }
+    format!("{} {{PROMPT}} '{{}}' '{{}}' > {{OUTPUT_FILE}}", words.join(" "))
 }
 
 /// The hosted models: OpenAI, Azure OpenAI, Google, Anthropic. `false` when `id` is none of
@@ -680,7 +714,7 @@ mod tests {
         );
         assert_eq!(
             shown[3],
-            "name=exec:python3 run.py provider=cli command_template=python3 run.py {PROMPT} > {OUTPUT_FILE} trim_output=true"
+            "name=exec:python3 run.py provider=cli command_template='python3' 'run.py' {PROMPT} '{}' '{}' > {OUTPUT_FILE} clean_output=true"
         );
         assert!(shown[4].starts_with("name=anthropic:messages:claude-x provider=anthropic"));
         assert_eq!(
@@ -692,6 +726,28 @@ mod tests {
         let problems: Vec<String> = diags.into_vec().iter().map(ToString::to_string).collect();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("a provider entry needs `id`"), "{problems:?}");
+    }
+
+    #[test]
+    fn exec_commands_are_split_into_words_as_promptfoo_splits_them() {
+        for (command, want) in [
+            ("python3 run.py", "'python3' 'run.py'"),
+            (
+                "  echo $HOME \"a  b\" it's | cat",
+                "'echo' '$HOME' 'a  b' 'it' 's' '|' 'cat'",
+            ),
+            (
+                "node 'my script.js' --flag=\"x y\"",
+                "'node' 'my script.js' '--flag=' 'x y'",
+            ),
+            ("say \"\" done", "'say' '\"\"' 'done'"),
+        ] {
+            assert_eq!(
+                exec_command(command),
+                format!("{want} {{PROMPT}} '{{}}' '{{}}' > {{OUTPUT_FILE}}"),
+                "{command}"
+            );
+        }
     }
 
     #[test]
