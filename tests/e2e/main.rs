@@ -31,6 +31,7 @@ mod persistent_judges;
 mod promptfoo_compare;
 mod promptfoo_configs;
 mod promptfoo_convert;
+mod promptfoo_js_engine;
 mod promptfoo_model_graded;
 mod promptfoo_providers;
 mod promptfoo_results;
