@@ -189,6 +189,57 @@ pub fn parse_float(s: &str) -> Option<f64> {
     s[..end].parse::<f64>().ok()
 }
 
+/// JSON text a JavaScript program wrote (`JSON.stringify`), read: like serde_json, except that
+/// a lone surrogate escape (`"\ud800"`, which JavaScript strings may hold and serde_json
+/// refuses) reads as U+FFFD, the replacement character.
+pub fn from_js_json(text: &str) -> serde_json::Result<Value> {
+    serde_json::from_str(text).or_else(|e| match without_lone_surrogates(text) {
+        Some(fixed) => serde_json::from_str(&fixed),
+        None => Err(e),
+    })
+}
+
+/// `text` with each `\uXXXX` escape of an unpaired surrogate written `\ufffd`; `None` when it
+/// has none.
+fn without_lone_surrogates(text: &str) -> Option<String> {
+    let escape_at = |at: usize| -> Option<u32> {
+        let hex = text.get(at + 2..at + 6)?;
+        (text.get(at..at + 2) == Some("\\u"))
+            .then(|| u32::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < text.len() {
+        let Some(rest) = text.get(i..) else { break };
+        if !rest.starts_with('\\') {
+            let c = rest.chars().next()?;
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        }
+        match escape_at(i) {
+            Some(0xD800..=0xDBFF) if escape_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) => {
+                out.push_str(&text[i..i + 12]);
+                i += 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                out.push_str("\\ufffd");
+                changed = true;
+                i += 6;
+            }
+            _ => {
+                // Any other escape: its two characters (the next one may be a quote or a backslash).
+                let escaped = rest.chars().nth(1).map_or(0, char::len_utf8);
+                out.push_str(&text[i..i + 1 + escaped]);
+                i += 1 + escaped;
+            }
+        }
+    }
+    changed.then_some(out)
+}
+
 /// `JSON.parse(text)` as Node reads it: the value, or V8's error message (`Unexpected token
 /// 'o', "not json" is not valid JSON`, `Unexpected end of JSON input`, …). Positions come from
 /// serde_json's error, so a message may name a neighbouring position in rare texts.
@@ -242,6 +293,32 @@ fn error_index(text: &str, line: usize, column: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_from_javascript_reads_lone_surrogates_as_replacement_characters() {
+        for (text, want) in [
+            (r#"{"reason": "\ud800"}"#, serde_json::json!({"reason": "\u{fffd}"})),
+            (
+                r#"{"reason": "a\udc00b\ud83d"}"#,
+                serde_json::json!({"reason": "a\u{fffd}b\u{fffd}"}),
+            ),
+            (
+                r#"{"reason": "\ud83d\ude00 ok"}"#,
+                serde_json::json!({"reason": "\u{1f600} ok"}),
+            ),
+            (
+                r#"{"reason": "\\ud800 is text"}"#,
+                serde_json::json!({"reason": "\\ud800 is text"}),
+            ),
+            (
+                r#"{"reason": "é \" \ud800"}"#,
+                serde_json::json!({"reason": "é \" \u{fffd}"}),
+            ),
+        ] {
+            assert_eq!(super::from_js_json(text).ok(), Some(want), "{text}");
+        }
+        assert!(super::from_js_json("{not json").is_err());
+    }
+
     use super::*;
     use serde_json::json;
 

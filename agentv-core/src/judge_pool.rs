@@ -636,7 +636,8 @@ pub fn check_ready(line: &str, secrets: &Secrets) -> Result<(), ReadyError> {
 /// Reads a response line to request `id`: its `result` object, or the judge's `error`.
 pub fn read_response(line: &str, id: &Value, secrets: &Secrets) -> Result<Value, PoolError> {
     let shown = || crate::process::tail(line, 200, secrets);
-    let Ok(Value::Object(response)) = serde_json::from_str::<Value>(line) else {
+    // Judges in JavaScript may answer with strings JSON.stringify writes but serde_json refuses.
+    let Ok(Value::Object(response)) = crate::js::from_js_json(line) else {
         return Err(PoolError::Protocol(format!(
             "its response is not a JSON object (got: {:?})",
             shown()

@@ -398,6 +398,22 @@ mod tests {
         }
     }
 
+    /// A reason holding half of a surrogate pair (a JavaScript string may) reads with U+FFFD
+    /// in its place, in the embedded engine and in node alike; it never breaks the worker.
+    #[test]
+    fn a_lone_surrogate_in_a_reason_is_read_not_a_broken_worker() {
+        if !agentv_testkit::toolchains::require("node", "JavaScript assertions") {
+            return;
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let rt = runtime();
+        for code in ["({pass: true, score: 1, reason: 'half \\ud800'})", "void process;\nreturn {pass: true, score: 1, reason: 'half \\ud800'};"] {
+            let got = grade_in(&rt, &check(code, None, false, dir.path()), "x");
+            assert_eq!(got.error, None, "{code}");
+            assert_eq!(got.reasoning.as_deref(), Some("half \u{fffd}"), "{code}");
+        }
+    }
+
     /// Code on which the embedded engine and node (promptfoo 0.121.20 on node 20) once
     /// answered differently: each now gets node's verdict and reason.
     #[test]

@@ -355,7 +355,7 @@ pub fn run(body: &str, input: &str) -> Option<Value> {
         }
         answer
     })?;
-    serde_json::from_str(&text).ok()
+    crate::js::from_js_json(&text).ok()
 }
 
 #[cfg(test)]

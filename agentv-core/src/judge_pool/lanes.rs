@@ -302,7 +302,7 @@ async fn read_answers(mut stdout: BufReader<ChildStdout>, answers: Arc<Mutex<Ans
             answers.ready = true;
             continue;
         }
-        let Ok(Value::Object(response)) = serde_json::from_str::<Value>(&line) else {
+        let Ok(Value::Object(response)) = crate::js::from_js_json(&line) else {
             break Broken::Stray(line);
         };
         let Some(id) = response.get("id").and_then(Value::as_u64) else {
