@@ -128,3 +128,18 @@ tests:
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(rows, vec![("fail".to_owned(), 0.0), ("pass".to_owned(), 1.0)]);
 }
+
+/// `--out suite.json` writes `suite.jsonl` beside the suite; running the suite again reads
+/// it as the suite, not as the suite keys of a dataset named by the results file.
+#[test]
+fn a_suite_runs_again_beside_its_own_results() {
+    let p = Project::new().file(
+        "mytests.yaml",
+        "prompts: ['hi {{x}}']\nproviders: [echo]\ntests:\n  - vars: {x: 1}\n    assert: [{type: contains, value: hi}]\n",
+    );
+    for _ in 0..2 {
+        p.run(&["eval", "mytests.yaml", "--out", "mytests.json"]).code(0);
+        assert!(p.path().join("mytests.jsonl").is_file());
+    }
+    p.run(&["validate", "mytests.yaml"]).code(0);
+}

@@ -105,7 +105,10 @@ pub fn classify(path: &Path, ws: &Workspace) -> FileKind {
         }
         return FileKind::Eval;
     }
-    if full.with_extension("jsonl").is_file() {
+    // Beside a dataset, a YAML file holds its suite keys; beside a results file (a run's
+    // `--out suite.json` writes `suite.jsonl` next to the suite) it is the suite itself.
+    let beside = full.with_extension("jsonl");
+    if beside.is_file() && !crate::report::starts_with_a_result(&beside) {
         return FileKind::Sidecar;
     }
     FileKind::Eval
