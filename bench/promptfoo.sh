@@ -8,8 +8,9 @@
 # One OpenAI-compatible call per test to `fake-model-server`; both tools run the one config
 # file. Prints wall time, CPU per case (user + sys of the tool and its children) and peak
 # memory for both, and agentv's ratios next to the targets (wall <= 1/10 of promptfoo's, CPU
-# per case <= 1/20, peak memory <= 1/10). Peak memory is the whole process tree's, summed
-# (`tree_rss.py`: agentv's node workers count), next to the largest single process
+# per case <= 1/20, peak memory <= 1/10). Peak memory is the tool's whole process tree's,
+# summed (`tree_rss.py`: agentv's node workers count; the measuring `/usr/bin/time` does not),
+# next to the largest single process
 # (`/usr/bin/time`). A run counts only when the server saw the expected
 # number of calls and every row passed. PROFILE=debug measures the debug build; NO_BUILD=1
 # measures what is already built (BIN_DIR=DIR: the binaries in DIR). promptfoo is a test-only npm install in
@@ -72,7 +73,7 @@ requests() { python3 -c "import json,urllib.request; print(json.load(urllib.requ
 measure() { # NAME RESULTS_JSON COMMAND...
   local name="$1" results="$2"; shift 2
   local before; before="$(requests)"
-  (cd "$work" && python3 "$root/bench/tree_rss.py" "$work/$name.tree" /usr/bin/time -v "$@" \
+  (cd "$work" && python3 "$root/bench/tree_rss.py" "$work/$name.tree" --without-root /usr/bin/time -v "$@" \
     > "$work/$name.out" 2> "$work/$name.time") || true
   local served=$(( $(requests) - before ))
   python3 - "$work/$name.time" "$name" "$served" "$(( cases * calls_per_case ))" "$cases" "$work/$results" \

@@ -19,6 +19,10 @@ pub struct PromptfooJson {
     path: PathBuf,
     /// Sorted by (testIdx, promptIdx) when written.
     rows: Vec<HeldRow>,
+    /// The rows' text, in the order they came, until the file is written: a run of many rows
+    /// holds none of them in memory.
+    spill: Option<io::BufWriter<std::fs::File>>,
+    spilled: u64,
     description: Option<String>,
     /// promptIdx → the prompt's entry in `results.prompts`, its metrics filled in at the end.
     prompts: BTreeMap<u64, PromptEntry>,
@@ -35,8 +39,8 @@ struct PromptEntry {
     rows: Vec<(u64, Vec<NamedSum>)>,
 }
 
-/// A row held until the end: its JSON as text (a `Value` tree of a row takes about ten times
-/// the memory of its text) and what the prompts' metrics and the stats count.
+/// A row until the end: where its JSON text is in the spill file, and what the prompts'
+/// metrics and the stats count.
 struct HeldRow {
     test_idx: u64,
     prompt_idx: u64,
@@ -45,13 +49,15 @@ struct HeldRow {
     score: f64,
     latency_ms: f64,
     cost: f64,
-    /// The row pretty-printed, as it appears in the file less its indentation.
-    json: Box<str>,
+    /// The row pretty-printed (as it appears in the file less its indentation): its offset
+    /// and length in the spill file.
+    at: u64,
+    len: usize,
 }
 
 impl HeldRow {
-    fn new(test_idx: u64, prompt_idx: u64, row: &Value) -> io::Result<Self> {
-        Ok(Self {
+    fn new(test_idx: u64, prompt_idx: u64, row: &Value, at: u64, len: usize) -> Self {
+        Self {
             test_idx,
             prompt_idx,
             success: row["success"] == Value::Bool(true),
@@ -59,8 +65,9 @@ impl HeldRow {
             score: row["score"].as_f64().unwrap_or(0.0),
             latency_ms: row["latencyMs"].as_f64().unwrap_or(0.0),
             cost: row["cost"].as_f64().unwrap_or(0.0),
-            json: serde_json::to_string_pretty(row)?.into_boxed_str(),
-        })
+            at,
+            len,
+        }
     }
 }
 
@@ -70,9 +77,40 @@ impl PromptfooJson {
         Self {
             path: path.to_path_buf(),
             rows: Vec::new(),
+            spill: None,
+            spilled: 0,
             description: None,
             prompts: BTreeMap::new(),
         }
+    }
+
+    /// Appends a row's text to the spill file (made on the first row, deleted when dropped).
+    fn spill(&mut self, text: &str) -> io::Result<u64> {
+        let spill = match &mut self.spill {
+            Some(spill) => spill,
+            None => self.spill.insert(io::BufWriter::new(tempfile::tempfile()?)),
+        };
+        spill.write_all(text.as_bytes())?;
+        let at = self.spilled;
+        self.spilled += text.len() as u64;
+        Ok(at)
+    }
+
+    /// The spilled rows' text, read back in the rows' (sorted) order, each written by `each`.
+    fn read_back(&mut self, mut each: impl FnMut(usize, &str) -> io::Result<()>) -> io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let Some(spill) = self.spill.take() else {
+            return Ok(());
+        };
+        let mut file = spill.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let mut buf = Vec::new();
+        for (i, row) in self.rows.iter().enumerate() {
+            buf.resize(row.len, 0);
+            file.seek(SeekFrom::Start(row.at))?;
+            file.read_exact(&mut buf)?;
+            each(i, std::str::from_utf8(&buf).map_err(io::Error::other)?)?;
+        }
+        Ok(())
     }
 }
 
@@ -373,13 +411,16 @@ impl Sink for PromptfooJson {
             .rows
             .push((test_idx, weighted_named_sums(&record.evaluator_results)));
         let row = row(record, keys, provider, idx);
-        self.rows.push(HeldRow::new(test_idx, idx, &row)?);
+        let text = serde_json::to_string_pretty(&row)?;
+        let at = self.spill(&text)?;
+        self.rows.push(HeldRow::new(test_idx, idx, &row, at, text.len()));
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.rows.sort_by_key(|r| (r.test_idx, r.prompt_idx));
         let rows = &self.rows;
+        let count = rows.len();
         let (successes, errors) = outcomes(rows.iter());
         let prompts: Vec<Value> = self
             .prompts
@@ -394,7 +435,7 @@ impl Sink for PromptfooJson {
             })
             .collect();
         let now = jiff::Timestamp::now().to_string();
-        let stats = json!({"successes": successes, "failures": rows.len() - successes - errors, "errors": errors});
+        let stats = json!({"successes": successes, "failures": count - successes - errors, "errors": errors});
         let mut out = super::sink::output_file_for(&self.path)?;
         let mut w = io::BufWriter::new(out.as_file_mut());
         // The document's keys in sorted order, as the rest of agentv's JSON is written.
@@ -413,11 +454,11 @@ impl Sink for PromptfooJson {
         write!(w, ",\n  \"results\": {{\n    \"prompts\": ")?;
         pretty_at(&mut w, &Value::Array(prompts), 4)?;
         write!(w, ",\n    \"results\": [")?;
-        for (i, row) in rows.iter().enumerate() {
+        self.read_back(|i, text| {
             w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-            indented(&mut w, &row.json, 6, true)?;
-        }
-        w.write_all(if rows.is_empty() { b"]" } else { b"\n    ]" })?;
+            indented(&mut w, text, 6, true)
+        })?;
+        w.write_all(if count == 0 { b"]" } else { b"\n    ]" })?;
         write!(w, ",\n    \"stats\": ")?;
         pretty_at(&mut w, &stats, 4)?;
         write!(
