@@ -330,6 +330,12 @@ mod tests {
         assert!(secrets.contains("1//refresh-me") && secrets.contains("d-secret-1"));
     }
 
+    /// The test key, its tokens from `endpoint`.
+    fn key_for(endpoint: &TokenEndpoint) -> TokenSource {
+        let key = google::service_account(&endpoint.uri(), "p").to_string();
+        TokenSource::parse(&key, &Secrets::default()).expect("a valid key")
+    }
+
     #[tokio::test]
     async fn a_refusal_says_why_without_the_credentials() {
         let endpoint = TokenEndpoint::answering(
@@ -337,11 +343,7 @@ mod tests {
             json!({"error": "invalid_grant", "error_description": "Invalid JWT Signature."}),
         )
         .await;
-        let source = TokenSource::parse(
-            &google::service_account(&endpoint.uri(), "p").to_string(),
-            &Secrets::default(),
-        )
-        .expect("a valid key");
+        let source = key_for(&endpoint);
         let err = source.token(None).await.expect_err("refused");
         let text = err.to_string();
         assert!(text.starts_with("HTTP 400: the token endpoint"), "{text}");
@@ -352,19 +354,11 @@ mod tests {
         assert!(!text.contains("PRIVATE KEY"), "{text}");
         // A reply that quotes the signed request back: the request is redacted too.
         let endpoint = TokenEndpoint::echoing_the_assertion().await;
-        let source = TokenSource::parse(
-            &google::service_account(&endpoint.uri(), "p").to_string(),
-            &Secrets::default(),
-        )
-        .expect("a valid key");
+        let source = key_for(&endpoint);
         let err = source.token(None).await.expect_err("refused").to_string();
         assert!(err.contains("invalid_grant: bad assertion ***"), "{err}");
         let endpoint = TokenEndpoint::answering_text(500, "<html>Internal error</html>").await;
-        let source = TokenSource::parse(
-            &google::service_account(&endpoint.uri(), "p").to_string(),
-            &Secrets::default(),
-        )
-        .expect("a valid key");
+        let source = key_for(&endpoint);
         let err = source.token(None).await.expect_err("refused").to_string();
         assert!(
             err.starts_with("HTTP 500:") && err.ends_with("its reply gives no `error`"),
@@ -373,18 +367,10 @@ mod tests {
         // A lifetime past any clock is kept a day at most, never a panic.
         let endpoint =
             TokenEndpoint::answering(200, json!({"access_token": "ya29.long", "expires_in": u64::MAX})).await;
-        let source = TokenSource::parse(
-            &google::service_account(&endpoint.uri(), "p").to_string(),
-            &Secrets::default(),
-        )
-        .expect("a valid key");
+        let source = key_for(&endpoint);
         assert_eq!(source.token(None).await.expect("a token").expose(), "ya29.long");
         let endpoint = TokenEndpoint::answering(200, json!({"token_type": "Bearer"})).await;
-        let source = TokenSource::parse(
-            &google::service_account(&endpoint.uri(), "p").to_string(),
-            &Secrets::default(),
-        )
-        .expect("a valid key");
+        let source = key_for(&endpoint);
         let err = source.token(None).await.expect_err("no token").to_string();
         assert!(err.contains("no `access_token` in its reply"), "{err}");
     }
