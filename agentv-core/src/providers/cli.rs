@@ -40,7 +40,7 @@ const OWN: &[Key] = &[
         "command_template",
         Kind::Text,
         "The command, run by `sh -c`, with {PROMPT}, {GUIDELINES}, {EVAL_ID}, {ATTEMPT}, {FILES}, {OUTPUT_FILE} \
-         (4.x spells it `command`).",
+         and {CONTEXT} (a promptfoo test's vars and prompt as JSON) (4.x spells it `command`).",
     )
     .aliases(&["command"])
     .required(),
@@ -271,6 +271,7 @@ impl CliProvider {
             cwd,
             extension,
             container,
+            vars,
         } = run;
         // In a container, the output file is made in a directory the container sees.
         let output_dir = container.map_or_else(std::env::temp_dir, |c| c.io_dir.clone());
@@ -284,6 +285,7 @@ impl CliProvider {
             ("EVAL_ID", eval_id.to_owned()),
             ("ATTEMPT", attempt.to_string()),
             ("OUTPUT_FILE", output_file.display().to_string()),
+            ("CONTEXT", context_json(prompt, vars)),
         ]);
         let raw = HashMap::from([("FILES", self.files_arg(files))]);
         let command = render(&self.config.command_template, &values, &raw);
@@ -343,6 +345,13 @@ impl CliProvider {
     }
 }
 
+/// `{CONTEXT}`: the call context promptfoo gives a provider, as JSON (`{vars, prompt: {raw,
+/// label}}`, as script providers get it: `script.rs`).
+fn context_json(prompt: &str, vars: Option<&serde_json::Map<String, serde_json::Value>>) -> String {
+    let vars = vars.cloned().map_or_else(|| serde_json::json!({}), serde_json::Value::Object);
+    serde_json::json!({"vars": vars, "prompt": {"raw": prompt, "label": prompt}}).to_string()
+}
+
 /// promptfoo's `exec:` cleaning of what a command printed: trimmed (JavaScript's `trim`), then
 /// without ANSI escape codes (`docs/promptfoo.md#providers`).
 fn clean(text: &str) -> String {
@@ -383,6 +392,8 @@ struct Invocation<'a> {
     extension: &'a str,
     /// With `docker.agent`: the container the command runs in (`docs/workspaces.md#containers`).
     container: Option<&'a AgentContainer>,
+    /// A promptfoo test's `vars`, for `{CONTEXT}`.
+    vars: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A fresh path in `dir` for the command's answer, deleted when dropped. No file is created: a
@@ -424,6 +435,7 @@ impl Provider for CliProvider {
                     cwd: &cwd,
                     extension: "json",
                     container: request.container.as_ref(),
+                    vars: request.vars.as_ref(),
                 })
                 .await?;
             // promptfoo's `exec:` answer is the text printed, whatever it looks like.
@@ -458,6 +470,7 @@ impl Provider for CliProvider {
                     cwd: &cwd,
                     extension: "jsonl",
                     container: None,
+                    vars: None,
                 })
                 .await?;
             let mut by_id = parse_batch_output(&text)?;
@@ -712,6 +725,22 @@ mod tests {
                 .map_err(|e| e.to_string());
             assert_eq!(got.as_deref(), want.map_err(str::to_owned).as_deref(), "{command} (clean: {clean})");
         }
+    }
+
+    /// `{CONTEXT}` is promptfoo's call context: the test's vars and the prompt, as JSON.
+    #[tokio::test]
+    async fn the_context_placeholder_gives_the_vars_and_prompt_as_json() {
+        let p = provider("printf '%s' {CONTEXT} > {OUTPUT_FILE}", None);
+        let mut req = request("c", "it's \"quoted\"");
+        req.vars = serde_json::json!({"country": "France", "n": 1}).as_object().cloned();
+        let r = p.invoke(&req).await.expect("runs");
+        let context: serde_json::Value =
+            serde_json::from_str(&r.output_messages[0].text().unwrap_or_default()).expect("JSON");
+        let prompt = "it's \"quoted\"";
+        assert_eq!(
+            context,
+            serde_json::json!({"vars": {"country": "France", "n": 1}, "prompt": {"raw": prompt, "label": prompt}})
+        );
     }
 
     #[tokio::test]

@@ -7,7 +7,15 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// Placeholders a `cli` command template may use.
-pub const CLI_PLACEHOLDERS: &[&str] = &["PROMPT", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE"];
+pub const CLI_PLACEHOLDERS: &[&str] = &[
+    "PROMPT",
+    "GUIDELINES",
+    "EVAL_ID",
+    "ATTEMPT",
+    "FILES",
+    "OUTPUT_FILE",
+    "CONTEXT",
+];
 
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{([A-Z_]+)\}").expect("static regex"));
 

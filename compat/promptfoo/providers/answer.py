@@ -19,6 +19,9 @@ def call_api(prompt, options, context):
 
 
 if __name__ == "__main__":
-    # Padded and in bold: promptfoo's `exec:` trims what the command prints and removes ANSI
-    # escape codes. Its arguments: the prompt, then two JSON objects.
-    print("  \033[1m%s\033[0m  " % answer(sys.argv[1]))
+    # Its arguments: the prompt, the provider's options and the call context (JSON); the
+    # country comes from the context's vars. Padded and in bold: promptfoo's `exec:` trims what
+    # the command prints and removes ANSI escape codes.
+    prompt, options, context = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    country = context["vars"]["country"]
+    print("  \033[1m%s\033[0m  " % answer("%s (%s, %s)" % (country, options["id"][:5], prompt[:0])))

@@ -316,8 +316,8 @@ fn local_settings(id: &str, s: &mut Settings<'_>) -> bool {
 /// The `cli` command of an `exec:` provider, run as promptfoo runs it: the command split into
 /// words as promptfoo splits it (a word, or a `"…"` or `'…'` group), with no shell between
 /// (each word quoted, so `$HOME` and `|` are passed as written), then the prompt and promptfoo's
-/// two JSON arguments (its provider options and call context, both `{}` here). Its standard
-/// output is the answer.
+/// two JSON arguments: the provider's options (`{id}`) and the call context (`{vars, prompt}`).
+/// Its standard output is the answer.
 fn exec_command(command: &str) -> String {
     let mut words = Vec::new();
     let mut rest = command.trim_start();
@@ -347,7 +347,8 @@ fn exec_command(command: &str) -> String {
         }
         rest = after.trim_start();
     }
-    format!("{} {{PROMPT}} '{{}}' '{{}}' > {{OUTPUT_FILE}}", words.join(" "))
+    let options = crate::providers::shell_quote(&serde_json::json!({"id": format!("exec:{command}")}).to_string());
+    format!("{} {{PROMPT}} {options} {{CONTEXT}} > {{OUTPUT_FILE}}", words.join(" "))
 }
 
 /// The hosted models: OpenAI, Azure OpenAI, Google, Anthropic. `false` when `id` is none of
@@ -714,7 +715,7 @@ mod tests {
         );
         assert_eq!(
             shown[3],
-            "name=exec:python3 run.py provider=cli command_template='python3' 'run.py' {PROMPT} '{}' '{}' > {OUTPUT_FILE} clean_output=true"
+            "name=exec:python3 run.py provider=cli command_template='python3' 'run.py' {PROMPT} '{\"id\":\"exec:python3 run.py\"}' {CONTEXT} > {OUTPUT_FILE} clean_output=true"
         );
         assert!(shown[4].starts_with("name=anthropic:messages:claude-x provider=anthropic"));
         assert_eq!(
@@ -742,9 +743,11 @@ mod tests {
             ),
             ("say \"\" done", "'say' '\"\"' 'done'"),
         ] {
+            let options =
+                crate::providers::shell_quote(&format!("{{\"id\":\"exec:{}\"}}", command.replace('"', "\\\"")));
             assert_eq!(
                 exec_command(command),
-                format!("{want} {{PROMPT}} '{{}}' '{{}}' > {{OUTPUT_FILE}}"),
+                format!("{want} {{PROMPT}} {options} {{CONTEXT}} > {{OUTPUT_FILE}}"),
                 "{command}"
             );
         }
