@@ -314,7 +314,7 @@ fn component(r: &EvaluatorResult) -> Value {
         (Some(e), _) => e.clone(),
         // promptfoo keeps a passing assertion's own reason (a grading model's, a comparison's).
         (None, true) => r.reasoning.clone().unwrap_or_else(|| "Assertion passed".to_owned()),
-        (None, false) => r.misses.join("; "),
+        (None, false) => failing_reason(r),
     };
     let mut assertion = Map::new();
     assertion.insert("type".into(), Value::from(r.name.clone()));
@@ -325,6 +325,21 @@ fn component(r: &EvaluatorResult) -> Value {
         assertion.insert("weight".into(), json!(r.weight));
     }
     json!({"pass": pass, "score": r.score, "reason": reason, "assertion": assertion})
+}
+
+/// Why an assertion failed, in full: its failing assertions when it has them (its `misses`
+/// are then capped in the record, `docs/results.md#evidence-is-stored-once`), else its misses.
+fn failing_reason(r: &EvaluatorResult) -> String {
+    if r.assertions.is_empty() {
+        return r.misses.join("; ");
+    }
+    let failing: Vec<&str> = r
+        .assertions
+        .iter()
+        .filter(|a| !a.passed)
+        .map(|a| a.text.as_str())
+        .collect();
+    failing.join("; ")
 }
 
 /// One row in promptfoo's shape.
@@ -583,6 +598,25 @@ mod tests {
         let path = dir.path().join("out.json");
         let doc = finished_document(PromptfooJson::new(&path), &path);
         assert_eq!(doc["results"]["results"], json!([]));
+    }
+
+    /// A long failing reason is written whole, even when the record's misses are capped.
+    #[test]
+    fn a_long_failing_reason_is_written_whole() {
+        let reason = format!("Custom function returned false\n{}", "x".repeat(40_000));
+        let mut r = result("js", 0.0, 1.0, None);
+        r.verdict = Verdict::Fail;
+        r.misses = vec![reason.clone()];
+        r.assertions = vec![agentv_eval_sdk::Assertion::new(reason.clone(), false)];
+        let mut record = record(0, Verdict::Fail, "x");
+        record.evaluator_results = vec![r];
+        record.keep_evidence_once();
+        assert_ne!(
+            record.evaluator_results[0].misses,
+            [reason.clone()],
+            "the record's misses are capped"
+        );
+        assert_eq!(component(&record.evaluator_results[0])["reason"], json!(reason));
     }
 
     #[test]
