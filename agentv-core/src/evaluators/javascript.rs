@@ -51,7 +51,7 @@ fn parse(f: &mut Fields<'_>, cx: &mut ParseContext<'_>) -> Option<Arc<dyn Grader
             path: path.clone(),
             function: function.clone(),
         },
-        None => Code::Inline(script.value.trim_end().to_owned()),
+        None => Code::inline(script.value.trim_end().to_owned()),
     };
     Some(Arc::new(Javascript {
         code,
@@ -70,10 +70,21 @@ fn worker_argv() -> Vec<String> {
 /// Where the code is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Code {
-    /// Inline code, as written (end trimmed).
-    Inline(String),
+    /// Inline code: as written (end trimmed), the function body promptfoo makes of it, and
+    /// whether the embedded engine may run it ([`js_engine::needs_node`]); decided once, when
+    /// the assertion is read, not for every test graded.
+    Inline { code: String, body: String, embedded: bool },
     /// A module and the export to call (its default export, or the module itself, when none).
     File { path: PathBuf, function: Option<String> },
+}
+
+impl Code {
+    /// Inline `code`, with its function body and where it runs.
+    pub fn inline(code: String) -> Self {
+        let body = if code.contains('\n') { code.clone() } else { function_body(&code) };
+        let embedded = !js_engine::needs_node(&body);
+        Self::Inline { code, body, embedded }
+    }
 }
 
 /// A `javascript` assertion as configured.
@@ -92,18 +103,21 @@ impl Grader for Javascript {
     fn grade<'a>(&'a self, ctx: &'a GradeContext<'a>) -> BoxFuture<'a, Grade> {
         Box::pin(async move {
             let output = candidate(ctx);
+            let context = script_assertion::context(ctx, &output, &self.config);
             let code = match &self.code {
-                Code::Inline(code) => {
-                    let body = if code.contains('\n') { code.clone() } else { function_body(code) };
-                    let input = json!({"output": output, "context": script_assertion::context(ctx, &output, &self.config)});
-                    if let Some(answer) = js_engine::run(&body, &input.to_string()) {
-                        return self.result(&answer).grade();
+                Code::Inline { body, embedded, .. } => {
+                    if *embedded {
+                        let input = json!({"output": output, "context": context}).to_string();
+                        if let Some(answer) = js_engine::evaluate(body, &input) {
+                            return self.result(&answer).grade();
+                        }
                     }
                     json!({"body": body})
                 }
                 Code::File { path, function } => json!({"file": path, "function": function}),
             };
-            match script_assertion::run(&self.pool, ctx, code, &output, &self.config).await {
+            let payload = json!({"code": code, "output": output, "context": context});
+            match script_assertion::send(&self.pool, ctx, payload).await {
                 Ok(answer) => self.result(&answer).grade(),
                 Err(e) => promptfoo_check::thrown(format!("javascript assertion: {e}")),
             }
@@ -116,9 +130,9 @@ impl Javascript {
     /// `{kind: boolean|number|result, value}`.
     pub fn result(&self, answer: &Value) -> PfResult {
         let suffix = |reason: String| match &self.code {
-            Code::Inline(code) if !code.is_empty() => format!("{reason}\n{code}"),
+            Code::Inline { code, .. } if !code.is_empty() => format!("{reason}\n{code}"),
             Code::File { .. } => format!("{reason}\n{}", self.value),
-            Code::Inline(_) => reason,
+            Code::Inline { .. } => reason,
         };
         if let Some(message) = answer.get("threw").and_then(Value::as_str) {
             let stack = answer.get("stack").and_then(Value::as_str).unwrap_or_default();
@@ -237,7 +251,7 @@ mod tests {
 
     fn check(code: &str, threshold: Option<f64>, inverse: bool, dir: &std::path::Path) -> Javascript {
         Javascript {
-            code: Code::Inline(code.to_owned()),
+            code: Code::inline(code.to_owned()),
             value: code.to_owned(),
             threshold,
             config: json!({"limit": 5}),

@@ -108,6 +108,11 @@ pub async fn run(
     config: &Value,
 ) -> Result<Value, PoolError> {
     let payload = json!({"code": code, "output": output, "context": context(ctx, output, config)});
+    send(pool, ctx, payload).await
+}
+
+/// Sends `payload` (`{code, output, context}`) to a warm worker of `pool` and returns its result.
+pub async fn send(pool: &Arc<JudgePool>, ctx: &GradeContext<'_>, payload: Value) -> Result<Value, PoolError> {
     let request = CaseRequest {
         env: &ctx.run.child_env,
         payload,
