@@ -619,6 +619,15 @@ impl FakeLlm {
         Self::builder().start().await
     }
 
+    /// A server that answers as `script` (YAML, see [`Script::parse`]) says; a script that does
+    /// not parse is the test's own mistake and panics.
+    pub async fn scripted(script: &str) -> Self {
+        Self::builder()
+            .script(Script::parse(script).expect("the test's script parses"))
+            .start()
+            .await
+    }
+
     pub fn builder() -> FakeLlmBuilder {
         FakeLlmBuilder {
             answer: ANSWER.to_owned(),

@@ -151,12 +151,9 @@ fn contextual_precision_example_scores_the_worked_numbers() {
 /// promptfoo's own, so promptfoo 0.121.20 gives the same rows on that server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn promptfoo_examples_give_their_designed_rows_offline() {
-    use agentv_testkit::llm::{FakeLlm, Script};
+    use agentv_testkit::llm::FakeLlm;
     let script = std::fs::read_to_string(repo_root().join("examples/promptfoo/fake-model.json")).expect("script");
-    let server = FakeLlm::builder()
-        .script(Script::parse(&script).expect("fake-model.json"))
-        .start()
-        .await;
+    let server = FakeLlm::scripted(&script).await;
     let designed: [(&str, &[(bool, f64)]); 2] = [
         ("llm-rubric", &[(true, 1.0), (true, 1.0), (false, 0.667)]),
         ("rag", &[(true, 0.85), (false, 0.667)]),

@@ -3,7 +3,7 @@
 //! compared, one wins, and the verdicts reach the results file and promptfoo's JSON output.
 
 use agentv_testkit::Project;
-use agentv_testkit::llm::{FakeLlm, Script};
+use agentv_testkit::llm::FakeLlm;
 use serde_json::Value;
 
 const KEY: &str = "sk-promptfoo-compare-secret";
@@ -39,10 +39,7 @@ tests:
 }
 
 async fn server() -> FakeLlm {
-    FakeLlm::builder()
-        .script(Script::parse(SCRIPT).expect("script"))
-        .start()
-        .await
+    FakeLlm::scripted(SCRIPT).await
 }
 
 /// (success, score, the comparison's (pass, score, reason)) of each row, in promptfoo's order.

@@ -3,7 +3,7 @@
 //! prompts sent as its messages, promptfoo's pass and score, grader errors as incomplete rows.
 
 use agentv_testkit::Project;
-use agentv_testkit::llm::{FakeLlm, Script};
+use agentv_testkit::llm::FakeLlm;
 use serde_json::Value;
 
 const KEY: &str = "sk-promptfoo-graded-secret";
@@ -46,10 +46,7 @@ tests:
 }
 
 async fn server() -> FakeLlm {
-    FakeLlm::builder()
-        .script(Script::parse(SCRIPT).expect("script"))
-        .start()
-        .await
+    FakeLlm::scripted(SCRIPT).await
 }
 
 fn components(p: &Project) -> Vec<Value> {

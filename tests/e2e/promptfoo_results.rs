@@ -2,7 +2,7 @@
 //! is absent, never `null`: `docs/results.md`), while `--out x.json` keeps promptfoo's own shape.
 
 use agentv_testkit::Project;
-use agentv_testkit::llm::{FakeLlm, Script};
+use agentv_testkit::llm::FakeLlm;
 use serde_json::Value;
 
 /// The target answers `Paris.`; the grading model passes the rubric. Neither model has a
@@ -30,10 +30,7 @@ fn nulls(value: &Value, path: &str, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn promptfoo_results_hold_no_nulls_for_unknown_costs_or_labels() {
-    let server = FakeLlm::builder()
-        .script(Script::parse(SCRIPT).expect("script"))
-        .start()
-        .await;
+    let server = FakeLlm::scripted(SCRIPT).await;
     let base = server.uri();
     let config = format!(
         r#"prompts: ["{{{{ question }}}}"]

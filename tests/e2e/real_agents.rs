@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use agentv_testkit::Project;
-use agentv_testkit::llm::{FakeLlm, Script};
+use agentv_testkit::llm::FakeLlm;
 use agentv_testkit::toolchains::skip_or_fail;
 
 /// The directory holding the installed `claude` and `codex`, installed once per test run.
@@ -116,10 +116,7 @@ async fn real_claude_code_edits_creates_and_deletes_files_in_its_workspace_again
     if !agentv_testkit::toolchains::require("python3", "the workspace's tests") {
         return;
     }
-    let fake = FakeLlm::builder()
-        .script(Script::parse(CLAUDE_SCRIPT).expect("script"))
-        .start()
-        .await;
+    let fake = FakeLlm::scripted(CLAUDE_SCRIPT).await;
     let targets = format!(
         "targets:\n  - name: agent\n    provider: claude-code\n    executable: {}\n    args: [--permission-mode, acceptEdits, --allowedTools, 'Read,Edit,Write,Bash']\n",
         bin.join("claude").display()
@@ -169,10 +166,7 @@ async fn real_codex_edits_creates_and_deletes_files_in_its_workspace_against_a_f
     if !agentv_testkit::toolchains::require("python3", "the workspace's tests") {
         return;
     }
-    let fake = FakeLlm::builder()
-        .script(Script::parse(CODEX_SCRIPT).expect("script"))
-        .start()
-        .await;
+    let fake = FakeLlm::scripted(CODEX_SCRIPT).await;
     let targets = format!(
         "targets:\n  - name: agent\n    provider: codex\n    executable: {}\n    model: gpt-5-codex\n    args: [--sandbox, danger-full-access]\n",
         bin.join("codex").display()

@@ -3,7 +3,7 @@
 //! API would refuse: one step, a three-step loop with mocked results, a command tool, tool
 //! errors, arguments that are not JSON, and `max_steps` reached, for each provider.
 
-use agentv_testkit::llm::{Api, FakeLlm, Script};
+use agentv_testkit::llm::{Api, FakeLlm};
 use agentv_testkit::{Project, Run};
 use serde_json::{Value, json};
 
@@ -97,10 +97,7 @@ evalcases:
 "#;
 
 async fn fake() -> FakeLlm {
-    FakeLlm::builder()
-        .script(Script::parse(SCRIPT).expect("script"))
-        .start()
-        .await
+    FakeLlm::scripted(SCRIPT).await
 }
 
 async fn run(p: &Project, args: &[&str]) -> Run {
@@ -555,10 +552,7 @@ fn a_tool_result_naming_an_undeclared_tool_is_an_error() {
 async fn support_agent_example_finds_lookup_order_at_position_1_with_every_provider() {
     let root = agentv_testkit::repo_root();
     let script = std::fs::read_to_string(root.join("examples/tools/fake-model.json")).expect("script");
-    let server = FakeLlm::builder()
-        .script(Script::parse(&script).expect("the example's script parses"))
-        .start()
-        .await;
+    let server = FakeLlm::scripted(&script).await;
     let shipped = std::fs::read_to_string(root.join("examples/tools/targets.yaml")).expect("targets");
     let dir = tempfile::tempdir().expect("tmp");
     let targets = dir.path().join("targets.yaml");
@@ -640,10 +634,7 @@ fn tools_for_a_target_that_is_not_an_llm_api_are_a_warning() {
 #[tokio::test]
 async fn a_tool_that_hangs_is_a_tool_error_and_the_case_goes_on() {
     let script = "- when: case hang\n  steps:\n    - calls: [{name: slow, arguments: {}}, {name: slower, arguments: {}}]\n    - text: The lookup timed out.\n";
-    let server = FakeLlm::builder()
-        .script(Script::parse(script).expect("script"))
-        .start()
-        .await;
+    let server = FakeLlm::scripted(script).await;
     let targets = format!(
         "targets:\n{}",
         Api::OpenAi.target("default", &server.uri(), "${{ E2E_PROVIDER_KEY }}")
