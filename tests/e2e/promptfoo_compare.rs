@@ -43,6 +43,15 @@ async fn server() -> FakeLlm {
 }
 
 /// (success, score, the comparison's (pass, score, reason)) of each row, in promptfoo's order.
+/// The config with `asserts`, run against `server` with `--out out.json`.
+async fn run_config(server: &FakeLlm, asserts: &str) -> (Project, agentv_testkit::process::Run) {
+    let p = Project::new().file("promptfooconfig.yaml", &config(&server.uri(), asserts));
+    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
+    cmd.env("OPENAI_API_KEY", KEY);
+    let run = p.output_async(cmd).await;
+    (p, run)
+}
+
 fn rows(p: &Project, kind: &str) -> Vec<(bool, f64, (bool, f64, String))> {
     let text = std::fs::read_to_string(p.path().join("out.json")).expect("promptfoo JSON output");
     let doc: Value = serde_json::from_str(&text).expect("json");
@@ -73,10 +82,7 @@ fn rows(p: &Project, kind: &str) -> Vec<(bool, f64, (bool, f64, String))> {
 async fn select_best_marks_the_row_the_grading_model_picks_as_the_winner() {
     let server = server().await;
     let asserts = "      - {type: select-best, value: most complete}\n      - {type: contains, value: Paris}\n";
-    let p = Project::new().file("promptfooconfig.yaml", &config(&server.uri(), asserts));
-    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
-    cmd.env("OPENAI_API_KEY", KEY);
-    let run = p.output_async(cmd).await;
+    let (p, run) = run_config(&server, asserts).await;
     run.code(1);
     assert_eq!(
         rows(&p, "select-best"),
@@ -121,10 +127,7 @@ async fn max_score_picks_the_row_whose_other_assertions_score_highest() {
     let server = server().await;
     let asserts =
         "      - {type: max-score}\n      - {type: contains, value: Seine}\n      - {type: contains, value: Paris}\n";
-    let p = Project::new().file("promptfooconfig.yaml", &config(&server.uri(), asserts));
-    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
-    cmd.env("OPENAI_API_KEY", KEY);
-    let run = p.output_async(cmd).await;
+    let (p, run) = run_config(&server, asserts).await;
     run.code(1);
     assert_eq!(
         rows(&p, "max-score"),
@@ -167,10 +170,7 @@ async fn max_score_picks_the_row_whose_other_assertions_score_highest() {
 async fn a_select_best_reply_without_an_index_makes_the_rows_incomplete_never_passed() {
     let server = server().await;
     let asserts = "      - {type: select-best, value: nonsense criteria}\n";
-    let p = Project::new().file("promptfooconfig.yaml", &config(&server.uri(), asserts));
-    let mut cmd = p.command(&["eval", "promptfooconfig.yaml", "--out", "out.json"]);
-    cmd.env("OPENAI_API_KEY", KEY);
-    let run = p.output_async(cmd).await;
+    let (p, run) = run_config(&server, asserts).await;
     run.code(3);
     for (success, _, (pass, _, reason)) in rows(&p, "select-best") {
         assert!(!success && !pass);
