@@ -123,11 +123,10 @@ fn keys(record: &EvaluationRecord) -> Option<&Map<String, Value>> {
 pub(crate) fn prompt_idx(keys: &Map<String, Value>, target: &str) -> (u64, Value) {
     let prompt_index = keys.get("prompt_index").and_then(Value::as_u64).unwrap_or(0);
     let count = keys.get("prompt_count").and_then(Value::as_u64).unwrap_or(1);
-    let providers = keys
+    let providers: &[Value] = keys
         .get("providers")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[], Vec::as_slice);
     let position = providers
         .iter()
         .position(|p| p.get("target").and_then(Value::as_str) == Some(target));
