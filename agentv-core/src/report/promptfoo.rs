@@ -283,7 +283,7 @@ fn components(results: &[EvaluatorResult]) -> Vec<Value> {
             .details
             .as_ref()
             .and_then(|d| d.get("members"))
-            .and_then(|m| serde_json::from_value(m.clone()).ok())
+            .and_then(|m| <Vec<EvaluatorResult> as serde::Deserialize>::deserialize(m).ok())
             .unwrap_or_default();
         if members.is_empty() {
             out.push(component(r));
